@@ -1,0 +1,3 @@
+from hermes.cli.main import main
+
+main()

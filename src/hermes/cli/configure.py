@@ -1,0 +1,37 @@
+"""`hermes mcp configure`: a checklist of a server's tools that writes `tools.include`."""
+
+from __future__ import annotations
+
+import questionary
+
+from hermes.cli.output import say
+from hermes.cli.probe import probe_server
+from hermes.config.edit import set_tool_include
+from hermes.config.store import ConfigStore
+from hermes.home import Home
+
+
+def configure_tools(home: Home, name: str) -> int:
+    report = probe_server(home, name)
+    if not report["ok"]:
+        say(f"{name}: cannot list its tools: {report['reason']}", err=True)
+        return 1
+    tools = report["tools"]
+    if not tools:
+        say(f"{name} offers no tools.")
+        return 0
+    choices = [questionary.Choice(t["name"], value=t["name"], checked=t["selected"]) for t in tools]
+    picked = questionary.checkbox(f"Tools of '{name}' to offer (space toggles, enter saves):",
+                                  choices=choices).ask()
+    if picked is None:
+        say("Nothing changed.")
+        return 1
+    include = None if len(picked) == len(tools) else [t["name"] for t in tools if t["name"] in picked]
+    with ConfigStore(home).edit() as doc:
+        set_tool_include(doc, name, include)
+    if include is None:
+        say(f"All {len(tools)} tools of '{name}' selected (no filter written).")
+    else:
+        say(f"Selected {len(include)} of {len(tools)} tools of '{name}' (tools.include written).")
+    say("Running sessions pick this up on `hermes mcp reload`.")
+    return 0

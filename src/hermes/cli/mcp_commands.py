@@ -1,0 +1,221 @@
+"""`hermes mcp …`: configure servers, inspect them, reload running sessions, serve the surface.
+
+Only commands that connect import the session (and with it the `mcp` SDK); `--help`, `list`,
+`add` and `remove` stay fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from hermes.cli.output import print_json, print_table, say
+from hermes.config.edit import add_server, remove_server
+from hermes.config.model import HermesConfig, ServerConfig
+from hermes.config.store import ConfigStore
+from hermes.errors import NoSuchServer, UsageError
+from hermes.home import Home
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+
+
+def _split_list(values: tuple[str, ...]) -> list[str]:
+    return [part for value in values for part in value.split(",") if part != ""]
+
+
+def _pairs(values: tuple[str, ...], separator: str, what: str) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for value in values:
+        key, sep, rest = value.partition(separator)
+        if not sep or not key.strip():
+            raise UsageError(f"{what} '{value}' must look like KEY{separator}VALUE.")
+        pairs[key.strip()] = rest.strip() if separator == ":" else rest
+    return pairs
+
+
+@click.group("mcp")
+def mcp_group() -> None:
+    """Configure, inspect and serve MCP servers."""
+
+
+@mcp_group.command("add")
+@click.argument("name")
+@click.option("--command", "command", help="Program that starts a stdio server.")
+@click.option("--args", "args", multiple=True, help="Arguments, comma-separated (repeatable).")
+@click.option("--env", "env", multiple=True, help="K=V for the server's environment (repeatable).")
+@click.option("--cwd", help="Working folder of a stdio server.")
+@click.option("--url", help="URL of a Streamable HTTP (or --transport sse) server.")
+@click.option("--header", "headers", multiple=True, help='"K: V" header for an HTTP server (repeatable).')
+@click.option("--transport", type=click.Choice(["streamable-http", "sse"]), help="HTTP transport.")
+@click.option("--auth", type=click.Choice(["oauth"]), help="Authorize with OAuth 2.1.")
+@click.option("--timeout", type=float, help="Seconds a tool call may take (default 300).")
+@click.option("--connect-timeout", type=float, help="Seconds to start and handshake (default 60).")
+@click.option("--disabled", is_flag=True, help="Add the server switched off.")
+@click.option("--replace", is_flag=True, help="Overwrite an existing server of that name.")
+def add_command(name: str, command: str | None, args: tuple[str, ...], env: tuple[str, ...], cwd: str | None,
+                url: str | None, headers: tuple[str, ...], transport: str | None, auth: str | None,
+                timeout: float | None, connect_timeout: float | None, disabled: bool, replace: bool) -> None:
+    """Add a stdio (--command) or HTTP (--url) server to config.yaml."""
+    if bool(command) == bool(url):
+        raise UsageError("Give exactly one of --command (stdio server) or --url (HTTP server).")
+    entry: dict[str, Any] = {}
+    if command:
+        if headers or transport or auth:
+            raise UsageError("--header, --transport and --auth are for HTTP servers (--url).")
+        entry["command"] = command
+        if args:
+            entry["args"] = _split_list(args)
+        if env:
+            entry["env"] = _pairs(env, "=", "--env")
+        if cwd:
+            entry["cwd"] = cwd
+    else:
+        if args or env or cwd:
+            raise UsageError("--args, --env and --cwd are for stdio servers (--command).")
+        entry["url"] = url
+        if headers:
+            entry["headers"] = _pairs(headers, ":", "--header")
+        if transport:
+            entry["transport"] = transport
+        if auth:
+            entry["auth"] = auth
+    if timeout is not None:
+        entry["timeout"] = timeout
+    if connect_timeout is not None:
+        entry["connect_timeout"] = connect_timeout
+    if disabled:
+        entry["enabled"] = False
+    store = ConfigStore(Home.from_env())
+    with store.edit() as doc:
+        add_server(doc, name, entry, replace=replace)
+    say(f"Added MCP server '{name}' to {store.home.config}.")
+
+
+@mcp_group.command("remove")
+@click.argument("name")
+def remove_command(name: str) -> None:
+    """Remove a server from config.yaml."""
+    store = ConfigStore(Home.from_env())
+    with store.edit() as doc:
+        remove_server(doc, name)
+    say(f"Removed MCP server '{name}'.")
+
+
+def _selection(entry: ServerConfig) -> str:
+    rule = entry.tools
+    if rule.include is not None:
+        return f"include {', '.join(rule.include)}" if rule.include else "none"
+    if rule.exclude is not None:
+        return f"all except {', '.join(rule.exclude)}"
+    return "all"
+
+
+def _target(entry: ServerConfig) -> str:
+    if entry.command:
+        return " ".join([entry.command, *entry.args])
+    return entry.url or ""
+
+
+def list_rows(config: HermesConfig) -> list[dict[str, Any]]:
+    # Values shown are the configured text (with `${VAR}` unresolved), so secrets kept in .env or
+    # the environment never reach this output; env and header values are not shown at all.
+    return [{
+        "name": name,
+        "transport": entry.transport_name,
+        "target": _target(entry),
+        "tools": _selection(entry),
+        "enabled": entry.enabled,
+        "source": "config.yaml",
+        "auth": entry.auth or "none",
+    } for name, entry in config.mcp_servers.items()]
+
+
+@mcp_group.command("list")
+@json_option
+def list_command(as_json: bool) -> None:
+    """Configured servers: transport, tools selected, enabled, source."""
+    rows = list_rows(ConfigStore(Home.from_env()).load())
+    if as_json:
+        print_json({"servers": rows})
+        return
+    if not rows:
+        say("No MCP servers configured. Add one with `hermes mcp add NAME --command … | --url …`.")
+        return
+    print_table(["NAME", "TRANSPORT", "ENABLED", "TOOLS", "SOURCE", "TARGET"],
+                [[r["name"], r["transport"], "yes" if r["enabled"] else "no", r["tools"], r["source"], r["target"]]
+                 for r in rows])
+
+
+def _require_server(home: Home, name: str) -> None:
+    if name not in ConfigStore(home).load().mcp_servers:
+        raise NoSuchServer(name)
+
+
+@mcp_group.command("test")
+@click.argument("name")
+@json_option
+def test_command(name: str, as_json: bool) -> None:
+    """Connect, handshake and list tools, with timings; on failure the exact cause."""
+    from hermes.cli.probe import probe_server
+
+    home = Home.from_env()
+    _require_server(home, name)
+    report = probe_server(home, name)
+    if as_json:
+        print_json(report)
+    elif report["ok"]:
+        say(f"{name}: connected in {report['connect_ms']} ms ({report['transport']}), "
+            f"server {report['server_info'] or 'unnamed'}", fg="green")
+        say(f"{len(report['tools'])} tools offered, {report['selected']} selected by the config:")
+        for tool in report["tools"]:
+            mark = "x" if tool["selected"] else " "
+            say(f"  [{mark}] {tool['name']}  {tool['description']}".rstrip())
+    else:
+        say(f"{name}: {report['state']}: {report['reason']}", fg="red")
+        if report.get("stderr_tail"):
+            say("Last lines of the server's stderr:")
+            for line in report["stderr_tail"].splitlines():
+                say(f"  {line}")
+    sys.exit(0 if report["ok"] else 1)
+
+
+@mcp_group.command("configure")
+@click.argument("name")
+def configure_command(name: str) -> None:
+    """Choose a server's tools in a checklist (writes tools.include)."""
+    from hermes.cli.configure import configure_tools
+
+    home = Home.from_env()
+    _require_server(home, name)
+    sys.exit(configure_tools(home, name))
+
+
+@mcp_group.command("status")
+@json_option
+def status_command(as_json: bool) -> None:
+    """Per server: state, tools, last error, why unavailable (from a running session if there is one)."""
+    from hermes.cli.status import show_status
+
+    sys.exit(show_status(Home.from_env(), as_json))
+
+
+@mcp_group.command("reload")
+@json_option
+def reload_command(as_json: bool) -> None:
+    """Ask every running hermes session to re-read config.yaml."""
+    from hermes.cli.status import reload_sessions
+
+    sys.exit(reload_sessions(Home.from_env(), as_json))
+
+
+@mcp_group.command("serve")
+@click.option("--http", "http", is_flag=True, help="Serve Streamable HTTP on loopback instead of stdio.")
+@click.option("--port", type=int, default=0, show_default=True, help="Port for --http (0 picks a free one).")
+@click.option("--platform", help="Platform whose toolsets apply (see platform_toolsets).")
+def serve_command(http: bool, port: int, platform: str | None) -> None:
+    """Run a session and expose its whole tool surface as one MCP server."""
+    from hermes.serve import run_serve
+
+    sys.exit(run_serve(Home.from_env(), http=http, port=port, platform=platform))

@@ -1,0 +1,102 @@
+"""`hermes tools …`: the tool surface exactly as a model sees it, and calling one tool."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import anyio
+import click
+
+from hermes.cli.output import print_json, print_table, say
+from hermes.config.store import ConfigStore
+from hermes.errors import UsageError
+from hermes.home import Home
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+platform_option = click.option("--platform", help="Platform whose toolsets apply (cli, telegram, …).")
+
+
+@click.group("tools")
+def tools_group() -> None:
+    """The tool surface a model sees."""
+
+
+@tools_group.command("list")
+@platform_option
+@json_option
+def list_command(platform: str | None, as_json: bool) -> None:
+    """Every registered tool, plus skipped tools and unavailable servers with the reason."""
+    from hermes.cli.probe import first_line
+    from hermes.session import Session
+
+    async def run() -> dict[str, Any]:
+        async with Session(Home.from_env(), platform=platform) as session:
+            surface = session.surface()
+            return {
+                "platform": platform,
+                "tools": [t.to_json() for t in surface.tools.values()],
+                "skipped": [s.to_json() for s in surface.skipped],
+                "unavailable": [u.payload() for u in session.unavailable()],
+                "warnings": session.warnings,
+            }
+
+    data = anyio.run(run)
+    if as_json:
+        print_json(data)
+        return
+    if data["tools"]:
+        print_table(["TOOL", "TOOLSET", "DESCRIPTION"],
+                    [[t["name"], t["toolset"], first_line(t["description"])[:80]] for t in data["tools"]])
+    else:
+        say("No tools on the surface.")
+    for skipped in data["skipped"]:
+        say(f"skipped: {skipped['original']} ({skipped['server']}): {skipped['why']}")
+    for missing in data["unavailable"]:
+        say(f"unavailable: {missing['server']}: {missing['error']}")
+    for warning in data["warnings"]:
+        say(f"warning: {warning}", err=True)
+
+
+def _server_for(name: str, home: Home) -> set[str] | None:
+    """Start only the server a registered name belongs to; None (all) when it is not clear."""
+    from hermes.tools.naming import sanitize
+
+    servers = ConfigStore(home).load().mcp_servers
+    owners = {s for s in servers if name.startswith(f"mcp__{sanitize(s)}__")}
+    return owners or None
+
+
+@tools_group.command("call")
+@click.argument("name")
+@click.option("--args", "raw_args", default="{}", help="Arguments as a JSON object.")
+@platform_option
+@json_option
+def call_command(name: str, raw_args: str, platform: str | None, as_json: bool) -> None:
+    """Call one tool by its registered name; exit 1 if the tool reports an error."""
+    from hermes.session import Session
+
+    try:
+        arguments = json.loads(raw_args)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--args is not valid JSON: {exc.msg} (column {exc.colno}).") from None
+    if not isinstance(arguments, dict):
+        raise UsageError("--args must be a JSON object, like '{\"text\": \"hi\"}'.")
+    home = Home.from_env()
+
+    async def run() -> Any:
+        async with Session(home, platform=platform, only=_server_for(name, home)) as session:
+            return await session.call(name, arguments)
+
+    outcome = anyio.run(run)
+    if as_json:
+        print_json(outcome.to_json())
+    elif outcome.unavailable is not None:
+        say(outcome.text, err=True)
+        print_json(outcome.unavailable)
+    else:
+        say(outcome.text, err=outcome.is_error)
+        if outcome.result is not None and outcome.result.structured is not None and not outcome.result.text:
+            print_json(outcome.result.structured)
+    sys.exit(1 if outcome.is_error else 0)

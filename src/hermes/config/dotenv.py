@@ -1,0 +1,59 @@
+"""The `.env` file of HERMES_HOME: KEY=VALUE lines holding secrets, always mode 0600."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from hermes.config.yamlfile import atomic_write, file_lock
+from hermes.errors import ConfigError
+
+_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def read_dotenv(path: Path) -> dict[str, str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    values: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("export "):
+            line = line[len("export "):].lstrip()
+        key, sep, value = line.partition("=")
+        key = key.strip()
+        if not sep or not _KEY.match(key):
+            raise ConfigError("each line must be KEY=VALUE.", path=path, line=number)
+        values[key] = _unquote(value.strip())
+    return values
+
+
+def set_dotenv(path: Path, updates: dict[str, str]) -> None:
+    """Set keys in `.env`, keeping every other line as it was; the file stays 0600."""
+    for key in updates:
+        if not _KEY.match(key):
+            raise ConfigError(f"'{key}' is not a valid variable name.", path=path)
+    with file_lock(path):
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            lines = []
+        pending = dict(updates)
+        out: list[str] = []
+        for raw in lines:
+            key = raw.strip().removeprefix("export ").partition("=")[0].strip()
+            if key in pending:
+                out.append(f"{key}={pending.pop(key)}")
+            else:
+                out.append(raw)
+        out.extend(f"{key}={value}" for key, value in pending.items())
+        atomic_write(path, "\n".join(out) + "\n", mode=0o600)

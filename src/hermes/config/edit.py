@@ -1,0 +1,66 @@
+"""Edits of `mcp_servers` in the round-trip document (comments and order of the rest survive)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+from hermes.errors import NoSuchServer, UsageError
+
+
+def _servers(doc: CommentedMap, *, create: bool) -> CommentedMap:
+    servers = doc.get("mcp_servers")
+    if servers is None:
+        servers = CommentedMap()
+        if create:
+            doc["mcp_servers"] = servers
+    return servers  # type: ignore[no-any-return]
+
+
+def _round_trip(value: Any) -> Any:
+    if isinstance(value, dict):
+        mapping = CommentedMap()
+        for key, item in value.items():
+            mapping[key] = _round_trip(item)
+        return mapping
+    if isinstance(value, (list, tuple)):
+        seq = CommentedSeq(_round_trip(v) for v in value)
+        seq.fa.set_flow_style()
+        return seq
+    return value
+
+
+def add_server(doc: CommentedMap, name: str, entry: dict[str, Any], *, replace: bool = False) -> None:
+    servers = _servers(doc, create=True)
+    if name in servers and not replace:
+        raise UsageError(f"MCP server '{name}' is already configured; use --replace to overwrite it.")
+    servers[name] = _round_trip(entry)
+
+
+def remove_server(doc: CommentedMap, name: str) -> None:
+    servers = _servers(doc, create=False)
+    if name not in servers:
+        raise NoSuchServer(name)
+    del servers[name]
+
+
+def set_tool_include(doc: CommentedMap, name: str, include: list[str] | None) -> None:
+    """Write `tools.include`; None removes the filter (every tool selected)."""
+    servers = _servers(doc, create=False)
+    if name not in servers:
+        raise NoSuchServer(name)
+    entry = servers[name]
+    tools = entry.get("tools")
+    if include is None:
+        if isinstance(tools, dict):
+            tools.pop("include", None)
+            tools.pop("exclude", None)
+            if not tools:
+                del entry["tools"]
+        return
+    if not isinstance(tools, dict):
+        tools = CommentedMap()
+        entry["tools"] = tools
+    tools.pop("exclude", None)
+    tools["include"] = _round_trip(include)

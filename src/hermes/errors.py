@@ -1,0 +1,84 @@
+"""One small hierarchy of errors, each carrying the fields a user needs to act on it.
+
+The CLI maps each class to an exit code (see `exit_code`) and prints `str(error)`, which is always
+one plain sentence. Messages never carry secret values: callers pass text through the redactor
+before building an error from anything a server or a user's file produced.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class HermesError(Exception):
+    """Base of every error hermes raises on purpose."""
+
+    exit_code = 1
+
+
+class ConfigError(HermesError):
+    """A config file is malformed or holds a wrong value; nothing was written."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, path: Path | None = None, line: int | None = None,
+                 key: str | None = None) -> None:
+        self.path = path
+        self.line = line
+        self.key = key
+        where = ""
+        if path is not None:
+            where = f"{path}"
+            if line is not None:
+                where += f", line {line}"
+            where += ": "
+        super().__init__(f"{where}{message}")
+
+
+class UsageError(HermesError):
+    """The command line asked for something contradictory or incomplete."""
+
+    exit_code = 2
+
+
+class NoSuchServer(HermesError):
+    """A command named a server that is not configured."""
+
+    exit_code = 3
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(f"No MCP server named '{name}' is configured.")
+
+
+class InterpolationError(HermesError):
+    """A `${VAR}` in a server entry names a variable that is not set."""
+
+    def __init__(self, server: str, variable: str) -> None:
+        self.server = server
+        self.variable = variable
+        super().__init__(
+            f"Server '{server}' uses ${{{variable}}}, but {variable} is not set "
+            f"(set it in the environment or in the .env file of HERMES_HOME)."
+        )
+
+
+class ConnectError(HermesError):
+    """A server could not be started or reached; `reason` is already redacted."""
+
+    def __init__(self, server: str, reason: str, *, stderr_tail: str = "") -> None:
+        self.server = server
+        self.reason = reason
+        self.stderr_tail = stderr_tail
+        super().__init__(f"Server '{server}' could not be connected: {reason}")
+
+
+class ServerNotConnected(HermesError):
+    """A tool of a server that is not connected was called; carries why."""
+
+    def __init__(self, server: str, state: str, reason: str, stderr_tail: str = "") -> None:
+        self.server = server
+        self.state = state
+        self.reason = reason
+        self.stderr_tail = stderr_tail
+        super().__init__(f"Server '{server}' is {state}: {reason}")

@@ -1,0 +1,1 @@
+"""Example MCP servers bundled with hermes, used by `hermes demo` and the Quickstart."""

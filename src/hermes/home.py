@@ -1,0 +1,43 @@
+"""Every path under HERMES_HOME, in one place."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Home:
+    root: Path
+
+    @classmethod
+    def from_env(cls) -> Home:
+        raw = os.environ.get("HERMES_HOME")
+        return cls(Path(raw).expanduser() if raw else Path.home() / ".hermes")
+
+    @property
+    def config(self) -> Path:
+        return self.root / "config.yaml"
+
+    @property
+    def dotenv(self) -> Path:
+        return self.root / ".env"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def run(self) -> Path:
+        return self.root / "run"
+
+    @property
+    def cache(self) -> Path:
+        return self.root / "cache"
+
+    def server_log(self, server: str) -> Path:
+        return self.logs / f"mcp-{server}.log"
+
+    def ensure(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)

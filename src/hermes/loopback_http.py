@@ -1,0 +1,48 @@
+"""Serving an ASGI app on a loopback socket inside a structured-concurrency task group.
+
+uvicorn installs its own SIGINT/SIGTERM handlers while it serves and re-raises the signal after it
+stops, which would kill hermes before it could stop its children. hermes owns signal handling,
+so the server here never touches signals and stops when its owner cancels it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import uvicorn
+from anyio.abc import TaskStatus
+
+
+class _QuietServer(uvicorn.Server):
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def bind_loopback(port: int = 0, host: str = "127.0.0.1") -> socket.socket:
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+async def serve_asgi(app: Any, sock: socket.socket, *,
+                     task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+    """Serve `app` on `sock` until cancelled; `task_status.started()` once it accepts requests."""
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=1)
+    server = _QuietServer(config)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(server.serve, [sock])
+        while not server.started:
+            await anyio.sleep(0.005)
+        task_status.started()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            server.should_exit = True

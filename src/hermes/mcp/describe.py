@@ -1,0 +1,45 @@
+"""One plain sentence for why a connection attempt or a call failed."""
+
+from __future__ import annotations
+
+import errno
+
+import httpx2
+from mcp.shared.exceptions import MCPError
+
+from hermes.errors import HermesError
+
+
+def leaf(exc: BaseException) -> BaseException:
+    """The first real exception inside nested exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def describe_failure(exc: BaseException, *, command: str | None = None, url: str | None = None,
+                     returncode: int | None = None) -> str:
+    exc = leaf(exc)
+    if isinstance(exc, HermesError):
+        return str(exc)
+    if isinstance(exc, FileNotFoundError) and command is not None:
+        return f"command '{command}' was not found"
+    if isinstance(exc, PermissionError) and command is not None:
+        return f"command '{command}' is not executable"
+    if isinstance(exc, OSError) and exc.errno == errno.ENOEXEC and command is not None:
+        return f"command '{command}' is not a program this system can run"
+    if isinstance(exc, httpx2.ConnectError):
+        return f"nothing answered at {url}" if url else "the connection was refused"
+    if isinstance(exc, httpx2.HTTPStatusError):
+        response = exc.response
+        return f"the server answered HTTP {response.status_code} {response.reason_phrase}".rstrip()
+    if isinstance(exc, httpx2.TimeoutException):
+        return "the HTTP request timed out"
+    if isinstance(exc, MCPError):
+        if returncode is not None:
+            return f"the server exited during the handshake (exit code {returncode})"
+        return f"the server reported an error: {exc.error.message}"
+    if returncode is not None:
+        return f"the server exited (exit code {returncode})"
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

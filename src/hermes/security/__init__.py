@@ -1,0 +1,1 @@
+"""Secret redaction and the stdio environment allowlist."""

@@ -1,0 +1,64 @@
+"""The redactor: registered secret values and well-known secret shapes become `[REDACTED]`.
+
+One `Redactor` is owned by a session and passed to everything that turns server output, errors or
+log lines into text. Registered values are matched literally (longest first, so a secret that
+contains another is hidden whole); shapes catch secrets nobody registered.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable
+
+REDACTED = "[REDACTED]"
+
+# Values shorter than this are too likely to be ordinary words ("1", "true") to hide everywhere.
+_MIN_SECRET_LENGTH = 4
+
+_SHAPES = [
+    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{16,}"),
+    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
+    re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"),
+    re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{8,}"),
+    re.compile(r"(?i)\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=\-]{4,}"),
+    re.compile(r"(?i)\b(api[_-]?key|token|access[_-]?token|refresh[_-]?token|key|password|passwd|secret|"
+               r"client[_-]?secret)(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s&,;\"']+)"),
+]
+
+
+def _shape_replacement(match: re.Match[str]) -> str:
+    groups = match.groups()
+    if len(groups) == 3:
+        return f"{groups[0]}{groups[1]}{REDACTED}"
+    if len(groups) == 1:
+        return f"{groups[0]} {REDACTED}"
+    return REDACTED
+
+
+class Redactor:
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        self._lock = threading.Lock()
+        self._secrets: set[str] = set()
+        self._pattern: re.Pattern[str] | None = None
+        self.register(*secrets)
+
+    def register(self, *values: str) -> None:
+        fresh = {v for v in values if v and len(v) >= _MIN_SECRET_LENGTH} - self._secrets
+        if not fresh:
+            return
+        with self._lock:
+            self._secrets |= fresh
+            ordered = sorted(self._secrets, key=len, reverse=True)
+            self._pattern = re.compile("|".join(re.escape(s) for s in ordered))
+
+    def __call__(self, text: str) -> str:
+        pattern = self._pattern
+        if pattern is not None:
+            text = pattern.sub(REDACTED, text)
+        for shape in _SHAPES:
+            text = shape.sub(_shape_replacement, text)
+        return text
+
+    def __repr__(self) -> str:
+        return f"Redactor({len(self._secrets)} secrets)"

@@ -1,0 +1,145 @@
+"""`hermes mcp serve`: one MCP server that offers a whole session's tool surface.
+
+Any MCP client (an IDE, a desktop assistant, the MCP Inspector) gets hermes's filtered, redacted,
+restarted and gated tools through one entry. The session behind it is a normal long-running
+session: it publishes its control endpoint, so `hermes mcp reload` reaches it, and after any change
+of the surface it tells its clients with `notifications/tools/list_changed`.
+
+Change notifications ride the connection of handshake-era clients, whose sessions are remembered
+from their requests. SIGINT and SIGTERM stop the session cleanly (children first).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import signal
+import sys
+import weakref
+from typing import Any
+
+import anyio
+import mcp_types as types
+from anyio.abc import TaskGroup
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.session import ServerSession
+from mcp.server.stdio import stdio_server
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from hermes import __version__
+from hermes.control import publish_control
+from hermes.home import Home
+from hermes.loopback_http import bind_loopback, serve_asgi
+from hermes.session import Session
+
+
+class SurfaceServer:
+    """Adapts a `Session` to the SDK's low-level server handlers."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self._clients: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        self._changed = anyio.Event()
+        self.server: Server[Any] = Server(
+            "hermes", version=__version__,
+            instructions="Tools of every MCP server configured in hermes, filtered and guarded.",
+            on_list_tools=self._list_tools, on_call_tool=self._call_tool)
+        session.on_surface_change(self._changed.set)
+
+    def _remember(self, ctx: ServerRequestContext[Any]) -> None:
+        session = getattr(ctx, "session", None)
+        if isinstance(session, ServerSession):
+            self._clients.add(session)
+
+    async def _list_tools(self, ctx: ServerRequestContext[Any],
+                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        self._remember(ctx)
+        tools = [types.Tool(name=t.name, description=t.description, input_schema=t.input_schema)
+                 for t in self.session.surface().tools.values()]
+        return types.ListToolsResult(tools=tools)
+
+    async def _call_tool(self, ctx: ServerRequestContext[Any],
+                         params: types.CallToolRequestParams) -> types.CallToolResult:
+        self._remember(ctx)
+        outcome = await self.session.call(params.name, dict(params.arguments or {}))
+        if outcome.result is not None:
+            return types.CallToolResult(content=[types.TextContent(type="text", text=outcome.result.text)],
+                                        structured_content=outcome.result.structured,
+                                        is_error=outcome.result.is_error)
+        payload = outcome.unavailable if outcome.unavailable is not None else {"error": outcome.error}
+        return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(payload))],
+                                    structured_content=payload, is_error=True)
+
+    async def announce_changes(self) -> None:
+        """Send `tools/list_changed` to every known client whenever the surface changes."""
+        while True:
+            await self._changed.wait()
+            self._changed = anyio.Event()
+            for client in list(self._clients):
+                try:
+                    await client.send_tool_list_changed()
+                except Exception:  # a client that went away must not stop the others
+                    self._clients.discard(client)
+
+    def init_options(self) -> Any:
+        return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
+
+
+async def _stop_on_signal(tasks: TaskGroup) -> None:
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for _ in signals:
+            tasks.cancel_scope.cancel()
+            return
+
+
+class _BearerGuard:
+    """Plain ASGI middleware so streamed responses pass through untouched."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not secrets.compare_digest(given, self.expected):
+                await JSONResponse({"error": "unauthorized"}, status_code=401)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+async def _serve_http(surface: SurfaceServer, port: int, token: str,
+                      *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+    app = surface.server.streamable_http_app()
+    sock = bind_loopback(port)
+    actual = sock.getsockname()[1]
+    async with anyio.create_task_group() as tasks:
+        await tasks.start(serve_asgi, _BearerGuard(app, token), sock)
+        print(f"hermes MCP server on http://127.0.0.1:{actual}/mcp", file=sys.stderr, flush=True)
+        print(f"Authorization: Bearer {token}", file=sys.stderr, flush=True)
+        task_status.started()
+        await anyio.sleep_forever()
+
+
+async def serve(home: Home, *, http: bool, port: int, platform: str | None) -> None:
+    async with Session(home, platform=platform) as session, anyio.create_task_group() as tasks:
+        surface = SurfaceServer(session)
+        tasks.start_soon(_stop_on_signal, tasks)
+        await tasks.start(publish_control, session)
+        tasks.start_soon(surface.announce_changes)
+        if http:
+            token = secrets.token_urlsafe(32)
+            session.redactor.register(token)
+            await tasks.start(_serve_http, surface, port, token)
+            await anyio.sleep_forever()
+        else:
+            async with stdio_server() as (read, write):
+                await surface.server.run(read, write, surface.init_options())
+            tasks.cancel_scope.cancel()
+
+
+def run_serve(home: Home, *, http: bool, port: int, platform: str | None) -> int:
+    anyio.run(lambda: serve(home, http=http, port=port, platform=platform))
+    return 0

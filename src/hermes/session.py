@@ -1,0 +1,369 @@
+"""One running host: config -> connections -> tool surface; calls, reload and shutdown.
+
+A `Session` is an async context manager. Entering it reads the config, starts every enabled server
+in parallel and waits until each one has either connected or failed (each bounded by its own
+`connect_timeout`, so one slow server never holds up the rest for longer than its own budget).
+Leaving it stops every server and waits until each child process is gone.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+from mcp.shared.exceptions import MCPError
+from mcp_types import REQUEST_TIMEOUT
+
+from hermes.config.model import HermesConfig, ServerConfig
+from hermes.config.resolve import ResolvedServer, resolve_server
+from hermes.config.store import ConfigStore
+from hermes.errors import ServerNotConnected
+from hermes.home import Home
+from hermes.mcp.connection import ConnectionEnv, RestartPolicy, ServerConnection, State
+from hermes.mcp.describe import describe_failure
+from hermes.mcp.endpoint import ConfiguredEndpoint, EndpointResolver
+from hermes.security.redact import Redactor
+from hermes.tools.filters import filter_warnings, tool_allowed
+from hermes.tools.naming import sanitize
+from hermes.tools.results import RenderedResult, render_result
+from hermes.tools.surface import ServerTools, Surface, SurfaceTool, build_surface
+from hermes.tools.toolsets import servers_for_platform
+from hermes.tools.unavailable import Unavailable
+
+
+@dataclass(frozen=True)
+class DesiredServer:
+    """A server the config asks for, with where it came from and why it may be off."""
+
+    name: str
+    config: ServerConfig
+    source: str
+    disabled_reason: str | None
+
+
+def desired_servers(config: HermesConfig, *, only: set[str] | None = None,
+                    ignore_disabled: bool = False) -> dict[str, DesiredServer]:
+    servers: dict[str, DesiredServer] = {}
+    for name, entry in config.mcp_servers.items():
+        if only is not None and name not in only:
+            continue
+        reason: str | None = None
+        if ignore_disabled:
+            pass
+        elif not config.mcp.client:
+            reason = "all MCP servers are off (mcp.client: false in config.yaml)"
+        elif not entry.enabled:
+            reason = "disabled in config.yaml (enabled: false)"
+        elif entry.is_stdio and not config.mcp.stdio_servers:
+            reason = "stdio servers are off (mcp.stdio_servers: false in config.yaml)"
+        servers[name] = DesiredServer(name, entry, "config.yaml", reason)
+    return servers
+
+
+@dataclass
+class ReloadReport:
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    restarted: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    revived: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, list[str]]:
+        return {"added": self.added, "removed": self.removed, "restarted": self.restarted,
+                "unchanged": self.unchanged, "revived": self.revived}
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """The answer to one tool call: a result, an unavailable payload, or a plain error."""
+
+    result: RenderedResult | None = None
+    unavailable: dict[str, Any] | None = None
+    error: str | None = None
+
+    @property
+    def is_error(self) -> bool:
+        return self.result is None or self.result.is_error
+
+    @property
+    def text(self) -> str:
+        if self.result is not None:
+            return self.result.text
+        if self.unavailable is not None:
+            return str(self.unavailable["error"])
+        return self.error or ""
+
+    def to_json(self) -> dict[str, Any]:
+        if self.result is not None:
+            return self.result.to_json()
+        if self.unavailable is not None:
+            return {"is_error": True, **self.unavailable}
+        return {"is_error": True, "error": self.error}
+
+
+class Session:
+    def __init__(self, home: Home, *, platform: str | None = None, policy: RestartPolicy | None = None,
+                 resolver: EndpointResolver | None = None, environ: Mapping[str, str] | None = None,
+                 only: set[str] | None = None, ignore_disabled: bool = False) -> None:
+        self.home = home
+        self._only = only
+        self._ignore_disabled = ignore_disabled
+        self.platform = platform
+        self.store = ConfigStore(home)
+        self.redactor = Redactor()
+        self.warnings: list[str] = []
+        self._environ = dict(os.environ if environ is None else environ)
+        self._conn_env = ConnectionEnv(self.redactor, resolver or ConfiguredEndpoint(),
+                                       policy or RestartPolicy(), home.logs, self._environ)
+        self._config = HermesConfig()
+        self._desired: dict[str, DesiredServer] = {}
+        self._connections: dict[str, ServerConnection] = {}
+        self._finished: dict[str, anyio.Event] = {}
+        self._surface: Surface | None = None
+        self._listeners: list[Callable[[], None]] = []
+        self._stack: AsyncExitStack | None = None
+        self._tasks: TaskGroup | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Session:
+        config = self.store.load()
+        async with AsyncExitStack() as stack:
+            self._tasks = await stack.enter_async_context(anyio.create_task_group())
+            stack.push_async_callback(self._stop_all)
+            self._apply_config(config)
+            await self._start(list(self._desired))
+            self._stack = stack.pop_all()
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        if self._stack is not None:
+            await self._stack.__aexit__(exc_type, exc, tb)
+            self._stack = None
+
+    async def _stop_all(self) -> None:
+        with anyio.CancelScope(shield=True):
+            for name in list(self._connections):
+                await self._stop(name)
+
+    def _apply_config(self, config: HermesConfig) -> None:
+        self._config = config
+        self._desired = desired_servers(config, only=self._only, ignore_disabled=self._ignore_disabled)
+        self.warnings = [w for d in self._desired.values() for w in filter_warnings(d.name, d.config.tools)]
+
+    def _variables(self) -> dict[str, str]:
+        from hermes.config.dotenv import read_dotenv
+
+        return read_dotenv(self.home.dotenv) | self._environ
+
+    async def _start(self, names: list[str]) -> None:
+        assert self._tasks is not None
+        variables = self._variables()
+        started: list[ServerConnection] = []
+        for name in names:
+            desired = self._desired[name]
+
+            def resolve(desired: DesiredServer = desired) -> ResolvedServer:
+                return resolve_server(desired.name, desired.config, variables)
+
+            connection = ServerConnection(name, desired.config, resolve, self._conn_env,
+                                          on_tools_changed=self._tools_changed,
+                                          disabled_reason=desired.disabled_reason)
+            finished = anyio.Event()
+            self._connections[name] = connection
+            self._finished[name] = finished
+            self._tasks.start_soon(self._supervise, connection, finished)
+            started.append(connection)
+        for connection in started:
+            await connection.first_attempt_done.wait()
+        self._tools_changed(None)
+
+    @staticmethod
+    async def _supervise(connection: ServerConnection, finished: anyio.Event) -> None:
+        try:
+            await connection.run()
+        finally:
+            finished.set()
+
+    async def _stop(self, name: str) -> None:
+        connection = self._connections.pop(name, None)
+        finished = self._finished.pop(name, None)
+        if connection is None or finished is None:
+            return
+        connection.stop()
+        await finished.wait()
+
+    async def reload(self) -> ReloadReport:
+        """Re-read the config and apply only the difference; a broken config changes nothing."""
+        config = self.store.load()
+        old = self._desired
+        self._apply_config(config)
+        report = ReloadReport()
+        for name in sorted(set(old) | set(self._desired)):
+            before, after = old.get(name), self._desired.get(name)
+            if after is None:
+                report.removed.append(name)
+                await self._stop(name)
+            elif before is None:
+                report.added.append(name)
+            elif before != after:
+                report.restarted.append(name)
+                await self._stop(name)
+            else:
+                report.unchanged.append(name)
+                if self._connections[name].revive():
+                    report.revived.append(name)
+        await self._start(report.added + report.restarted)
+        for name in report.revived:
+            connection = self._connections[name]
+            with anyio.move_on_after(connection.config.connect_timeout):
+                while connection.state in (State.FAILED, State.PARKED):
+                    await anyio.sleep(0.02)
+                while connection.state is State.CONNECTING:
+                    await anyio.sleep(0.02)
+        self._tools_changed(None)
+        return report
+
+    # -- the surface -----------------------------------------------------------------------------
+
+    def on_surface_change(self, listener: Callable[[], None]) -> None:
+        self._listeners.append(listener)
+
+    def _tools_changed(self, _server: str | None) -> None:
+        self._surface = None
+        for listener in self._listeners:
+            listener()
+
+    def _platform_servers(self) -> set[str]:
+        return servers_for_platform(self._connections, self._config.platform_toolsets, self.platform)
+
+    def surface(self) -> Surface:
+        if self._surface is None:
+            allowed = self._platform_servers()
+            servers = []
+            for name, connection in sorted(self._connections.items()):
+                if name not in allowed or not connection.connected:
+                    continue
+                caps = connection.capabilities
+                servers.append(ServerTools(name, connection.config.tools, list(connection.tools),
+                                           bool(caps and caps.resources), bool(caps and caps.prompts)))
+            self._surface = build_surface(servers)
+        return self._surface
+
+    def unavailable(self) -> list[Unavailable]:
+        """Servers on this platform whose tools are missing from the surface, with the reason."""
+        allowed = self._platform_servers()
+        return [self._unavailable(connection) for name, connection in sorted(self._connections.items())
+                if name in allowed and not connection.connected]
+
+    def _unavailable(self, connection: ServerConnection) -> Unavailable:
+        return Unavailable(connection.name, connection.state.value,
+                           self.redactor(connection.reason or "it has not connected yet"),
+                           self.redactor(connection.stderr_tail))
+
+    def connections(self) -> dict[str, ServerConnection]:
+        return dict(self._connections)
+
+    def status(self) -> list[dict[str, Any]]:
+        """Per server: state, tools on the surface, last error and why it is unavailable."""
+        surface = self.surface()
+        allowed = self._platform_servers()
+        rows: list[dict[str, Any]] = []
+        for name, connection in sorted(self._connections.items()):
+            row: dict[str, Any] = {
+                "name": name,
+                "source": self.source_of(name),
+                "transport": connection.config.transport_name,
+                "state": connection.state.value,
+                "tools": len(surface.for_server(name)),
+                "tools_offered": len(connection.tools),
+                "restarts": connection.restarts,
+                "pid": connection.pid if connection.connected else None,
+                "connect_ms": round(connection.connect_seconds * 1000, 1) if connection.connect_seconds else None,
+                "on_platform": name in allowed,
+            }
+            if not connection.connected:
+                row["unavailable"] = self._unavailable(connection).payload()
+            rows.append(row)
+        return rows
+
+    def source_of(self, name: str) -> str:
+        desired = self._desired.get(name)
+        return desired.source if desired else "unknown"
+
+    # -- calls -----------------------------------------------------------------------------------
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> CallOutcome:
+        tool = self.surface().tools.get(name)
+        if tool is None:
+            return self._not_on_surface(name)
+        connection = self._connections.get(tool.server)
+        if connection is None or not connection.connected:
+            return CallOutcome(unavailable=self._unavailable(connection).payload()) if connection else \
+                CallOutcome(error=f"MCP server '{tool.server}' was removed; run `hermes tools list`.")
+        if tool.kind == "tool" and not tool_allowed(tool.original, connection.config.tools):
+            return CallOutcome(error=f"Tool '{tool.original}' of MCP server '{tool.server}' is filtered out "
+                                     f"by tools.include/exclude in config.yaml.")
+        try:
+            return CallOutcome(result=await self._dispatch(connection, tool, arguments))
+        except ServerNotConnected:
+            return CallOutcome(unavailable=self._unavailable(connection).payload())
+        except MCPError as exc:
+            if exc.error.code == REQUEST_TIMEOUT:
+                return CallOutcome(error=f"Tool '{tool.original}' of MCP server '{tool.server}' timed out after "
+                                         f"{connection.config.timeout:g} s; the call was cancelled on the server.")
+            return CallOutcome(error=self.redactor(f"MCP server '{tool.server}' answered with an error: "
+                                                   f"{exc.error.message}"))
+        except Exception as exc:
+            if not connection.connected:
+                return CallOutcome(unavailable=self._unavailable(connection).payload())
+            return CallOutcome(error=self.redactor(f"Calling '{tool.original}' on MCP server '{tool.server}' "
+                                                   f"failed: {describe_failure(exc)}"))
+
+    async def _dispatch(self, connection: ServerConnection, tool: SurfaceTool,
+                        arguments: dict[str, Any]) -> RenderedResult:
+        if tool.kind == "tool":
+            result = await connection.call_tool(tool.original, arguments)
+            return render_result(result, cache=self.home.cache, server=tool.server, redact=self.redactor)
+        if tool.kind == "list_resources":
+            listing = await connection.list_resources()
+            text = "\n".join(f"{r.uri}\t{r.name}\t{r.description or ''}".rstrip() for r in listing.resources)
+            return RenderedResult(text or "(no resources)", listing.model_dump(mode="json", by_alias=True), False)
+        if tool.kind == "read_resource":
+            contents = await connection.read_resource(str(arguments.get("uri", "")))
+            text = "\n".join(getattr(c, "text", f"[binary {c.uri}]") for c in contents.contents)
+            return RenderedResult(text, None, False)
+        if tool.kind == "list_prompts":
+            prompts = await connection.list_prompts()
+            text = "\n".join(f"{p.name}\t{p.description or ''}".rstrip() for p in prompts.prompts)
+            return RenderedResult(text or "(no prompts)", prompts.model_dump(mode="json", by_alias=True), False)
+        prompt = await connection.get_prompt(str(arguments.get("name", "")), arguments.get("arguments"))
+        text = "\n".join(f"{m.role}: {getattr(m.content, 'text', '[' + m.content.type + ']')}"
+                         for m in prompt.messages)
+        return RenderedResult(text, None, False)
+
+    def _not_on_surface(self, name: str) -> CallOutcome:
+        for server, connection in self._connections.items():
+            if not name.startswith(f"mcp__{sanitize(server)}__"):
+                continue
+            if server not in self._platform_servers():
+                return CallOutcome(error=f"MCP server '{server}' is not enabled for platform '{self.platform}'.")
+            if not connection.connected:
+                return CallOutcome(unavailable=self._unavailable(connection).payload())
+            for skipped in self.surface().skipped:
+                if skipped.name == name:
+                    return CallOutcome(error=f"Tool '{name}' was skipped: {skipped.why}.")
+            original = name.removeprefix(f"mcp__{sanitize(server)}__")
+            for tool in connection.tools:
+                if sanitize(tool.name) == original:
+                    return CallOutcome(error=f"Tool '{tool.name}' of MCP server '{server}' is filtered out by "
+                                             f"tools.include/exclude in config.yaml.")
+            return CallOutcome(error=f"MCP server '{server}' has no tool named '{original}'.")
+        return CallOutcome(error=f"No tool named '{name}'. Run `hermes tools list` to see the tool surface.")

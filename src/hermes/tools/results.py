@@ -1,0 +1,86 @@
+"""Turning an MCP tool result into what a model reads.
+
+Text blocks are joined; structured content is kept; images and audio are written to the cache
+folder and referenced by path (a model can't use base64 soup); everything is capped at
+`MAX_OUTPUT` characters keeping the head and the tail, where the useful parts usually are.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import mimetypes
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+
+MAX_OUTPUT = 2_000_000
+
+
+@dataclass(frozen=True)
+class RenderedResult:
+    text: str
+    structured: dict[str, Any] | None
+    is_error: bool
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"text": self.text, "is_error": self.is_error}
+        if self.structured is not None:
+            data["structured"] = self.structured
+        return data
+
+
+def cap(text: str, limit: int = MAX_OUTPUT) -> str:
+    if len(text) <= limit:
+        return text
+    marker = f"\n[... {len(text) - limit} characters omitted ...]\n"
+    keep = limit - len(marker)
+    head = keep // 2
+    return text[:head] + marker + text[len(text) - (keep - head):]
+
+
+def _save_blob(data_b64: str, mime: str, cache: Path, server: str) -> str:
+    try:
+        data = base64.b64decode(data_b64, validate=True)
+    except (binascii.Error, ValueError):
+        return f"[{mime} content that is not valid base64 was dropped]"
+    extension = mimetypes.guess_extension(mime) or ".bin"
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    cache.mkdir(parents=True, exist_ok=True)
+    path = cache / f"mcp-{server}-{digest}{extension}"
+    if not path.exists():
+        path.write_bytes(data)
+    return f"[{mime} saved to {path}]"
+
+
+def _block_text(block: types.ContentBlock, cache: Path, server: str) -> str:
+    if isinstance(block, types.TextContent):
+        return block.text
+    if isinstance(block, (types.ImageContent, types.AudioContent)):
+        return _save_blob(block.data, block.mime_type, cache, server)
+    if isinstance(block, types.EmbeddedResource):
+        resource = block.resource
+        if isinstance(resource, types.TextResourceContents):
+            return resource.text
+        return _save_blob(resource.blob, resource.mime_type or "application/octet-stream", cache, server)
+    if isinstance(block, types.ResourceLink):
+        return f"[resource {block.uri}]"
+    return f"[{getattr(block, 'type', 'unknown')} content]"
+
+
+def render_result(result: types.CallToolResult, *, cache: Path, server: str,
+                  redact: Any) -> RenderedResult:
+    text = "\n".join(_block_text(block, cache, server) for block in result.content)
+    structured = result.structured_content
+    if not text and structured is not None:
+        text = json.dumps(structured, ensure_ascii=False)
+    if result.is_error:
+        text = redact(text)
+    if structured is not None and len(json.dumps(structured, ensure_ascii=False)) > MAX_OUTPUT:
+        structured = None
+        text += "\n[structured content omitted: larger than the output cap]"
+    return RenderedResult(cap(text), structured, bool(result.is_error))

@@ -1,0 +1,155 @@
+"""Test MCP server (stdio, or Streamable HTTP with --http PORTFILE) with tools that exercise hermes.
+
+Options: --require-bearer TOKEN (HTTP only), --ready-delay S (sleep before serving),
+--crash-after S (exit 3 after S seconds), --stderr-secret (print FAKE_API_KEY to stderr at start).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import os
+import sys
+import time
+
+from mcp.server.mcpserver import Context, Image, MCPServer
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--name", default="toolbox")
+parser.add_argument("--http", metavar="PORTFILE")
+parser.add_argument("--require-bearer")
+parser.add_argument("--ready-delay", type=float, default=0.0)
+parser.add_argument("--crash-after", type=float)
+parser.add_argument("--stderr-secret", action="store_true")
+parser.add_argument("--hang", action="store_true", help="never answer the handshake")
+options = parser.parse_args()
+
+app = MCPServer(options.name)
+STATE = {"calls": 0, "cancelled": 0}
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+
+
+@app.tool(description="Return the text unchanged.")
+def echo(text: str) -> str:
+    STATE["calls"] += 1
+    return text
+
+
+@app.tool(name="get-weather", description="A tool whose name has a hyphen.")
+def get_weather(city: str) -> str:
+    return f"sunny in {city}"
+
+
+@app.tool(name="env-report", description="Names of every environment variable, and one value.")
+def env_report(name: str = "") -> dict[str, object]:
+    return {"names": sorted(os.environ), "value": os.environ.get(name)}
+
+
+@app.tool(description="Fail with a message that contains the given text.")
+def fail(text: str) -> str:
+    raise ValueError(f"failure while using {text}")
+
+
+@app.tool(description="Return a large text.")
+def big(size: int) -> str:
+    return "a" * (size // 2) + "b" * (size - size // 2)
+
+
+@app.tool(description="Sleep, then answer; records cancellation.")
+async def slow(seconds: float, marker: str = "") -> str:
+    try:
+        await asyncio.sleep(seconds)
+    except asyncio.CancelledError:
+        if marker:
+            with open(marker, "w") as handle:
+                handle.write("cancelled")
+        raise
+    return "done"
+
+
+@app.tool(description="Return a tiny PNG image.")
+def picture() -> Image:
+    return Image(data=PNG, format="png")
+
+
+@app.tool(description="Exit the server process at once.")
+def crash() -> str:
+    os._exit(3)
+
+
+@app.tool(name="add-tool", description="Add a tool named 'fresh' and announce the change.")
+async def add_tool(ctx: Context) -> str:
+    app.add_tool(lambda: "fresh result", name="fresh", description="Added at run time.")
+    await ctx.session.send_tool_list_changed()
+    return "added"
+
+
+@app.tool(description="Report this process id.")
+def whoami() -> int:
+    return os.getpid()
+
+
+@app.resource("test://hello", description="A greeting.")
+def hello() -> str:
+    return "hello resource"
+
+
+@app.prompt(description="A greeting prompt.")
+def greet(who: str) -> str:
+    return f"Say hello to {who}."
+
+
+def main() -> None:
+    if options.stderr_secret:
+        print(f"starting with key {os.environ.get('FAKE_API_KEY')}", file=sys.stderr, flush=True)
+    print("toolbox starting", file=sys.stderr, flush=True)
+    if options.ready_delay:
+        time.sleep(options.ready_delay)
+    if options.hang:
+        for _ in sys.stdin:
+            pass
+        return
+    if options.crash_after is not None:
+        import threading
+
+        threading.Timer(options.crash_after, lambda: os._exit(3)).start()
+    if options.http:
+        asyncio.run(serve_http(options.http))
+    else:
+        app.run()
+
+
+async def serve_http(portfile: str) -> None:
+    import socket
+
+    import uvicorn
+    from starlette.responses import JSONResponse
+
+    inner = app.streamable_http_app()
+
+    async def guarded(scope, receive, send):  # type: ignore[no-untyped-def]
+        if scope["type"] == "http" and options.require_bearer:
+            headers = dict(scope["headers"])
+            if headers.get(b"authorization", b"") != f"Bearer {options.require_bearer}".encode():
+                await JSONResponse({"error": "unauthorized"}, status_code=401)(scope, receive, send)
+                return
+        await inner(scope, receive, send)
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(guarded, log_level="warning", lifespan="on"))
+    task = asyncio.create_task(server.serve([sock]))
+    while not server.started:
+        await asyncio.sleep(0.01)
+    with open(portfile + ".tmp", "w") as handle:
+        handle.write(str(port))
+    os.replace(portfile + ".tmp", portfile)
+    await task
+
+
+if __name__ == "__main__":
+    main()
