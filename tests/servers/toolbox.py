@@ -14,6 +14,7 @@ import sys
 import time
 
 from mcp.server.mcpserver import Context, Image, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--name", default="toolbox")
@@ -49,7 +50,7 @@ def env_report(name: str = "") -> dict[str, object]:
 
 @app.tool(description="Fail with a message that contains the given text.")
 def fail(text: str) -> str:
-    raise ValueError(f"failure while using {text}")
+    raise ToolError(f"failure while using {text}")
 
 
 @app.tool(description="Return a large text.")

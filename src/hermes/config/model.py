@@ -61,8 +61,6 @@ class ServerConfig(BaseModel):
     def _split_args(cls, value: Any) -> Any:
         if isinstance(value, str):
             return tuple(shlex.split(value))
-        if isinstance(value, list):
-            return tuple(value)
         return value
 
     @field_validator("timeout", "connect_timeout", mode="before")
@@ -116,20 +114,13 @@ class HermesConfig(BaseModel):
     def _none_is_empty(cls, value: Any) -> Any:
         return {} if value is None else value
 
-    @field_validator("platform_toolsets", mode="before")
-    @classmethod
-    def _lists(cls, value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: tuple(v) if isinstance(v, list) else v for k, v in value.items()}
-        return value
-
 
 def _plain(node: Any) -> Any:
-    """Round-trip containers to plain dicts and lists, which strict pydantic accepts."""
+    """Round-trip containers to plain dicts and tuples, which strict pydantic accepts."""
     if isinstance(node, dict):
         return {str(k): _plain(v) for k, v in node.items()}
     if isinstance(node, list):
-        return [_plain(v) for v in node]
+        return tuple(_plain(v) for v in node)
     return node
 
 
@@ -141,7 +132,7 @@ def _describe(error: dict[str, Any]) -> str:
     if kind == "missing":
         return "is required"
     shown = "" if isinstance(value, (dict, list)) else f" (got {value!r})"
-    message = str(error["msg"])
+    message = str(error["msg"]).replace("a valid tuple", "a list")
     if message.startswith("Value error, "):
         message = message[len("Value error, "):]
         return message

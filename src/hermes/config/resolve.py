@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from hermes.config.interpolate import interpolate
 from hermes.config.model import ServerConfig
+from hermes.security.redact import credential_parts
 
 
 @dataclass(frozen=True)
@@ -22,8 +23,9 @@ class ResolvedServer:
 
     @property
     def secrets(self) -> list[str]:
-        """Values the redactor must hide: every header value and every `env:` value."""
-        return [*self.headers.values(), *self.env.values()]
+        """Values the redactor must hide: every header value (and the credential after an auth
+        scheme such as `Bearer`) and every `env:` value."""
+        return [part for v in self.headers.values() for part in credential_parts(v)] + list(self.env.values())
 
 
 def resolve_server(name: str, config: ServerConfig, variables: Mapping[str, str]) -> ResolvedServer:

@@ -43,7 +43,7 @@ from hermes.mcp.describe import describe_failure
 from hermes.mcp.endpoint import EndpointResolver
 from hermes.mcp.stdio import StdioTransport
 from hermes.security.environment import child_environment
-from hermes.security.redact import Redactor
+from hermes.security.redact import Redactor, credential_parts
 
 _CLIENT_INFO = types.Implementation(name="hermes", version="0.1.0")
 _MAX_TOOL_PAGES = 100
@@ -176,6 +176,7 @@ class ServerConnection:
         self.state = State.CONNECTING
         self._end = anyio.Event()
         self._served_call = False
+        self._http_failure: str | None = None
         connected = False
         transport: StdioTransport | None = None
         url: str | None = None
@@ -191,7 +192,8 @@ class ServerConnection:
                         target: Any = transport
                     else:
                         endpoint = await self._env.resolver.resolve(server)
-                        self._env.redactor.register(*endpoint.headers.values())
+                        for value in endpoint.headers.values():
+                            self._env.redactor.register(*credential_parts(value))
                         url = endpoint.url
                         target = await self._http_transport(endpoint.url, dict(endpoint.headers), stack)
                     client = Client(target, mode="legacy", message_handler=self._on_message,
@@ -220,7 +222,7 @@ class ServerConnection:
             if deadline.cancelled_caught and not connected:
                 self.reason = f"did not finish starting within {self.config.connect_timeout:g} s (connect_timeout)"
         except Exception as exc:
-            self.reason = self._env.redactor(describe_failure(
+            self.reason = self._env.redactor(self._http_failure or describe_failure(
                 exc, command=transport.command if transport else None, url=url,
                 returncode=transport.returncode if transport else None))
         finally:
@@ -248,9 +250,21 @@ class ServerConnection:
         )
 
     async def _http_transport(self, url: str, headers: dict[str, str], stack: AsyncExitStack) -> Any:
+        # The SDK folds HTTP failures into a generic JSON-RPC error; a response hook keeps the status
+        # so "401 Unauthorized" reaches the user instead of "an error response".
+        async def remember_status(response: httpx2.Response) -> None:
+            if response.status_code >= 400:
+                self._http_failure = f"the server answered HTTP {response.status_code} {response.reason_phrase}"
+
+        def client_factory(headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None,
+                           auth: httpx2.Auth | None = None) -> httpx2.AsyncClient:
+            client = create_mcp_http_client(headers=headers, timeout=timeout, auth=auth)
+            client.event_hooks["response"].append(remember_status)
+            return client
+
         if self.config.transport == "sse":
-            return sse_client(url, headers=headers)
-        http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+            return sse_client(url, headers=headers, httpx_client_factory=client_factory)
+        http = await stack.enter_async_context(client_factory(headers=headers))
         return streamable_http_client(url, http_client=http)
 
     async def _on_message(self, message: IncomingMessage) -> None:

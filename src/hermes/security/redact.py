@@ -36,6 +36,12 @@ def _shape_replacement(match: re.Match[str]) -> str:
     return REDACTED
 
 
+def credential_parts(value: str) -> list[str]:
+    """A header value and, for `Scheme credential` values, the bare credential too."""
+    parts = value.split(None, 1)
+    return [value, parts[1]] if len(parts) == 2 else [value]
+
+
 class Redactor:
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         self._lock = threading.Lock()

@@ -82,5 +82,5 @@ def render_result(result: types.CallToolResult, *, cache: Path, server: str,
         text = redact(text)
     if structured is not None and len(json.dumps(structured, ensure_ascii=False)) > MAX_OUTPUT:
         structured = None
-        text += "\n[structured content omitted: larger than the output cap]"
+        text = "[structured content omitted: larger than the output cap]\n" + text
     return RenderedResult(cap(text), structured, bool(result.is_error))

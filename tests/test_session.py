@@ -1,0 +1,267 @@
+"""A real Session against real servers: stdio and HTTP, filters, redaction, failures and reasons."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from hermes.home import Home
+from hermes.mcp.connection import RestartPolicy
+from hermes.session import Session
+from tests.conftest import CANARY, stdio_entry, write_config
+
+pytestmark = pytest.mark.anyio
+
+FAST = RestartPolicy(attempts=3, base_delay=0.05, max_delay=0.2, healthy_after=60)
+
+
+async def test_stdio_tools_call_and_hyphenated_name(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"box": stdio_entry()}})
+    async with Session(home) as session:
+        names = set(session.surface().tools)
+        assert {"mcp__box__echo", "mcp__box__get_weather", "mcp__box__list_resources",
+                "mcp__box__read_resource", "mcp__box__list_prompts", "mcp__box__get_prompt"} <= names
+        outcome = await session.call("mcp__box__get_weather", {"city": "Lisbon"})
+        assert not outcome.is_error and outcome.text == "sunny in Lisbon"
+        resource = await session.call("mcp__box__read_resource", {"uri": "test://hello"})
+        assert resource.text == "hello resource"
+        prompt = await session.call("mcp__box__get_prompt", {"name": "greet", "arguments": {"who": "Ana"}})
+        assert "Say hello to Ana." in prompt.text
+
+
+async def test_environment_is_only_the_allowlist_plus_env_block(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", CANARY)
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:3128")
+    monkeypatch.setenv("XDG_CONFIG_HOME", "/tmp/xdg-test")
+    write_config(home, {"mcp_servers": {"box": stdio_entry(env={"OWN_SETTING": "v1"})}})
+    async with Session(home) as session:
+        outcome = await session.call("mcp__box__env_report", {"name": "OWN_SETTING"})
+        report = outcome.result.structured if outcome.result else None
+        assert report is not None
+        names = set(report["result"]["names"]) if "result" in report else set(report["names"])
+    allowed = {"PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR", "OWN_SETTING",
+               "XDG_CONFIG_HOME"}
+    assert "OPENAI_API_KEY" not in names and "HTTPS_PROXY" not in names
+    assert "XDG_CONFIG_HOME" in names and "OWN_SETTING" in names
+    # The interpreter may add a handful of its own (for example LC_CTYPE); nothing else from us.
+    assert names - allowed <= {"LC_CTYPE"}, names - allowed
+
+
+async def test_filters_on_original_names_enforced_at_call_time(home: Home) -> None:
+    write_config(home, {"mcp_servers": {
+        "inc": stdio_entry(tools={"include": ["get-*", "echo"]}),
+        "exc": stdio_entry(tools={"exclude": ["get-weather"], "resources": False, "prompts": False}),
+        "none": stdio_entry(tools={"include": []}),
+    }})
+    async with Session(home) as session:
+        surface = session.surface()
+        assert {t.original for t in surface.for_server("inc") if t.kind == "tool"} == {"get-weather", "echo"}
+        exc = {t.original for t in surface.for_server("exc")}
+        assert "get-weather" not in exc and "echo" in exc
+        assert not any(t.kind != "tool" for t in surface.for_server("exc"))
+        assert [t for t in surface.for_server("none") if t.kind == "tool"] == []
+        refused = await session.call("mcp__exc__get_weather", {"city": "x"})
+        assert refused.is_error and "filtered out" in refused.text
+
+
+async def test_capability_gating_and_collisions_reported(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"lean": stdio_entry("tools_only.py")}})
+    async with Session(home) as session:
+        surface = session.surface()
+        assert set(surface.tools) == {"mcp__lean__ping"}
+        skipped = {(s.original, s.name) for s in surface.skipped}
+        assert skipped == {("a.b", "mcp__lean__a_b"), ("a-b", "mcp__lean__a_b")}
+        assert all("collision" in s.why for s in surface.skipped)
+        answer = await session.call("mcp__lean__a_b", {})
+        assert answer.is_error and "skipped" in answer.text
+
+
+async def test_error_text_is_redacted(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BOX_TOKEN", CANARY)
+    write_config(home, {"mcp_servers": {"box": stdio_entry(env={"FAKE_API_KEY": "${BOX_TOKEN}"})}})
+    async with Session(home) as session:
+        outcome = await session.call("mcp__box__fail", {"text": f"{CANARY} and ghp_abcdefghijklmnopqrstuvwx"})
+        assert outcome.is_error
+        assert CANARY not in outcome.text and "ghp_abcdefghijklmnop" not in outcome.text
+        assert "[REDACTED]" in outcome.text
+
+
+async def test_stderr_goes_to_redacted_log(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BOX_TOKEN", CANARY)
+    write_config(home, {"mcp_servers": {"box": stdio_entry("toolbox.py", "--stderr-secret",
+                                                           env={"FAKE_API_KEY": "${BOX_TOKEN}"})}})
+    async with Session(home) as session:
+        assert session.connections()["box"].connected
+    log = home.server_log("box").read_text()
+    assert "toolbox starting" in log
+    assert "starting with key [REDACTED]" in log
+    assert CANARY not in log
+
+
+async def test_result_cap_and_image_saved(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"box": stdio_entry()}})
+    async with Session(home) as session:
+        big = await session.call("mcp__box__big", {"size": 2_100_000})
+        assert len(big.text) == 2_000_000
+        assert "aaaa" in big.text[:100] and big.text.endswith("bbbb") and "characters omitted" in big.text
+        image = await session.call("mcp__box__picture", {})
+        saved = Path(image.text.split(" saved to ")[1].rstrip("]"))
+        assert saved.parent == home.cache and saved.read_bytes().startswith(b"\x89PNG")
+
+
+async def test_parallel_start_one_failing_does_not_block(home: Home) -> None:
+    write_config(home, {"mcp_servers": {
+        "good": stdio_entry(),
+        "slow": stdio_entry("toolbox.py", "--ready-delay", "1"),
+        "missing": {"command": "definitely-not-a-command-xyz"},
+        "hang": stdio_entry("toolbox.py", "--hang", connect_timeout=1.5),
+        "unset": stdio_entry(env={"K": "${NOT_SET_ANYWHERE_123}"}),
+    }})
+    started = time.monotonic()
+    async with Session(home) as session:
+        elapsed = time.monotonic() - started
+        connections = session.connections()
+        assert connections["good"].connected and connections["slow"].connected
+        assert connections["missing"].state == "failed"
+        assert "command 'definitely-not-a-command-xyz' was not found" in connections["missing"].reason
+        assert connections["hang"].state == "failed"
+        assert "did not finish starting within 1.5 s" in connections["hang"].reason
+        assert "toolbox starting" in connections["hang"].stderr_tail
+        assert "NOT_SET_ANYWHERE_123" in connections["unset"].reason and "'unset'" in connections["unset"].reason
+        payload = (await session.call("mcp__hang__echo", {"text": "x"})).unavailable
+        assert payload is not None and payload["state"] == "failed" and payload["server"] == "hang"
+        assert payload["retry"] == "after_user_action" and "toolbox starting" in payload["stderr_tail"]
+    # Generous bound: sequential starts would take well over 1 + 1.5 + server start-ups.
+    assert elapsed < 15
+
+
+async def test_call_timeout_cancels_on_server(home: Home, tmp_path: Path) -> None:
+    marker = tmp_path / "cancelled"
+    write_config(home, {"mcp_servers": {"box": stdio_entry(timeout=0.5)}})
+    async with Session(home) as session:
+        outcome = await session.call("mcp__box__slow", {"seconds": 30, "marker": str(marker)})
+        assert outcome.is_error and "timed out after 0.5 s" in outcome.text
+        with anyio.fail_after(10):
+            while not marker.exists():
+                await anyio.sleep(0.05)
+        assert marker.read_text() == "cancelled"
+        assert (await session.call("mcp__box__echo", {"text": "still fine"})).text == "still fine"
+
+
+async def test_list_changed_refreshes_tools(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"box": stdio_entry()}})
+    async with Session(home) as session:
+        changes: list[int] = []
+        session.on_surface_change(lambda: changes.append(1))
+        assert "mcp__box__fresh" not in session.surface().tools
+        await session.call("mcp__box__add_tool", {})
+        with anyio.fail_after(10):
+            while "mcp__box__fresh" not in session.surface().tools:
+                await anyio.sleep(0.05)
+        assert (await session.call("mcp__box__fresh", {})).text == "fresh result"
+        assert changes
+
+
+async def test_crash_restart_then_park_then_revive(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"box": stdio_entry()}})
+    async with Session(home, policy=FAST) as session:
+        connection = session.connections()["box"]
+        pids = {connection.pid}
+        for expected_restarts in (1, 2, 3):
+            await session.call("mcp__box__crash", {})
+            with anyio.fail_after(20):
+                while not (connection.connected and connection.restarts == expected_restarts):
+                    await anyio.sleep(0.05)
+            pids.add(connection.pid)
+        assert len(pids) == 4
+        await session.call("mcp__box__crash", {})
+        with anyio.fail_after(20):
+            while connection.state != "parked":
+                await anyio.sleep(0.05)
+        assert "mcp__box__echo" not in session.surface().tools
+        payload = (await session.call("mcp__box__echo", {"text": "x"})).unavailable
+        assert payload is not None and payload["state"] == "parked"
+        assert "crashed 4 times in a row" in payload["reason"] and "exit code 3" in payload["reason"]
+        assert "toolbox starting" in payload["stderr_tail"]
+        report = await session.reload()
+        assert report.revived == ["box"] and report.unchanged == ["box"]
+        assert connection.connected
+        assert (await session.call("mcp__box__echo", {"text": "back"})).text == "back"
+
+
+async def test_successful_call_restores_restart_budget(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"box": stdio_entry()}})
+    async with Session(home, policy=FAST) as session:
+        connection = session.connections()["box"]
+        for round_number in range(1, 6):
+            assert (await session.call("mcp__box__echo", {"text": "ok"})).text == "ok"
+            await session.call("mcp__box__crash", {})
+            with anyio.fail_after(20):
+                while not (connection.connected and connection.restarts == round_number):
+                    await anyio.sleep(0.05)
+        assert connection.state == "connected"
+
+
+async def test_reload_applies_only_the_difference(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"keep": stdio_entry(), "change": stdio_entry(), "drop": stdio_entry()}})
+    async with Session(home) as session:
+        keep_pid = session.connections()["keep"].pid
+        change_pid = session.connections()["change"].pid
+        drop_pid = session.connections()["drop"].pid
+        write_config(home, {"mcp_servers": {"keep": stdio_entry(), "change": stdio_entry(timeout=99),
+                                            "new": stdio_entry()}})
+        report = await session.reload()
+        assert report.to_json() == {"added": ["new"], "removed": ["drop"], "restarted": ["change"],
+                                    "unchanged": ["keep"], "revived": []}
+        connections = session.connections()
+        assert connections["keep"].pid == keep_pid
+        assert connections["change"].pid != change_pid and connections["change"].connected
+        assert "mcp__new__echo" in session.surface().tools and "mcp__drop__echo" not in session.surface().tools
+        assert drop_pid is not None
+        with pytest.raises(ProcessLookupError):
+            os.kill(drop_pid, 0)
+
+
+async def test_disabled_and_global_switches(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"off": stdio_entry(enabled=False), "on": stdio_entry()},
+                        "mcp": {"stdio_servers": False}})
+    async with Session(home) as session:
+        states = {n: c.state.value for n, c in session.connections().items()}
+        assert states == {"off": "disabled", "on": "disabled"}
+        payload = (await session.call("mcp__on__echo", {"text": "x"})).unavailable
+        assert payload is not None and "mcp.stdio_servers: false" in payload["reason"]
+        assert "enabled: false" in (await session.call("mcp__off__echo", {})).text
+
+
+async def test_platform_toolsets(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"a": stdio_entry("tools_only.py"), "b": stdio_entry("tools_only.py")},
+                        "platform_toolsets": {"telegram": ["mcp-a", "web"], "discord": ["no_mcp"],
+                                              "slack": ["web"]}})
+    expected = {"telegram": {"a"}, "discord": set(), "slack": {"a", "b"}, None: {"a", "b"}}
+    for platform, servers in expected.items():
+        async with Session(home, platform=platform) as session:
+            assert {t.server for t in session.surface().tools.values()} == servers, platform
+
+
+async def test_http_with_bearer_header_and_token_redacted(home: Home, http_server: Any,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    url = http_server("--require-bearer", CANARY)
+    monkeypatch.setenv("BOX_TOKEN", CANARY)
+    write_config(home, {"mcp_servers": {
+        "web": {"url": url, "headers": {"Authorization": "Bearer ${BOX_TOKEN}"}},
+        "nokey": {"url": url},
+    }})
+    async with Session(home) as session:
+        connections = session.connections()
+        assert connections["web"].connected
+        assert connections["nokey"].state == "failed" and "401" in connections["nokey"].reason
+        outcome = await session.call("mcp__web__fail", {"text": CANARY})
+        assert outcome.is_error and CANARY not in outcome.text
+        assert CANARY not in json.dumps(session.status())
+        assert (await session.call("mcp__web__echo", {"text": "over http"})).text == "over http"
