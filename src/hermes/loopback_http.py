@@ -37,9 +37,22 @@ async def serve_asgi(app: Any, sock: socket.socket, *,
     """Serve `app` on `sock` until cancelled; `task_status.started()` once it accepts requests."""
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=1)
     server = _QuietServer(config)
+    stopped = anyio.Event()
+
+    async def run() -> None:
+        # Shielded so that cancelling the owner asks uvicorn to stop gracefully (lifespan shutdown
+        # included) instead of tearing it down mid-request.
+        with anyio.CancelScope(shield=True):
+            try:
+                await server.serve([sock])
+            finally:
+                stopped.set()
+
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(server.serve, [sock])
+        tasks.start_soon(run)
         while not server.started:
+            if stopped.is_set():
+                raise OSError(f"the HTTP server on {sock.getsockname()} did not start")
             await anyio.sleep(0.005)
         task_status.started()
         try:

@@ -20,10 +20,10 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from anyio.abc import TaskGroup
+from anyio.abc import TaskGroup, TaskStatus
+from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
-from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -40,7 +40,7 @@ class SurfaceServer:
 
     def __init__(self, session: Session) -> None:
         self.session = session
-        self._clients: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        self._clients: weakref.WeakSet[Connection] = weakref.WeakSet()
         self._changed = anyio.Event()
         self.server: Server[Any] = Server(
             "hermes", version=__version__,
@@ -49,9 +49,11 @@ class SurfaceServer:
         session.on_surface_change(self._changed.set)
 
     def _remember(self, ctx: ServerRequestContext[Any]) -> None:
-        session = getattr(ctx, "session", None)
-        if isinstance(session, ServerSession):
-            self._clients.add(session)
+        # `ctx.session` is a per-request proxy; the connection behind it is what lives as long as
+        # the client does, and its standalone channel is where unsolicited notifications go.
+        connection = getattr(ctx.session, "_connection", None)
+        if isinstance(connection, Connection):
+            self._clients.add(connection)
 
     async def _list_tools(self, ctx: ServerRequestContext[Any],
                           params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -87,8 +89,9 @@ class SurfaceServer:
         return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
 
 
-async def _stop_on_signal(tasks: TaskGroup) -> None:
+async def _stop_on_signal(tasks: TaskGroup, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        task_status.started()
         async for _ in signals:
             tasks.cancel_scope.cancel()
             return
@@ -111,7 +114,7 @@ class _BearerGuard:
 
 
 async def _serve_http(surface: SurfaceServer, port: int, token: str,
-                      *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+                      *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
     app = surface.server.streamable_http_app()
     sock = bind_loopback(port)
     actual = sock.getsockname()[1]
@@ -124,9 +127,16 @@ async def _serve_http(surface: SurfaceServer, port: int, token: str,
 
 
 async def serve(home: Home, *, http: bool, port: int, platform: str | None) -> None:
+    # Signals are watched before any child starts, so a SIGTERM during start-up still stops cleanly.
+    async with anyio.create_task_group() as outer:
+        await outer.start(_stop_on_signal, outer)
+        await _serve_session(home, http=http, port=port, platform=platform)
+        outer.cancel_scope.cancel()
+
+
+async def _serve_session(home: Home, *, http: bool, port: int, platform: str | None) -> None:
     async with Session(home, platform=platform) as session, anyio.create_task_group() as tasks:
         surface = SurfaceServer(session)
-        tasks.start_soon(_stop_on_signal, tasks)
         await tasks.start(publish_control, session)
         tasks.start_soon(surface.announce_changes)
         if http:

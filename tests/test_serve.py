@@ -1,0 +1,135 @@
+"""`hermes mcp serve` driven by a real MCP client (the SDK's `Client`), and reload through it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+import psutil
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.session import IncomingMessage
+
+from hermes.home import Home
+from tests.conftest import PYTHON, hermes, stdio_entry, wait_for, write_config
+
+pytestmark = pytest.mark.anyio
+
+
+def _serve_params(home: Home, *extra: str) -> StdioServerParameters:
+    return StdioServerParameters(command=PYTHON, args=["-m", "hermes", "mcp", "serve", *extra],
+                                 env={"HERMES_HOME": str(home.root), "NO_COLOR": "1"})
+
+
+async def test_client_drives_serve_end_to_end_with_reload(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"box": stdio_entry()}})
+    changes: list[str] = []
+
+    async def on_message(message: IncomingMessage) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changes.append(message.method)
+
+    async with Client(_serve_params(home), mode="legacy", message_handler=on_message) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert "mcp__box__echo" in names and "mcp__box__get_weather" in names
+        result = await client.call_tool("mcp__box__echo", {"text": "through hermes"})
+        assert not result.is_error and result.content[0].text == "through hermes"  # type: ignore[union-attr]
+
+        missing = await client.call_tool("mcp__ghost__echo", {})
+        assert missing.is_error
+
+        write_config(home, {"mcp_servers": {"box": stdio_entry(), "more": stdio_entry("tools_only.py")}})
+        reload = await anyio.to_thread.run_sync(lambda: hermes("mcp", "reload", "--json", home=home))
+        assert reload.returncode == 0, reload.stderr
+        assert '"added": [\n' in reload.stdout and '"more"' in reload.stdout
+        with anyio.fail_after(10):
+            while not changes:
+                await anyio.sleep(0.05)
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert "mcp__more__ping" in names
+        pong = await client.call_tool("mcp__more__ping", {})
+        assert pong.content[0].text == "pong from ping"  # type: ignore[union-attr]
+    assert wait_for(lambda: not list(home.run.glob("session-*.json")), timeout=10)
+
+
+async def test_unavailable_tool_answers_structured_through_serve(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"box": stdio_entry(), "dead": {"command": "no-such-command-here"}}})
+    async with Client(_serve_params(home), mode="legacy") as client:
+        result = await client.call_tool("mcp__dead__anything", {})
+        assert result.is_error
+        payload: dict[str, Any] = result.structured_content or {}
+        assert payload["state"] == "failed" and payload["retry"] == "after_user_action"
+        assert "no-such-command-here" in payload["reason"]
+
+
+def test_serve_http_requires_the_printed_token(home: Home, tmp_path: Path) -> None:
+    write_config(home, {"mcp_servers": {"box": stdio_entry()}})
+    errors = (tmp_path / "serve.err").open("w")
+    process = subprocess.Popen([PYTHON, "-m", "hermes", "mcp", "serve", "--http"],
+                               env={**os.environ, "HERMES_HOME": str(home.root)},
+                               stdout=subprocess.DEVNULL, stderr=errors)
+    try:
+        log = tmp_path / "serve.err"
+        assert wait_for(lambda: "Authorization: Bearer" in log.read_text(), timeout=30), log.read_text()
+        lines = log.read_text().splitlines()
+        url = next(line.split(" on ")[1] for line in lines if "MCP server on" in line)
+        token = next(line.split("Bearer ")[1] for line in lines if "Authorization" in line)
+        assert httpx2.post(url, json={}).status_code == 401
+        assert httpx2.post(url, json={}, headers={"Authorization": "Bearer wrong"}).status_code == 401
+
+        async def use() -> str:
+            http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+            from mcp.client.streamable_http import streamable_http_client
+
+            async with http, Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
+                result = await client.call_tool("mcp__box__echo", {"text": "over http"})
+                return str(result.content[0].text)  # type: ignore[union-attr]
+
+        assert anyio.run(use) == "over http"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=20) == 0
+    assert not list(home.run.glob("session-*.json"))
+
+
+def test_sigkilled_serve_leaves_no_children(home: Home, tmp_path: Path) -> None:
+    write_config(home, {"mcp_servers": {"a": stdio_entry(), "b": stdio_entry(), "c": stdio_entry("tools_only.py")}})
+    process = subprocess.Popen([PYTHON, "-m", "hermes", "mcp", "serve"],
+                               env={**os.environ, "HERMES_HOME": str(home.root)},
+                               stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        host = psutil.Process(process.pid)
+        assert wait_for(lambda: len(host.children()) == 3 and bool(list(home.run.glob("session-*.json"))),
+                        timeout=30)
+        children = host.children(recursive=True)
+        assert len(children) >= 3
+        process.kill()
+        process.wait(timeout=10)
+        _, alive = psutil.wait_procs(children, timeout=10)
+        assert alive == [], [p.cmdline() for p in alive]
+    finally:
+        if process.poll() is None:
+            process.kill()
+    # A killed session leaves its runtime file; the next reader sees the dead pid and cleans up.
+    result = hermes("mcp", "reload", home=home)
+    assert result.returncode == 0 and "No running hermes session" in result.stdout
+    assert not list(home.run.glob("session-*.json"))
+
+
+def test_serve_sigterm_stops_children_cleanly(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"a": stdio_entry()}})
+    process = subprocess.Popen([PYTHON, "-m", "hermes", "mcp", "serve"],
+                               env={**os.environ, "HERMES_HOME": str(home.root)},
+                               stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    host = psutil.Process(process.pid)
+    assert wait_for(lambda: len(host.children()) == 1, timeout=30)
+    child = host.children()[0]
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=20) == 0
+    assert not child.is_running() or child.status() == psutil.STATUS_ZOMBIE
