@@ -16,7 +16,7 @@ import secrets
 import signal
 import sys
 import weakref
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import mcp_types as types
@@ -33,6 +33,7 @@ from hermes.control import publish_control
 from hermes.home import Home
 from hermes.loopback_http import bind_loopback, serve_asgi
 from hermes.session import Session
+from hermes.stdin_lines import stdin_is_pollable, stdin_lines
 
 
 class SurfaceServer:
@@ -145,7 +146,8 @@ async def _serve_session(home: Home, *, http: bool, port: int, platform: str | N
             await tasks.start(_serve_http, surface, port, token)
             await anyio.sleep_forever()
         else:
-            async with stdio_server() as (read, write):
+            stdin = cast(Any, stdin_lines()) if stdin_is_pollable() else None
+            async with stdio_server(stdin=stdin) as (read, write):
                 await surface.server.run(read, write, surface.init_options())
             tasks.cancel_scope.cancel()
 
