@@ -265,3 +265,54 @@ async def test_http_with_bearer_header_and_token_redacted(home: Home, http_serve
         assert outcome.is_error and CANARY not in outcome.text
         assert CANARY not in json.dumps(session.status())
         assert (await session.call("mcp__web__echo", {"text": "over http"})).text == "over http"
+
+
+async def test_sse_transport(home: Home, http_server: Any) -> None:
+    url = http_server("--sse", "--require-bearer", CANARY).replace("/mcp", "/sse")
+    write_config(home, {"mcp_servers": {"old": {"url": url, "transport": "sse",
+                                                "headers": {"Authorization": f"Bearer {CANARY}"}}}})
+    async with Session(home) as session:
+        assert session.connections()["old"].connected, session.connections()["old"].reason
+        assert (await session.call("mcp__old__echo", {"text": "via sse"})).text == "via sse"
+
+
+async def test_authorization_never_crosses_origins_on_redirect(home: Home) -> None:
+    import http.server
+    import threading
+
+    seen: list[dict[str, str]] = []
+
+    class Target(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the stdlib's naming
+            seen.append(dict(self.headers))
+            self.send_response(500)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    target = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Target)
+    target_port = target.server_address[1]
+
+    class Redirector(Target):
+        def do_POST(self) -> None:  # noqa: N802
+            self.send_response(307)
+            self.send_header("Location", f"http://127.0.0.1:{target_port}/mcp")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    redirector = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirector)
+    for server in (target, redirector):
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        write_config(home, {"mcp_servers": {"r": {
+            "url": f"http://127.0.0.1:{redirector.server_address[1]}/mcp", "connect_timeout": 10,
+            "headers": {"Authorization": f"Bearer {CANARY}"}}}})
+        async with Session(home) as session:
+            connection = session.connections()["r"]
+            assert connection.state == "failed"
+            assert CANARY not in connection.reason
+    finally:
+        target.shutdown()
+        redirector.shutdown()
+    assert all("Authorization" not in headers and CANARY not in str(headers) for headers in seen)

@@ -19,6 +19,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 parser = argparse.ArgumentParser()
 parser.add_argument("--name", default="toolbox")
 parser.add_argument("--http", metavar="PORTFILE")
+parser.add_argument("--sse", action="store_true", help="with --http: serve legacy SSE at /sse")
 parser.add_argument("--require-bearer")
 parser.add_argument("--ready-delay", type=float, default=0.0)
 parser.add_argument("--crash-after", type=float)
@@ -128,7 +129,7 @@ async def serve_http(portfile: str) -> None:
     import uvicorn
     from starlette.responses import JSONResponse
 
-    inner = app.streamable_http_app()
+    inner = app.sse_app() if options.sse else app.streamable_http_app()
 
     async def guarded(scope, receive, send):  # type: ignore[no-untyped-def]
         if scope["type"] == "http" and options.require_bearer:

@@ -23,14 +23,16 @@ _SHAPES = [
     re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{8,}"),
     re.compile(r"(?i)\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=\-]{4,}"),
     re.compile(r"(?i)\b(api[_-]?key|token|access[_-]?token|refresh[_-]?token|key|password|passwd|secret|"
-               r"client[_-]?secret)(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s&,;\"']+)"),
+               r"client[_-]?secret)([\"']?\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s&,;\"']+)"),
 ]
 
 
 def _shape_replacement(match: re.Match[str]) -> str:
     groups = match.groups()
     if len(groups) == 3:
-        return f"{groups[0]}{groups[1]}{REDACTED}"
+        value = groups[2]
+        quote = value[0] if value[:1] in ("'", '"') else ""
+        return f"{groups[0]}{groups[1]}{quote}{REDACTED}{quote}"
     if len(groups) == 1:
         return f"{groups[0]} {REDACTED}"
     return REDACTED

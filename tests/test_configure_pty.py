@@ -1,0 +1,51 @@
+"""`hermes mcp configure` driven through a real pseudo-terminal, as a person would use it."""
+
+from __future__ import annotations
+
+import os
+
+import pexpect
+
+from hermes.config.store import ConfigStore
+from hermes.home import Home
+from tests.conftest import PYTHON, stdio_entry, write_config
+
+DOWN = "\x1b[B"
+
+
+def _configure(home: Home) -> pexpect.spawn:
+    child = pexpect.spawn(PYTHON, ["-m", "hermes", "mcp", "configure", "box"], encoding="utf-8", timeout=60,
+                          env={**os.environ, "HERMES_HOME": str(home.root), "TERM": "xterm"}, dimensions=(40, 120))
+    child.expect("Tools of 'box'")
+    return child
+
+
+def test_checklist_writes_include_and_all_checked_removes_filter(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"box": stdio_entry()}})
+    offered = ["echo", "get-weather", "env-report", "fail", "big", "slow", "picture", "crash", "add-tool", "whoami"]
+
+    child = _configure(home)
+    child.send(" ")          # uncheck the first tool (echo)
+    child.send(DOWN * 7)
+    child.send(" ")          # uncheck crash
+    child.send("\r")
+    child.expect("Selected 8 of 10 tools")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    include = ConfigStore(home).load().mcp_servers["box"].tools.include
+    assert include == tuple(t for t in offered if t not in ("echo", "crash"))
+
+    child = _configure(home)
+    child.send(" ")          # echo back on; crash stays off
+    child.send("\r")
+    child.expect("Selected 9 of 10 tools")
+    child.expect(pexpect.EOF)
+    assert ConfigStore(home).load().mcp_servers["box"].tools.include == tuple(t for t in offered if t != "crash")
+
+    child = _configure(home)
+    child.send(DOWN * 7 + " \r")
+    child.expect("All 10 tools of 'box' selected")
+    child.expect(pexpect.EOF)
+    assert ConfigStore(home).load().mcp_servers["box"].tools.include is None
+    assert "include" not in home.config.read_text()

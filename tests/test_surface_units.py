@@ -1,0 +1,114 @@
+"""Pure pieces of the tool surface: names, filters, toolsets, results, redaction."""
+
+from __future__ import annotations
+
+import hashlib
+
+import mcp_types as types
+import pytest
+
+from hermes.config.model import ToolFilter
+from hermes.security.environment import child_environment
+from hermes.security.redact import REDACTED, Redactor
+from hermes.tools.filters import filter_warnings, tool_allowed
+from hermes.tools.naming import registered_name, sanitize
+from hermes.tools.results import MAX_OUTPUT, cap
+from hermes.tools.surface import ServerTools, build_surface
+from hermes.tools.toolsets import servers_for_platform
+
+
+def test_sanitize_and_register() -> None:
+    assert sanitize("get-weather.v2 now") == "get_weather_v2_now"
+    assert registered_name("my-server", "do-it") == "mcp__my_server__do_it"
+
+
+def test_long_names_are_clamped_deterministically() -> None:
+    tool = "x" * 80
+    name = registered_name("srv", tool)
+    full = f"mcp__srv__{tool}"
+    assert len(name) == 64
+    assert name == full[:55] + "_" + hashlib.sha256(full.encode()).hexdigest()[:8]
+    assert registered_name("srv", tool) == name
+    assert registered_name("srv", "y" * 80) != name
+
+
+@pytest.mark.parametrize(("rule", "allowed"), [
+    (ToolFilter(), {"get-weather", "list_files", "delete_file"}),
+    (ToolFilter(include=("get-*",)), {"get-weather"}),
+    (ToolFilter(exclude=("delete_*",)), {"get-weather", "list_files"}),
+    (ToolFilter(include=("list_files",), exclude=("list_files",)), {"list_files"}),
+    (ToolFilter(include=()), set()),
+    (ToolFilter(include=("[dl]*",)), {"list_files", "delete_file"}),
+    (ToolFilter(include=("list_file?",)), {"list_files"}),
+])
+def test_filters_match_original_names(rule: ToolFilter, allowed: set[str]) -> None:
+    names = {"get-weather", "list_files", "delete_file"}
+    assert {n for n in names if tool_allowed(n, rule)} == allowed
+
+
+def test_both_include_and_exclude_warns() -> None:
+    assert "include wins" in filter_warnings("s", ToolFilter(include=("a",), exclude=("b",)))[0]
+    assert filter_warnings("s", ToolFilter(include=("a",))) == []
+
+
+def test_platform_toolsets() -> None:
+    servers = ["a", "b"]
+    config = {"tg": ("mcp-a", "web"), "dc": ("no_mcp", "mcp-a"), "sl": ("web",)}
+    assert servers_for_platform(servers, config, "tg") == {"a"}
+    assert servers_for_platform(servers, config, "dc") == set()
+    assert servers_for_platform(servers, config, "sl") == {"a", "b"}
+    assert servers_for_platform(servers, config, "other") == {"a", "b"}
+    assert servers_for_platform(servers, config, None) == {"a", "b"}
+
+
+def _tool(name: str) -> types.Tool:
+    return types.Tool(name=name, input_schema={"type": "object"})
+
+
+def test_collisions_across_servers_and_with_utilities_skip_both() -> None:
+    surface = build_surface([
+        ServerTools("a", ToolFilter(), [_tool("x-y"), _tool("x_y"), _tool("ok"), _tool("list_resources")],
+                    has_resources=True, has_prompts=False),
+        ServerTools("b", ToolFilter(), [_tool("ok")], has_resources=False, has_prompts=False),
+    ])
+    assert set(surface.tools) == {"mcp__a__ok", "mcp__b__ok", "mcp__a__read_resource"}
+    skipped = sorted((s.server, s.original) for s in surface.skipped)
+    assert skipped == [("a", "list_resources"), ("a", "list_resources"), ("a", "x-y"), ("a", "x_y")]
+
+
+def test_cap_keeps_head_and_tail() -> None:
+    text = "H" * MAX_OUTPUT + "T" * 100
+    capped = cap(text)
+    assert len(capped) == MAX_OUTPUT and capped.startswith("HHH") and capped.endswith("T" * 100)
+    assert cap("short") == "short"
+
+
+@pytest.mark.parametrize(("text", "leaked"), [
+    ("token ghp_0123456789abcdefghijABCD here", "ghp_0123456789abcdefghijABCD"),
+    ("key sk-proj-abcdefghijklmnop", "sk-proj-abcdefghijklmnop"),
+    ("Authorization: Bearer abc.def-ghi_jkl", "abc.def-ghi_jkl"),
+    ("url?token=s3cr3tvalue&x=1", "s3cr3tvalue"),
+    ("password: hunter2hunter2", "hunter2hunter2"),
+    ('{"api_key": "zzzzzzzzzz"}', "zzzzzzzzzz"),
+    ("slack xoxb-1234567890-abcdef", "xoxb-1234567890-abcdef"),
+])
+def test_known_shapes_are_redacted(text: str, leaked: str) -> None:
+    redacted = Redactor()(text)
+    assert leaked not in redacted and REDACTED in redacted
+
+
+def test_registered_values_longest_first_and_repr_hides() -> None:
+    redactor = Redactor(["abcd1234", "abcd1234-extended"])
+    assert redactor("x abcd1234-extended y abcd1234") == f"x {REDACTED} y {REDACTED}"
+    assert "abcd" not in repr(redactor)
+    redactor.register("ab")  # too short to hide everywhere without destroying ordinary text
+    assert redactor("ab") == "ab"
+
+
+def test_child_environment_allowlist() -> None:
+    parent = {"PATH": "/bin", "HOME": "/h", "AWS_SECRET_ACCESS_KEY": "x", "XDG_RUNTIME_DIR": "/run/u",
+              "http_proxy": "p", "LANG": "C", "SHELL": "() { :; }; evil"}
+    env = child_environment(parent, {"OWN": "1"})
+    assert env == {"PATH": "/bin", "HOME": "/h", "XDG_RUNTIME_DIR": "/run/u", "LANG": "C", "OWN": "1"}
+    windows = child_environment({"SYSTEMROOT": "C:\\Windows", "APPDATA": "a"}, {}, windows=True)
+    assert windows == {"SYSTEMROOT": "C:\\Windows", "APPDATA": "a"}
