@@ -283,7 +283,7 @@ async def test_authorization_never_crosses_origins_on_redirect(home: Home) -> No
     seen: list[dict[str, str]] = []
 
     class Target(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - the stdlib's naming
+        def do_POST(self) -> None:
             seen.append(dict(self.headers))
             self.send_response(500)
             self.end_headers()
@@ -295,7 +295,7 @@ async def test_authorization_never_crosses_origins_on_redirect(home: Home) -> No
     target_port = target.server_address[1]
 
     class Redirector(Target):
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             self.send_response(307)
             self.send_header("Location", f"http://127.0.0.1:{target_port}/mcp")
             self.send_header("Content-Length", "0")
