@@ -55,7 +55,7 @@ def test_bad_config_exits_2_and_writes_nothing(home: Home) -> None:
 
 
 def test_args_string_is_shell_split() -> None:
-    config = ServerConfig.model_validate({"command": "npx", "args": "-y '@scope/pkg name'"})
+    config = ServerConfig.from_data({"command": "npx", "args": "-y '@scope/pkg name'"})
     assert config.args == ("-y", "@scope/pkg name")
 
 

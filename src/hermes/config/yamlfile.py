@@ -13,14 +13,16 @@ import os
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from filelock import FileLock
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from hermes.errors import ConfigError
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 
 def _yaml() -> YAML:
@@ -96,6 +98,9 @@ def atomic_write(path: Path, text: str, *, mode: int = 0o600) -> None:
 
 
 def file_lock(path: Path) -> FileLock:
+    # Imported here: only editing commands lock, and filelock's import is not free.
+    from filelock import FileLock
+
     path.parent.mkdir(parents=True, exist_ok=True)
     return FileLock(str(path.with_name(path.name + ".lock")), timeout=30)
 
