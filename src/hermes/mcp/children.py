@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import os
+import shutil
 import signal
 import sys
 from collections.abc import Callable
@@ -18,10 +20,18 @@ from collections.abc import Callable
 _PR_SET_PDEATHSIG = 1
 
 
+@functools.cache
+def _prctl() -> Callable[..., int]:
+    # Looked up once in the parent: the forked child should run as little Python as possible
+    # before exec, since the spawning thread waits for it.
+    return ctypes.CDLL(None, use_errno=True).prctl
+
+
 def _linux_die_with_parent(parent_pid: int) -> Callable[[], None]:
+    prctl = _prctl()
+
     def arm() -> None:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         # The parent may have died between fork and prctl; then nobody would send the signal.
         if os.getppid() != parent_pid:
             os._exit(1)
@@ -29,11 +39,36 @@ def _linux_die_with_parent(parent_pid: int) -> Callable[[], None]:
     return arm
 
 
-def die_with_parent() -> Callable[[], None] | None:
-    """A `preexec_fn` that arms the parent-death signal, where the OS has one."""
+@functools.cache
+def _setpriv() -> str | None:
+    return shutil.which("setpriv") if sys.platform.startswith("linux") else None
+
+
+def spawn_plan(command: str, args: list[str]) -> tuple[list[str], Callable[[], None] | None]:
+    """The argv to execute and the `preexec_fn` (if any) so that the child dies with us.
+
+    util-linux's `setpriv --pdeathsig` arms the signal and execs the server; it keeps the fast
+    vfork spawn path, which a Python `preexec_fn` disables (a full fork of the host costs several
+    milliseconds per server). Without setpriv, a `preexec_fn` calls prctl directly.
+    """
+    setpriv = _setpriv()
+    if setpriv is not None:
+        return [setpriv, "--pdeathsig", "KILL", "--", command, *args], None
     if sys.platform.startswith("linux"):
-        return _linux_die_with_parent(os.getpid())
-    return None
+        return [command, *args], _linux_die_with_parent(os.getpid())
+    return [command, *args], None
+
+
+def resolve_command(command: str, path: str | None, cwd: str | None) -> str:
+    """The program a server's `command` names, as the child would find it; FileNotFoundError if none."""
+    if os.sep in command or (os.altsep and os.altsep in command):
+        candidate = command if os.path.isabs(command) or cwd is None else os.path.join(cwd, command)
+        found = shutil.which(candidate)
+    else:
+        found = shutil.which(command, path=path)
+    if found is None:
+        raise FileNotFoundError(command)
+    return found
 
 
 def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:

@@ -21,7 +21,7 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
-from hermes.mcp.children import die_with_parent, kill_group
+from hermes.mcp.children import kill_group, resolve_command, spawn_plan
 
 # A server gets this long to exit by itself after its stdin closes, then SIGTERM, then SIGKILL.
 _EXIT_GRACE = 1.0
@@ -59,10 +59,12 @@ class StdioTransport:
 
     async def __aenter__(self) -> tuple[MemoryObjectReceiveStream[SessionMessage | Exception],
                                         MemoryObjectSendStream[SessionMessage]]:
+        program = resolve_command(self.command, self.env.get("PATH"), self.cwd)
+        argv, preexec = spawn_plan(program, self.args)
         self.process = await asyncio.create_subprocess_exec(
-            self.command, *self.args,
+            *argv,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            env=self.env, cwd=self.cwd, start_new_session=True, preexec_fn=die_with_parent(),
+            env=self.env, cwd=self.cwd, start_new_session=True, preexec_fn=preexec,
             limit=_READ_CHUNK,
         )
         self._incoming_send, self._incoming = anyio.create_memory_object_stream[SessionMessage | Exception](16)

@@ -1,0 +1,93 @@
+"""Per-call cost through hermes vs the raw SDK `Client.call_tool`, same server, stdio and HTTP.
+
+For each transport: 2,000 sequential calls, then 8 concurrent callers sharing 2,000 calls. Raw and
+hermes runs alternate and each figure is the median of `--rounds` rounds, so machine noise hits
+both sides alike. Goal: hermes / raw <= 1.05.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+from bench.common import PYTHON, REPO, median, report, temp_home
+from hermes.session import Session
+
+SERVER = str(REPO / "tests" / "servers" / "toolbox.py")
+Call = Callable[[], Awaitable[object]]
+
+
+async def timed(call: Call, total: int, callers: int) -> float:
+    per_caller = total // callers
+
+    async def worker() -> None:
+        for _ in range(per_caller):
+            await call()
+
+    started = time.perf_counter()
+    async with anyio.create_task_group() as tasks:
+        for _ in range(callers):
+            tasks.start_soon(worker)
+    return (time.perf_counter() - started) / (per_caller * callers)
+
+
+async def measure(raw_target: object, hermes_entry: dict[str, object], total: int, rounds: int) -> dict[str, float]:
+    figures: dict[str, list[float]] = {"raw-seq": [], "hermes-seq": [], "raw-8": [], "hermes-8": []}
+    with temp_home({"box": hermes_entry}) as home:
+        async with Client(raw_target, mode="legacy") as client, Session(home) as session:  # type: ignore[arg-type]
+            async def raw() -> object:
+                return await client.call_tool("echo", {"text": "x"})
+
+            async def through_hermes() -> object:
+                return await session.call("mcp__box__echo", {"text": "x"})
+
+            for call in (raw, through_hermes):  # warm both paths
+                await timed(call, 200, 1)
+            for _ in range(rounds):
+                figures["raw-seq"].append(await timed(raw, total, 1))
+                figures["hermes-seq"].append(await timed(through_hermes, total, 1))
+                figures["raw-8"].append(await timed(raw, total, 8))
+                figures["hermes-8"].append(await timed(through_hermes, total, 8))
+    return {key: median(values) for key, values in figures.items()}
+
+
+def show(transport: str, figures: dict[str, float]) -> None:
+    rows = []
+    for mode, label in (("seq", "sequential"), ("8", "8 concurrent callers")):
+        raw, ours = figures[f"raw-{mode}"], figures[f"hermes-{mode}"]
+        rows.append((f"{label}: raw SDK", f"{raw * 1e6:8.1f} µs/call"))
+        rows.append((f"{label}: hermes", f"{ours * 1e6:8.1f} µs/call   ratio {ours / raw:.3f} (goal <= 1.05)"))
+    report(f"per-call cost, {transport}", rows)
+
+
+async def main(total: int, rounds: int) -> None:
+    stdio = StdioServerParameters(command=PYTHON, args=[SERVER])
+    show("stdio", await measure(stdio, {"command": PYTHON, "args": [SERVER]}, total, rounds))
+    with tempfile.TemporaryDirectory() as scratch:
+        portfile = Path(scratch) / "port"
+        server = subprocess.Popen([PYTHON, SERVER, "--http", str(portfile)], stderr=subprocess.DEVNULL)
+        try:
+            while not portfile.exists():
+                await anyio.sleep(0.05)
+            url = f"http://127.0.0.1:{portfile.read_text()}/mcp"
+            show("Streamable HTTP", await measure(url, {"url": url}, total, rounds))
+        finally:
+            server.kill()
+            server.wait()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    os.environ.setdefault("NO_COLOR", "1")
+    anyio.run(main, args.calls, args.rounds)

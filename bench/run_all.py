@@ -1,0 +1,9 @@
+"""Run every benchmark in turn: `python -m bench.run_all`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+for module in ("bench.bench_list", "bench.bench_startup", "bench.bench_rss", "bench.bench_calls"):
+    subprocess.run([sys.executable, "-m", module], check=True)
