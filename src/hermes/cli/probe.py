@@ -6,6 +6,7 @@ from typing import Any
 
 import anyio
 
+from hermes.cli.progress import progress
 from hermes.home import Home
 from hermes.mcp.connection import RestartPolicy
 from hermes.session import Session
@@ -41,4 +42,5 @@ def probe_server(home: Home, name: str) -> dict[str, Any]:
                 report["stderr_tail"] = session.redactor(connection.stderr_tail)
             return report
 
-    return anyio.run(run)
+    with progress(f"Connecting to '{name}' (a cold npx/uvx start can take a minute)…"):
+        return anyio.run(run)

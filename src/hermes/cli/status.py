@@ -7,6 +7,7 @@ from typing import Any
 import anyio
 
 from hermes.cli.output import print_json, print_table, say
+from hermes.cli.progress import progress
 from hermes.control_client import ask, live_sessions
 from hermes.home import Home
 
@@ -26,7 +27,8 @@ def _fresh_status(home: Home) -> list[dict[str, Any]]:
         async with Session(home) as session:
             return session.status()
 
-    return anyio.run(run)
+    with progress("No session is running; connecting to the configured MCP servers…"):
+        return anyio.run(run)
 
 
 def show_status(home: Home, as_json: bool) -> int:

@@ -10,6 +10,7 @@ import anyio
 import click
 
 from hermes.cli.output import print_json, print_table, say
+from hermes.cli.progress import progress
 from hermes.config.store import ConfigStore
 from hermes.errors import UsageError
 from hermes.home import Home
@@ -42,7 +43,8 @@ def list_command(platform: str | None, as_json: bool) -> None:
                 "warnings": session.warnings,
             }
 
-    data = anyio.run(run)
+    with progress("Connecting to the configured MCP servers…"):
+        data = anyio.run(run)
     if as_json:
         print_json(data)
         return
@@ -89,7 +91,8 @@ def call_command(name: str, raw_args: str, platform: str | None, as_json: bool) 
         async with Session(home, platform=platform, only=_server_for(name, home)) as session:
             return await session.call(name, arguments)
 
-    outcome = anyio.run(run)
+    with progress(f"Calling {name}…"):
+        outcome = anyio.run(run)
     if as_json:
         print_json(outcome.to_json())
     elif outcome.unavailable is not None:

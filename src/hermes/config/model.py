@@ -112,7 +112,7 @@ class ToolFilter:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class OAuthSettings:
     client_id: str | None = None
     client_secret: str | None = None
@@ -150,7 +150,7 @@ def _args(value: Any, loc: Loc) -> tuple[str, ...]:
     return _texts(value, loc)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ServerConfig:
     """One entry of `mcp_servers`: a stdio server (`command`) or an HTTP server (`url`)."""
 

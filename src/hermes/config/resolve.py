@@ -10,7 +10,7 @@ from hermes.config.model import ServerConfig
 from hermes.security.redact import credential_parts
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ResolvedServer:
     name: str
     config: ServerConfig
@@ -20,6 +20,10 @@ class ResolvedServer:
     cwd: str | None = None
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        # env and header values are credentials more often than not.
+        return f"ResolvedServer({self.name!r}, command={self.command!r}, url={self.url!r})"
 
     @property
     def secrets(self) -> list[str]:
