@@ -119,6 +119,7 @@ class Session:
         self.redactor = Redactor()
         self.warnings: list[str] = []
         self._environ = dict(os.environ if environ is None else environ)
+        self._cache_dir = home.cache  # computed once: building paths shows up in per-call cost
         self._conn_env = ConnectionEnv(self.redactor, resolver or ConfiguredEndpoint(),
                                        policy or RestartPolicy(), home.logs, self._environ)
         self._config = HermesConfig()
@@ -331,7 +332,7 @@ class Session:
                         arguments: dict[str, Any]) -> RenderedResult:
         if tool.kind == "tool":
             result = await connection.call_tool(tool.original, arguments)
-            return render_result(result, cache=self.home.cache, server=tool.server, redact=self.redactor)
+            return render_result(result, cache=self._cache_dir, server=tool.server, redact=self.redactor)
         if tool.kind == "list_resources":
             listing = await connection.list_resources()
             text = "\n".join(f"{r.uri}\t{r.name}\t{r.description or ''}".rstrip() for r in listing.resources)
