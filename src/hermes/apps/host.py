@@ -1,0 +1,167 @@
+"""The `Host` seam: every operating-system fact the app checks need, in one small interface.
+
+The real host is chosen by `sys.platform` in `local_host()`; tests build hosts from real fixture
+files (plists, dpkg status files, snap.yaml, AppStream metainfo) plus small tables for what
+cannot exist on Linux (the Windows registry, PE version resources), so the darwin and win32 logic
+runs on any machine. Nothing else in `apps/` looks at `sys.platform`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import plistlib
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+_MAX_READ = 1 << 20
+
+
+@dataclass(frozen=True)
+class UninstallEntry:
+    """One entry of Windows' Uninstall keys, in lookup order: HKLM, HKLM WOW6432Node, HKCU."""
+
+    display_name: str
+    display_version: str | None
+    install_location: str | None
+
+
+class Host(Protocol):
+    os_name: str  # "linux" | "darwin" | "win32"
+
+    def env(self, name: str) -> str | None: ...
+    def home(self) -> str: ...
+    def is_file(self, path: str) -> bool: ...
+    def is_dir(self, path: str) -> bool: ...
+    def list_dir(self, path: str) -> list[str]: ...
+    def read_text(self, path: str) -> str | None: ...
+    def read_plist(self, path: str) -> dict[str, Any] | None: ...
+    def which(self, name: str) -> str | None: ...
+    def uninstall_entries(self) -> list[UninstallEntry]: ...
+    def pe_file_version(self, path: str) -> str | None: ...
+    def rpm_version(self, package: str) -> str | None: ...
+    def pid_alive(self, pid: int) -> bool: ...
+    def process_running(self, path: str) -> bool: ...
+    def interactive_session(self) -> bool: ...
+
+
+def _os_name() -> str:
+    if sys.platform == "win32":
+        return "win32"
+    if sys.platform == "darwin":
+        return "darwin"
+    return "linux"
+
+
+class LocalHost:
+    """This machine."""
+
+    def __init__(self) -> None:
+        self.os_name = _os_name()
+
+    def env(self, name: str) -> str | None:
+        return os.environ.get(name)
+
+    def home(self) -> str:
+        return str(Path.home())
+
+    def is_file(self, path: str) -> bool:
+        return os.path.isfile(path)
+
+    def is_dir(self, path: str) -> bool:
+        return os.path.isdir(path)
+
+    def list_dir(self, path: str) -> list[str]:
+        try:
+            return os.listdir(path)
+        except OSError:
+            return []
+
+    def read_text(self, path: str) -> str | None:
+        try:
+            with open(path, "rb") as handle:
+                return handle.read(_MAX_READ).decode("utf-8", errors="replace")
+        except OSError:
+            return None
+
+    def read_plist(self, path: str) -> dict[str, Any] | None:
+        try:
+            with open(path, "rb") as handle:
+                data = plistlib.load(handle)
+        except (OSError, plistlib.InvalidFileException, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def which(self, name: str) -> str | None:
+        return shutil.which(name)
+
+    def uninstall_entries(self) -> list[UninstallEntry]:
+        if sys.platform == "win32":
+            from hermes.apps.windows import read_uninstall_entries
+
+            return read_uninstall_entries()
+        return []
+
+    def pe_file_version(self, path: str) -> str | None:
+        if sys.platform == "win32":
+            from hermes.apps.windows import read_pe_file_version
+
+            return read_pe_file_version(path)
+        return None
+
+    def rpm_version(self, package: str) -> str | None:
+        rpm = shutil.which("rpm")
+        if rpm is None:
+            return None
+        # Queries the package database only; the app itself is never run.
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            result = subprocess.run([rpm, "-q", "--qf", "%{VERSION}", package], capture_output=True, text=True,
+                                    timeout=10, check=False)
+            if result.returncode == 0 and result.stdout.strip():
+                return result.stdout.strip()
+        return None
+
+    def pid_alive(self, pid: int) -> bool:
+        import psutil
+
+        try:
+            return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+        except (psutil.Error, OverflowError, ValueError):
+            return False
+
+    def process_running(self, path: str) -> bool:
+        import psutil
+
+        target = os.path.normcase(os.path.realpath(path))
+        for process in psutil.process_iter(["exe", "cmdline"]):
+            info = process.info
+            seen = [info.get("exe") or "", *(info.get("cmdline") or [])[:2]]
+            if any(item and os.path.normcase(os.path.realpath(item)) == target for item in seen):
+                return True
+        return False
+
+    def interactive_session(self) -> bool:
+        if sys.platform == "win32":
+            from hermes.apps.windows import has_interactive_session
+
+            return has_interactive_session()
+        if sys.platform == "darwin":
+            return True  # no way to ask without a subprocess; see SPEC 5.5
+        return linux_interactive_session(self)
+
+
+def linux_interactive_session(host: Host) -> bool:
+    """`/proc/self/sessionid` readable and not the 'unset' value, and `/run/user/<uid>` exists."""
+    session = (host.read_text("/proc/self/sessionid") or "").strip()
+    if not session or session == "4294967295":
+        return False
+    uid = os.getuid() if hasattr(os, "getuid") else -1
+    return host.is_dir(f"/run/user/{uid}")
+
+
+def local_host() -> Host:
+    return LocalHost()

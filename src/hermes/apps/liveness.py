@@ -1,0 +1,73 @@
+"""Runtime liveness: the only endpoint trusted for an app-bound server is the app's runtime file.
+
+On every connect the file is read afresh: its pid must be alive, its URL plain http on loopback
+with a port, and the endpoint is rebuilt from host:port plus the declared `endpoint_path` and
+checked again. Any failure raises `LiveEndpointUnavailable`; there is never a fallback to the
+URL written in mcp.json or config.yaml.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from hermes.apps.declaration import LivenessSpec
+from hermes.apps.host import Host
+from hermes.apps.locate import expand
+from hermes.errors import HermesError
+from hermes.runtimefile import RuntimeFileError, read_runtime_file
+
+APP_NOT_RUNNING = "app_not_running"
+ENDPOINT_UNAVAILABLE = "endpoint_unavailable"
+
+
+class LiveEndpointUnavailable(HermesError):
+    def __init__(self, server: str, state: str, reason: str) -> None:
+        self.server = server
+        self.state = state
+        self.reason = reason
+        super().__init__(f"Server '{server}' has no live endpoint: {reason}.")
+
+
+@dataclass(frozen=True)
+class LiveEndpoint:
+    url: str
+    pid: int
+    token: str | None
+    runtime_file: str
+
+    @property
+    def identity(self) -> tuple[str, int, str | None]:
+        """What changes when the app restarts: a new pid, port or token means reconnect."""
+        return self.url, self.pid, self.token
+
+    def __repr__(self) -> str:
+        return f"LiveEndpoint(url={self.url!r}, pid={self.pid}, token={'<hidden>' if self.token else None})"
+
+
+def runtime_file_path(spec: LivenessSpec, host: Host) -> str | None:
+    return expand(host, spec.path) if spec.path else None
+
+
+def resolve_live_endpoint(server: str, spec: LivenessSpec, host: Host, *,
+                          app_path: str | None = None) -> LiveEndpoint:
+    path = runtime_file_path(spec, host)
+    if path is None:
+        raise LiveEndpointUnavailable(server, ENDPOINT_UNAVAILABLE,
+                                      f"the runtime file path {spec.path} uses a variable that is not set")
+    try:
+        runtime = read_runtime_file(Path(path), pid_key=spec.pid_key, url_key=spec.url_key,
+                                    token_key=spec.token_key)
+    except RuntimeFileError as exc:
+        missing = exc.reason == "the file does not exist"
+        if missing and app_path is not None and not host.process_running(app_path):
+            raise LiveEndpointUnavailable(server, APP_NOT_RUNNING, "the app is not running") from None
+        raise LiveEndpointUnavailable(server, ENDPOINT_UNAVAILABLE, f"runtime file {path}: {exc.reason}") from None
+    if not host.pid_alive(runtime.pid):
+        raise LiveEndpointUnavailable(server, APP_NOT_RUNNING,
+                                      f"the process {runtime.pid} named in {path} is not running")
+    try:
+        url = runtime.url(spec.endpoint_path)
+    except ValueError as exc:
+        raise LiveEndpointUnavailable(server, ENDPOINT_UNAVAILABLE, str(exc)) from None
+    return LiveEndpoint(url, runtime.pid, runtime.token, path)
