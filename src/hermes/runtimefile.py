@@ -51,7 +51,7 @@ class RuntimeEndpoint:
 
     def url(self, endpoint_path: str = "/mcp") -> str:
         """`base_url` + a plain path, parsed again so no path can move the request elsewhere."""
-        if not _PLAIN_PATH.match(endpoint_path) or ".." in endpoint_path.split("/"):
+        if not plain_endpoint_path(endpoint_path):
             raise ValueError(f"endpoint path {endpoint_path!r} is not a plain path")
         composed = self.base_url + endpoint_path
         parts = urlsplit(composed)
@@ -64,6 +64,11 @@ class RuntimeEndpoint:
         return f"RuntimeEndpoint(pid={self.pid}, url={self.base_url!r}, token={'<hidden>' if self.token else None})"
 
 
+def plain_endpoint_path(text: str) -> bool:
+    """`/mcp`-like: letters, digits, `._~-/`, no `..` segment and no `//` (which reads as an authority)."""
+    return bool(_PLAIN_PATH.match(text)) and ".." not in text.split("/") and "//" not in text
+
+
 def _read_object(path: Path) -> dict[str, Any]:
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
@@ -73,10 +78,13 @@ def _read_object(path: Path) -> dict[str, Any]:
         if os.path.islink(path):
             raise RuntimeFileError(path, "the file is a symbolic link, which is not trusted") from None
         raise RuntimeFileError(path, f"the file cannot be read ({exc.strerror})") from None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise RuntimeFileError(path, "it is not a regular file")
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as handle:
         raw = handle.read(MAX_RUNTIME_FILE_BYTES + 1)
     if len(raw) > MAX_RUNTIME_FILE_BYTES:
         raise RuntimeFileError(path, f"the file is larger than {MAX_RUNTIME_FILE_BYTES} bytes")

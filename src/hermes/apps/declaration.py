@@ -16,6 +16,7 @@ from typing import Any
 
 from hermes.apps.versions import is_version
 from hermes.errors import HermesError
+from hermes.runtimefile import plain_endpoint_path
 
 EXTENSION_KEY = "com.nousresearch.hermes"
 OSES = ("darwin", "win32", "linux")
@@ -23,7 +24,6 @@ PRESENCES = ("bundle", "executable")
 DEFAULT_ENDPOINT_PATH = "/mcp"
 
 _SIMPLE_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
-_PLAIN_PATH = re.compile(r"^/[A-Za-z0-9._~/-]*$")
 _ENV_PREFIX = re.compile(r"^(%[A-Za-z_][A-Za-z0-9_]*%|\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\})")
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 _BARE_NAME = re.compile(r"^[^/\\\x00]{1,255}$")
@@ -261,7 +261,7 @@ class _Parser:
 
     def endpoint_path(self, value: Any, path: str) -> str:
         text = self.text(value, path)
-        if not _PLAIN_PATH.match(text) or ".." in text.split("/"):
+        if not plain_endpoint_path(text):
             raise self.fail(path, f"{text!r} must be a plain path like /mcp (letters, digits, . _ ~ - and /)")
         return text
 
