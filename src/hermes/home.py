@@ -36,6 +36,14 @@ class Home:
     def cache(self) -> Path:
         return self.root / "cache"
 
+    @property
+    def plugins(self) -> Path:
+        return self.root / "plugins"
+
+    @property
+    def plugin_data(self) -> Path:
+        return self.root / "plugin-data"
+
     def server_log(self, server: str) -> Path:
         return self.logs / f"mcp-{server}.log"
 

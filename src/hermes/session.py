@@ -20,7 +20,11 @@ from anyio.abc import TaskGroup
 from mcp.shared.exceptions import MCPError
 from mcp_types import REQUEST_TIMEOUT
 
-from hermes.config.model import HermesConfig, ServerConfig
+from hermes.apps.declaration import ServerDeclaration
+from hermes.apps.gate import Gate, app_gate
+from hermes.apps.host import Host, local_host
+from hermes.apps.status import APP_STATES, HERMES_NOT_CONNECTED, AppStatus
+from hermes.config.model import HermesConfig
 from hermes.config.resolve import ResolvedServer, resolve_server
 from hermes.config.store import ConfigStore
 from hermes.errors import ServerNotConnected
@@ -28,42 +32,16 @@ from hermes.home import Home
 from hermes.mcp.connection import ConnectionEnv, RestartPolicy, ServerConnection, State
 from hermes.mcp.describe import describe_failure
 from hermes.mcp.endpoint import ConfiguredEndpoint, EndpointResolver
+from hermes.mcp.live import LiveEndpointResolver
+from hermes.plugins.registry import load_enabled
 from hermes.security.redact import Redactor
+from hermes.servers import DesiredServer, desired_servers
 from hermes.tools.filters import filter_warnings, tool_allowed
 from hermes.tools.naming import sanitize
 from hermes.tools.results import RenderedResult, render_result
 from hermes.tools.surface import ServerTools, Surface, SurfaceTool, build_surface
 from hermes.tools.toolsets import servers_for_platform
 from hermes.tools.unavailable import Unavailable
-
-
-@dataclass(frozen=True)
-class DesiredServer:
-    """A server the config asks for, with where it came from and why it may be off."""
-
-    name: str
-    config: ServerConfig
-    source: str
-    disabled_reason: str | None
-
-
-def desired_servers(config: HermesConfig, *, only: set[str] | None = None,
-                    ignore_disabled: bool = False) -> dict[str, DesiredServer]:
-    servers: dict[str, DesiredServer] = {}
-    for name, entry in config.mcp_servers.items():
-        if only is not None and name not in only:
-            continue
-        reason: str | None = None
-        if ignore_disabled:
-            pass
-        elif not config.mcp.client:
-            reason = "all MCP servers are off (mcp.client: false in config.yaml)"
-        elif not entry.enabled:
-            reason = "disabled in config.yaml (enabled: false)"
-        elif entry.is_stdio and not config.mcp.stdio_servers:
-            reason = "stdio servers are off (mcp.stdio_servers: false in config.yaml)"
-        servers[name] = DesiredServer(name, entry, "config.yaml", reason)
-    return servers
 
 
 @dataclass
@@ -110,8 +88,10 @@ class CallOutcome:
 class Session:
     def __init__(self, home: Home, *, platform: str | None = None, policy: RestartPolicy | None = None,
                  resolver: EndpointResolver | None = None, environ: Mapping[str, str] | None = None,
-                 only: set[str] | None = None, ignore_disabled: bool = False) -> None:
+                 only: set[str] | None = None, ignore_disabled: bool = False, host: Host | None = None,
+                 watch_interval: float = 0.5) -> None:
         self.home = home
+        self.host = host or local_host()
         self._only = only
         self._ignore_disabled = ignore_disabled
         self.platform = platform
@@ -121,7 +101,9 @@ class Session:
         self._environ = dict(os.environ if environ is None else environ)
         self._cache_dir = home.cache  # computed once: building paths shows up in per-call cost
         self._conn_env = ConnectionEnv(self.redactor, resolver or ConfiguredEndpoint(),
-                                       policy or RestartPolicy(), home.logs, self._environ)
+                                       policy or RestartPolicy(), home.logs, self._environ, watch_interval)
+        self._gates: dict[str, Gate] = {}
+        self.plugin_errors: list[str] = []
         self._config = HermesConfig()
         self._desired: dict[str, DesiredServer] = {}
         self._connections: dict[str, ServerConnection] = {}
@@ -155,9 +137,13 @@ class Session:
                 await self._stop(name)
 
     def _apply_config(self, config: HermesConfig) -> None:
+        plugins = load_enabled(self.home, config)
         self._config = config
-        self._desired = desired_servers(config, only=self._only, ignore_disabled=self._ignore_disabled)
+        self._desired = desired_servers(config, plugins, only=self._only,
+                                        ignore_disabled=self._ignore_disabled).servers
+        self.plugin_errors = plugins.errors
         self.warnings = [w for d in self._desired.values() for w in filter_warnings(d.name, d.config.tools)]
+        self.warnings += plugins.warnings
 
     def _variables(self) -> dict[str, str]:
         from hermes.config.dotenv import read_dotenv
@@ -174,9 +160,7 @@ class Session:
             def resolve(desired: DesiredServer = desired) -> ResolvedServer:
                 return resolve_server(desired.name, desired.config, variables)
 
-            connection = ServerConnection(name, desired.config, resolve, self._conn_env,
-                                          on_tools_changed=self._tools_changed,
-                                          disabled_reason=desired.disabled_reason)
+            connection = self._connection_for(desired, resolve)
             finished = anyio.Event()
             self._connections[name] = connection
             self._finished[name] = finished
@@ -185,6 +169,34 @@ class Session:
         for connection in started:
             await connection.first_attempt_done.wait()
         self._tools_changed(None)
+
+    def _connection_for(self, desired: DesiredServer, resolve: Callable[[], ResolvedServer]) -> ServerConnection:
+        """A supervisor for one server; a declared server first passes the app gate."""
+        declaration = desired.declaration
+        resolver: LiveEndpointResolver | None = None
+        disabled = desired.disabled_reason
+        gate: Gate | None = None
+        if declaration is not None and disabled is None:
+            gate = app_gate(declaration, self.host, desired.app_name or desired.name)
+            self._gates[desired.name] = gate
+            if gate.refusal is not None:
+                disabled = gate.refusal.sentence
+            else:
+                resolver = self._live_resolver(declaration, gate)
+        else:
+            self._gates.pop(desired.name, None)
+        connection = ServerConnection(desired.name, desired.config, resolve, self._conn_env,
+                                      on_tools_changed=self._tools_changed, disabled_reason=disabled,
+                                      resolver=resolver, watch=resolver)
+        if gate is not None and gate.refusal is not None:
+            connection.app_state = gate.refusal.state
+        return connection
+
+    def _live_resolver(self, declaration: ServerDeclaration, gate: Gate) -> LiveEndpointResolver | None:
+        spec = declaration.liveness_for(self.host.os_name)
+        if spec is None or spec.kind != "server_json":
+            return None
+        return LiveEndpointResolver(declaration.server, spec, self.host, self.redactor, gate.availability.path)
 
     @staticmethod
     async def _supervise(connection: ServerConnection, finished: anyio.Event) -> None:
@@ -207,6 +219,7 @@ class Session:
         old = self._desired
         self._apply_config(config)
         report = ReloadReport()
+        regated: list[str] = []
         for name in sorted(set(old) | set(self._desired)):
             before, after = old.get(name), self._desired.get(name)
             if after is None:
@@ -219,9 +232,13 @@ class Session:
                 await self._stop(name)
             else:
                 report.unchanged.append(name)
-                if self._connections[name].revive():
+                if self._gate_changed(after):
+                    await self._stop(name)
+                    regated.append(name)
                     report.revived.append(name)
-        await self._start(report.added + report.restarted)
+                elif self._connections[name].revive():
+                    report.revived.append(name)
+        await self._start(report.added + report.restarted + regated)
         for name in report.revived:
             connection = self._connections[name]
             with anyio.move_on_after(connection.config.connect_timeout):
@@ -231,6 +248,14 @@ class Session:
                     await anyio.sleep(0.02)
         self._tools_changed(None)
         return report
+
+    def _gate_changed(self, desired: DesiredServer) -> bool:
+        """An app installed, updated or removed since the last check changes what may start."""
+        before = self._gates.get(desired.name)
+        if desired.declaration is None or before is None:
+            return False
+        now = app_gate(desired.declaration, self.host, desired.app_name or desired.name)
+        return now.open != before.open or now.availability != before.availability
 
     # -- the surface -----------------------------------------------------------------------------
 
@@ -258,16 +283,44 @@ class Session:
             self._surface = build_surface(servers)
         return self._surface
 
-    def unavailable(self) -> list[Unavailable]:
+    def unavailable(self) -> list[Unavailable | AppStatus]:
         """Servers on this platform whose tools are missing from the surface, with the reason."""
         allowed = self._platform_servers()
         return [self._unavailable(connection) for name, connection in sorted(self._connections.items())
                 if name in allowed and not connection.connected]
 
-    def _unavailable(self, connection: ServerConnection) -> Unavailable:
+    def _unavailable(self, connection: ServerConnection) -> Unavailable | AppStatus:
+        desired = self._desired.get(connection.name)
+        if desired is not None and desired.declaration is not None and desired.disabled_reason is None:
+            return self._app_status(desired, connection)
         return Unavailable(connection.name, connection.state.value,
                            self.redactor(connection.reason or "it has not connected yet"),
                            self.redactor(connection.stderr_tail))
+
+    def _app_status(self, desired: DesiredServer, connection: ServerConnection) -> AppStatus:
+        gate = self._gates.get(desired.name)
+        if gate is not None and gate.refusal is not None:
+            return gate.refusal
+        declaration = desired.declaration
+        assert declaration is not None
+        availability = gate.availability if gate else None
+        state = connection.app_state if connection.app_state in APP_STATES else HERMES_NOT_CONNECTED
+        detail = connection.reason or ("it is still connecting" if state == HERMES_NOT_CONNECTED else None)
+        return AppStatus(desired.name, state, desired.app_name or desired.name,
+                         availability.version if availability else None,
+                         availability.path if availability else None,
+                         declaration.requires.min_version, self.host.os_name, self.redactor(detail or "") or None)
+
+    def app_states(self) -> dict[str, str]:
+        """For declared servers: `available`, or why not (the state names of SPEC 5.5)."""
+        states: dict[str, str] = {}
+        for name, desired in self._desired.items():
+            if desired.declaration is None:
+                continue
+            connection = self._connections.get(name)
+            states[name] = "available" if connection and connection.connected else \
+                (self._app_status(desired, connection).state if connection else "unknown")
+        return states
 
     def connections(self) -> dict[str, ServerConnection]:
         return dict(self._connections)
@@ -291,7 +344,15 @@ class Session:
                 "on_platform": name in allowed,
             }
             if not connection.connected:
-                row["unavailable"] = self._unavailable(connection).payload()
+                unavailable = self._unavailable(connection)
+                row["unavailable"] = unavailable.payload()
+                if isinstance(unavailable, AppStatus):
+                    row["state"] = unavailable.state
+            desired = self._desired.get(name)
+            if desired is not None and desired.declaration is not None:
+                gate = self._gates.get(name)
+                row["app"] = {"name": desired.app_name or name,
+                              "availability": gate.availability.describe() if gate else None}
             rows.append(row)
         return rows
 

@@ -231,12 +231,23 @@ class McpSettings:
 
 
 @dataclass(frozen=True)
+class PluginSettings:
+    enabled: tuple[str, ...] = ()
+
+    @classmethod
+    def read(cls, value: Any, loc: Loc) -> PluginSettings:
+        data = _mapping(value, loc)
+        return cls(enabled=_optional(data, "enabled", loc, _texts, ()))
+
+
+@dataclass(frozen=True)
 class HermesConfig:
     """The parts of `config.yaml` hermes reads; other top-level sections belong to other tools."""
 
     mcp_servers: Mapping[str, ServerConfig] = field(default_factory=dict)
     platform_toolsets: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     mcp: McpSettings = field(default_factory=McpSettings)
+    plugins: PluginSettings = field(default_factory=PluginSettings)
 
     @classmethod
     def read(cls, data: Mapping[str, Any]) -> HermesConfig:
@@ -247,6 +258,7 @@ class HermesConfig:
             mcp_servers={name: ServerConfig.read(entry, ("mcp_servers", name)) for name, entry in servers.items()},
             platform_toolsets={name: _texts(value, ("platform_toolsets", name)) for name, value in toolsets.items()},
             mcp=_optional(data, "mcp", (), McpSettings.read, McpSettings()),
+            plugins=_optional(data, "plugins", (), PluginSettings.read, PluginSettings()),
         )
 
 

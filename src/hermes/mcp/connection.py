@@ -23,7 +23,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 import anyio
 import httpx2
@@ -36,6 +36,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
+from hermes.apps.liveness import LiveEndpointUnavailable
 from hermes.config.model import ServerConfig
 from hermes.config.resolve import ResolvedServer
 from hermes.errors import ServerNotConnected
@@ -81,16 +82,30 @@ class ConnectionEnv:
     policy: RestartPolicy
     logs: Path
     parent_environ: dict[str, str]
+    watch_interval: float = 0.5
+
+
+class LivenessWatch(Protocol):
+    """What an app-bound connection watches: the identity of the app's live endpoint."""
+
+    def identity(self) -> Any: ...
 
 
 class ServerConnection:
     def __init__(self, name: str, config: ServerConfig, resolve: Callable[[], ResolvedServer],
                  env: ConnectionEnv, *, on_tools_changed: Callable[[str], None],
-                 disabled_reason: str | None = None) -> None:
+                 disabled_reason: str | None = None, resolver: EndpointResolver | None = None,
+                 watch: LivenessWatch | None = None) -> None:
         self.name = name
         self.config = config
         self._resolve = resolve
         self._env = env
+        self._resolver = resolver
+        self._watch = watch
+        # Set when the app behind an app-bound server is the reason there is no connection.
+        self.app_state: str | None = None
+        self._live_identity: Any = None
+        self._restart_now = False
         self._on_tools_changed = on_tools_changed
         self.state = State.DISABLED if disabled_reason else State.CONNECTING
         self.reason = disabled_reason or ""
@@ -135,6 +150,13 @@ class ServerConnection:
     async def run(self) -> None:
         if self.state is State.DISABLED:
             return
+        async with anyio.create_task_group() as tasks:
+            if self._watch is not None:
+                tasks.start_soon(self._watch_liveness)
+            await self._supervise()
+            tasks.cancel_scope.cancel()
+
+    async def _supervise(self) -> None:
         failures_in_row = 0
         ever_connected = False
         while not self._stopping:
@@ -143,6 +165,15 @@ class ServerConnection:
             self.first_attempt_done.set()
             if self._stopping:
                 break
+            if self._restart_now:
+                # The app restarted with a new pid, port or token: reconnect at once, no crash counted.
+                self._restart_now = False
+                self.restarts += 1
+                continue
+            if self.app_state is not None:
+                await self._wait_for_revival(State.FAILED)
+                failures_in_row = 0
+                continue
             healthy = connected and (self._served_call or time.monotonic() - started >= self._env.policy.healthy_after)
             ever_connected = ever_connected or connected
             if healthy:
@@ -162,6 +193,8 @@ class ServerConnection:
             self.restarts += 1
             with anyio.move_on_after(self._env.policy.delay(failures_in_row, self._rng)):
                 await self._wake.wait()
+            if not self._stopping:
+                self._wake = anyio.Event()
         self.state = State.STOPPED
         self.first_attempt_done.set()
 
@@ -176,6 +209,7 @@ class ServerConnection:
         self.state = State.CONNECTING
         self._end = anyio.Event()
         self._served_call = False
+        self.app_state = None
         self._http_failure: str | None = None
         connected = False
         transport: StdioTransport | None = None
@@ -187,11 +221,17 @@ class ServerConnection:
                 async with AsyncExitStack() as stack:
                     server = self._resolve()
                     self._env.redactor.register(*server.secrets)
+                    resolver = self._resolver or self._env.resolver
                     if server.command is not None:
+                        if self._resolver is not None:
+                            # An app-bound stdio server talks to the app itself: only start it
+                            # while the app's endpoint is live.
+                            self._live_identity = (await self._resolver.resolve(server)).identity
                         transport = self._stdio_transport(server, stack)
                         target: Any = transport
                     else:
-                        endpoint = await self._env.resolver.resolve(server)
+                        endpoint = await resolver.resolve(server)
+                        self._live_identity = endpoint.identity
                         for value in endpoint.headers.values():
                             self._env.redactor.register(*credential_parts(value))
                         url = endpoint.url
@@ -221,6 +261,9 @@ class ServerConnection:
                     self._client = None
             if deadline.cancelled_caught and not connected:
                 self.reason = f"did not finish starting within {self.config.connect_timeout:g} s (connect_timeout)"
+        except LiveEndpointUnavailable as exc:
+            self.app_state = exc.state
+            self.reason = self._env.redactor(exc.reason)
         except Exception as exc:
             self.reason = self._env.redactor(self._http_failure or describe_failure(
                 exc, command=transport.command if transport else None, url=url,
@@ -229,11 +272,37 @@ class ServerConnection:
             self._client = None
         if transport is not None:
             self.stderr_tail = "\n".join(transport.stderr_tail)
-            if connected and not self._stopping and transport.returncode is not None:
+            if connected and not self._stopping and self.app_state is None and not self._restart_now \
+                    and transport.returncode is not None:
                 self.reason = f"the server exited (exit code {transport.returncode})"
         if connected:
             self._on_tools_changed(self.name)
         return connected
+
+    async def _watch_liveness(self) -> None:
+        """Follow the app's runtime file: reconnect when the app restarts, let go when it leaves."""
+        assert self._watch is not None
+        last: Any = object()
+        while True:
+            await anyio.sleep(self._env.watch_interval)
+            try:
+                identity, down = self._watch.identity(), None
+            except LiveEndpointUnavailable as exc:
+                identity, down = None, exc
+            key = identity if down is None else ("down", down.state)
+            if key == last:
+                continue
+            last = key
+            if down is not None:
+                if self.connected:
+                    self.app_state = down.state
+                    self.reason = self._env.redactor(down.reason)
+                    self._end.set()
+            elif self.connected and identity != self._live_identity:
+                self._restart_now = True
+                self._end.set()
+            elif self.state in (State.FAILED, State.PARKED, State.RESTARTING):
+                self._wake.set()
 
     async def _end_when_exited(self, transport: StdioTransport) -> None:
         await transport.exited.wait()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from hermes.config.resolve import ResolvedServer
 
@@ -18,6 +18,9 @@ from hermes.config.resolve import ResolvedServer
 class Endpoint:
     url: str
     headers: Mapping[str, str] = field(default_factory=dict)
+    # What identifies this endpoint's current incarnation (an app's pid, port and token); a change
+    # means the server behind it restarted and the connection must be made again.
+    identity: Any = None
 
     def __repr__(self) -> str:
         # Header values are credentials; never let them reach a log line or a traceback.

@@ -1,0 +1,1 @@
+"""Portable plugins: the format, the enabled set, and (later) the installer."""

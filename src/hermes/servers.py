@@ -1,0 +1,67 @@
+"""The set of MCP servers a session should run: config.yaml's plus those of enabled plugins.
+
+A name in config.yaml wins over a plugin's server of the same name; the plugin's one is kept in
+`shadowed` so that `hermes mcp list` can show both with their sources. No SDK import here: `list`
+must stay fast.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hermes.apps.declaration import ServerDeclaration
+from hermes.config.model import HermesConfig, ServerConfig
+from hermes.plugins.registry import LoadedPlugins
+
+
+@dataclass(frozen=True)
+class DesiredServer:
+    """A server to run, with where it came from, why it may be off, and its app declaration."""
+
+    name: str
+    config: ServerConfig
+    source: str
+    disabled_reason: str | None = None
+    declaration: ServerDeclaration | None = None
+    app_name: str | None = None
+
+
+@dataclass
+class ServerSet:
+    servers: dict[str, DesiredServer] = field(default_factory=dict)
+    shadowed: list[DesiredServer] = field(default_factory=list)
+
+
+def _disabled_reason(config: HermesConfig, entry: ServerConfig, source: str) -> str | None:
+    if not config.mcp.client:
+        return "all MCP servers are off (mcp.client: false in config.yaml)"
+    if not entry.enabled:
+        return f"disabled in {source} (enabled: false)"
+    if entry.is_stdio and not config.mcp.stdio_servers:
+        return "stdio servers are off (mcp.stdio_servers: false in config.yaml)"
+    return None
+
+
+def desired_servers(config: HermesConfig, plugins: LoadedPlugins | None = None, *, only: set[str] | None = None,
+                    ignore_disabled: bool = False) -> ServerSet:
+    result = ServerSet()
+
+    def add(server: DesiredServer) -> None:
+        if only is not None and server.name not in only:
+            return
+        if ignore_disabled:
+            server = DesiredServer(server.name, server.config, server.source, None, server.declaration,
+                                   server.app_name)
+        if server.name in result.servers:
+            result.shadowed.append(server)
+        else:
+            result.servers[server.name] = server
+
+    for name, entry in config.mcp_servers.items():
+        add(DesiredServer(name, entry, "config.yaml", _disabled_reason(config, entry, "config.yaml")))
+    for plugin in plugins.plugins if plugins else []:
+        source = f"plugin:{plugin.name}"
+        for name, entry in plugin.servers.items():
+            add(DesiredServer(name, entry, source, _disabled_reason(config, entry, source),
+                              plugin.declarations.get(name), plugin.app_name))
+    return result
