@@ -29,7 +29,8 @@ from hermes.config.resolve import ResolvedServer, resolve_server
 from hermes.config.store import ConfigStore
 from hermes.errors import ServerNotConnected
 from hermes.home import Home
-from hermes.mcp.connection import ConnectionEnv, RestartPolicy, ServerConnection, State
+from hermes.logs import redacted_file_logging
+from hermes.mcp.connection import ConnectionEnv, RestartPolicy, ServerConnection
 from hermes.mcp.describe import describe_failure
 from hermes.mcp.endpoint import ConfiguredEndpoint, EndpointResolver
 from hermes.mcp.live import LiveEndpointResolver
@@ -118,6 +119,7 @@ class Session:
     async def __aenter__(self) -> Session:
         config = self.store.load()
         async with AsyncExitStack() as stack:
+            stack.enter_context(redacted_file_logging(self.home.logs / "hermes.log", self.redactor))
             self._tasks = await stack.enter_async_context(anyio.create_task_group())
             stack.push_async_callback(self._stop_all)
             self._apply_config(config)
@@ -220,6 +222,7 @@ class Session:
         self._apply_config(config)
         report = ReloadReport()
         regated: list[str] = []
+        revived: dict[str, int] = {}
         for name in sorted(set(old) | set(self._desired)):
             before, after = old.get(name), self._desired.get(name)
             if after is None:
@@ -236,16 +239,15 @@ class Session:
                     await self._stop(name)
                     regated.append(name)
                     report.revived.append(name)
-                elif self._connections[name].revive():
-                    report.revived.append(name)
+                else:
+                    connection = self._connections[name]
+                    attempts = connection.attempts
+                    if connection.revive():
+                        report.revived.append(name)
+                        revived[name] = attempts
         await self._start(report.added + report.restarted + regated)
-        for name in report.revived:
-            connection = self._connections[name]
-            with anyio.move_on_after(connection.config.connect_timeout):
-                while connection.state in (State.FAILED, State.PARKED):
-                    await anyio.sleep(0.02)
-                while connection.state is State.CONNECTING:
-                    await anyio.sleep(0.02)
+        for name, attempts in revived.items():
+            await self._connections[name].next_attempt(attempts)
         self._tools_changed(None)
         return report
 

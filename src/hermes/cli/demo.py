@@ -1,77 +1,155 @@
-"""`hermes demo`: the built-in example, offline, in a temporary HERMES_HOME.
+"""`hermes demo`: the whole story, offline, with real parts, in a temporary HERMES_HOME.
 
-It walks the main job step by step with real parts: add the bundled example stdio server to a
-fresh config, start a session, show the tool surface and call two tools. Exit 0 only if every step
-behaved as described.
+A plain stdio server first; then a plugin whose MCP server needs a desktop app. The demo app is a
+real process with a real MCP server on a loopback port it picks at each start, guarded by a token
+that is new at each start. The story: app not installed -> `missing_app`; installed but not running
+-> `app_not_running`; started -> hermes finds it through the app's runtime file and the tool works;
+restarted on a new port with a new token -> hermes reconnects by itself; stopped -> `app_not_running`.
+Exit 0 only if every step behaved as described.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 
+from hermes.apps import demo_setup
 from hermes.cli.output import say
 from hermes.config.edit import add_server
 from hermes.config.store import ConfigStore
 from hermes.home import Home
 
+TOOL = "mcp__demo_app__scene_summary"
+_WAIT = 20.0
 
-def _step(number: int, text: str) -> None:
-    say(f"\n{number}. {text}")
+
+class Story:
+    def __init__(self) -> None:
+        self.number = 0
+        self.failures: list[str] = []
+        self.started = time.monotonic()
+
+    def step(self, text: str) -> None:
+        self.number += 1
+        say(f"\n{self.number}. [{time.monotonic() - self.started:5.1f} s] {text}")
+
+    def check(self, ok: bool, good: str, bad: str) -> None:
+        if ok:
+            say(f"   ok: {good}")
+        else:
+            say(f"   FAILED: {bad}")
+            self.failures.append(f"step {self.number}: {bad}")
 
 
-async def _walk(home: Home) -> bool:
+def _show(payload: dict[str, Any]) -> None:
+    say("   -> " + json.dumps({k: payload[k] for k in ("state", "error", "retry") if k in payload}))
+
+
+async def _until(predicate: Callable[[], bool], timeout: float = _WAIT) -> bool:
+    with anyio.move_on_after(timeout):
+        while not predicate():
+            await anyio.sleep(0.05)
+    return predicate()
+
+
+async def _walk(home: Home, story: Story) -> None:
     from hermes.session import Session
 
-    _step(1, "Add the bundled example server (stdio) to a fresh config.")
+    story.step("A plain MCP server: add the bundled example server (stdio) and call its echo tool.")
     with ConfigStore(home).edit() as doc:
         add_server(doc, "example", {"command": sys.executable, "args": ["-m", "hermes.examples.echo_server"]},
                    replace=True)
-    say(f"   {home.config} now configures server 'example'.")
+    story.step("Enable the plugin 'hermes-demo': its MCP server needs the desktop app 'Demo Scene App'.")
+    demo_setup.install_plugin_folder(home)
+    say("   The plugin's mcp.json holds a placeholder URL; hermes will only ever use the app's runtime file.")
 
-    _step(2, "Start a session: every configured server connects in parallel.")
-    async with Session(home) as session:
-        connection = session.connections()["example"]
-        if not connection.connected:
-            say(f"   FAILED: the example server did not connect: {connection.reason}")
-            return False
-        say(f"   'example' connected in {(connection.connect_seconds or 0) * 1000:.0f} ms "
-            f"(pid {connection.pid}), offering {len(connection.tools)} tools.")
-
-        _step(3, "The tool surface, as a model sees it:")
-        names = sorted(session.surface().tools)
-        for name in names:
-            say(f"   {name}")
-        if "mcp__example__word_count" not in names:
-            say("   FAILED: the hyphenated tool 'word-count' should register as mcp__example__word_count.")
-            return False
-
-        _step(4, "Call mcp__example__echo with {\"text\": \"hello from hermes\"}.")
+    async with Session(home, watch_interval=0.1) as session:
         echo = await session.call("mcp__example__echo", {"text": "hello from hermes"})
-        say(f"   -> {echo.text}")
-        _step(5, "Call mcp__example__add with {\"a\": 2, \"b\": 40}.")
-        added = await session.call("mcp__example__add", {"a": 2, "b": 40})
-        say(f"   -> {added.text}")
-        _step(6, "Call a tool of a server that does not exist: the answer says why.")
-        missing = await session.call("mcp__nowhere__tool", {})
-        say(f"   -> {json.dumps(missing.to_json())}")
-        ok = echo.text == "hello from hermes" and added.text in ("42", "42.0") and missing.is_error
-    _step(7, "Session closed; the example server process has exited.")
-    return ok
+        say(f"   mcp__example__echo -> {echo.text}")
+        story.check(echo.text == "hello from hermes", "the plain server's tool works", f"echo answered {echo.text!r}")
+
+        async def call_app(tool: str = TOOL) -> Any:
+            return await session.call(tool, {})
+
+        story.step("The app is not installed. Call its tool anyway:")
+        answer = await call_app()
+        _show(answer.to_json())
+        story.check(answer.unavailable is not None and answer.unavailable["state"] == "missing_app",
+                    "hermes says the app is missing, and what to do", f"unexpected answer {answer.to_json()}")
+
+        story.step("Install the app (without starting it) and reload:")
+        demo_setup.install_app(home)
+        report = await session.reload()
+        say(f"   reload: revived {report.revived or '-'}")
+        answer = await call_app()
+        _show(answer.to_json())
+        story.check(answer.unavailable is not None and answer.unavailable["state"] == "app_not_running",
+                    "hermes says the app is not running", f"unexpected answer {answer.to_json()}")
+
+        story.step("Start the app. It picks a free port and a fresh token and writes its runtime file.")
+        process = await anyio.to_thread.run_sync(demo_setup.start_app, home)
+        first = session.connections()["demo-app"]
+        connected = await _until(lambda: session.connections()["demo-app"].connected)
+        answer = await call_app()
+        say(f"   app pid {process.pid}; {TOOL} -> {answer.text}")
+        story.check(connected and not answer.is_error, "hermes found the app by itself and the tool works",
+                    f"no connection: {first.reason or answer.text}")
+
+        story.step("Restart the app: it comes back on another port with another token.")
+        demo_setup.stop_app(process)
+        process = await anyio.to_thread.run_sync(demo_setup.start_app, home)
+        reconnected = await _until(lambda: _answers_from(session, process.pid))
+        info = await call_app("mcp__demo_app__app_info")
+        say(f"   new app pid {process.pid}; mcp__demo_app__app_info -> {info.text.replace(chr(10), ' ')}")
+        story.check(reconnected, "hermes reconnected to the new endpoint without any user action",
+                    "hermes did not reconnect to the restarted app")
+
+        story.step("Stop the app: its tools leave the surface and a call says why.")
+        demo_setup.stop_app(process)
+        gone = await _until(lambda: TOOL not in session.surface().tools)
+        answer = await call_app()
+        _show(answer.to_json())
+        story.check(gone and answer.unavailable is not None and answer.unavailable["state"] == "app_not_running",
+                    "the tool is hidden and the answer says the app is not running",
+                    f"unexpected answer {answer.to_json()}")
+    say("\nSession closed; every server process it started has exited.")
+
+
+def _answers_from(session: Any, pid: int) -> bool:
+    connection = session.connections()["demo-app"]
+    return bool(connection.connected and connection.live_pid == pid)
 
 
 def run_demo(home_dir: str | None = None) -> int:
+    started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="hermes-demo-") as scratch:
-        root = Path(home_dir) if home_dir else Path(scratch)
+        root = Path(home_dir).expanduser().resolve() if home_dir else Path(scratch)
         home = Home(root)
         home.ensure()
-        os.environ.setdefault("NO_COLOR", "1") if not sys.stdout.isatty() else None
-        say(f"hermes demo (HERMES_HOME={root})")
-        ok = anyio.run(_walk, home)
-    say("\nDemo finished: every step behaved as described." if ok else "\nDemo FAILED.")
-    return 0 if ok else 1
+        # The demo plugin's paths are rooted at $HERMES_HOME; the session must see the same value.
+        os.environ["HERMES_HOME"] = str(root)
+        say(f"hermes demo (HERMES_HOME={root}; offline, loopback only)")
+        story = Story()
+        try:
+            anyio.run(functools.partial(_walk, home, story))
+        except RuntimeError as exc:  # the demo app could not start
+            story.failures.append(f"step {story.number}: {exc}")
+        finally:
+            demo_setup.stop_all_apps()
+    elapsed = time.monotonic() - started
+    if story.failures:
+        say(f"\nDemo FAILED in {elapsed:.1f} s:")
+        for failure in story.failures:
+            say(f"  - {failure}")
+        return 1
+    say(f"\nDemo finished in {elapsed:.1f} s: every step behaved as described.")
+    return 0

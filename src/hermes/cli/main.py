@@ -27,11 +27,12 @@ cli.add_command(tools_group)
 
 
 @cli.command("demo")
-def demo_command() -> None:
-    """Run the built-in example offline: add the bundled example server and call its tools."""
+@click.option("--home", "home_dir", help="Use this HERMES_HOME instead of a temporary folder.")
+def demo_command(home_dir: str | None) -> None:
+    """Walk the whole story offline: a plain server, then an app-bound server and its app."""
     from hermes.cli.demo import run_demo
 
-    sys.exit(run_demo())
+    sys.exit(run_demo(home_dir))
 
 
 def main() -> None:

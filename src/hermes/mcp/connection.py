@@ -115,6 +115,7 @@ class ServerConnection:
         self.server_info: types.Implementation | None = None
         self.connect_seconds: float | None = None
         self.restarts = 0
+        self.attempts = 0  # finished connection attempts, so callers can wait for the next one
         self.pid: int | None = None
         self.first_attempt_done = anyio.Event()
         self._client: Client | None = None
@@ -140,6 +141,18 @@ class ServerConnection:
             self._wake.set()
             return True
         return False
+
+    async def next_attempt(self, after: int) -> None:
+        """Wait until an attempt that started after `after` finished ones has finished too."""
+        with anyio.move_on_after(self.config.connect_timeout + 1):
+            while self.attempts <= after and self.state is not State.STOPPED:
+                await anyio.sleep(0.02)
+
+    @property
+    def live_pid(self) -> int | None:
+        """For an app-bound server: the app process the current connection goes to."""
+        identity = self._live_identity
+        return identity[1] if isinstance(identity, tuple) and len(identity) == 3 else None
 
     @property
     def connected(self) -> bool:
@@ -277,6 +290,7 @@ class ServerConnection:
                 self.reason = f"the server exited (exit code {transport.returncode})"
         if connected:
             self._on_tools_changed(self.name)
+        self.attempts += 1
         return connected
 
     async def _watch_liveness(self) -> None:

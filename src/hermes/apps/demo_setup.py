@@ -1,0 +1,110 @@
+"""Setting up the demo story's parts: the demo app's install, its process, and the demo plugin."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from hermes.config.store import ConfigStore
+from hermes.home import Home
+from hermes.runtimefile import RuntimeFileError, read_runtime_file
+
+PLUGIN_NAME = "hermes-demo"
+SERVER_NAME = "demo-app"
+PLUGIN_SOURCE = Path(__file__).parent / "demo_plugin"
+
+
+def app_path(home: Home) -> Path:
+    return home.root / "demo-apps" / "bin" / "hermes-demo-app"
+
+
+def runtime_file(home: Home) -> Path:
+    return home.root / "demo-apps" / "run" / "server.json"
+
+
+def install_app(home: Home) -> Path:
+    """'Install' the demo app where its plugin declares it: an executable launcher."""
+    path = app_path(home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!{sys.executable}\nfrom hermes.apps.demo_app import main\n\nmain()\n")
+    path.chmod(0o755)
+    return path
+
+
+def uninstall_app(home: Home) -> None:
+    shutil.rmtree(home.root / "demo-apps", ignore_errors=True)
+
+
+def start_app(home: Home, *, timeout: float = 30) -> subprocess.Popen[bytes]:
+    """Start the app and wait until its runtime file names the new process."""
+    env = {**os.environ, "HERMES_HOME": str(home.root)}
+    log = (home.logs / "demo-app.log")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as errors:
+        process = subprocess.Popen([str(app_path(home)), "--runtime-file", str(runtime_file(home))], env=env,
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors)
+    _started.append(process)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the demo app exited at start (code {process.returncode}); see {log}")
+        try:
+            if read_runtime_file(runtime_file(home)).pid == process.pid:
+                return process
+        except RuntimeFileError:
+            pass
+        time.sleep(0.02)
+    process.kill()
+    raise RuntimeError("the demo app did not publish its runtime file in time")
+
+
+_started: list[subprocess.Popen[bytes]] = []
+
+
+def stop_all_apps() -> None:
+    """Stop every demo app this process started and has not stopped yet."""
+    while _started:
+        stop_app(_started.pop())
+
+
+def stop_app(process: subprocess.Popen[bytes]) -> None:
+    if process in _started:
+        _started.remove(process)
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def install_plugin_folder(home: Home) -> Path:
+    """Copy the demo plugin into the plugins folder and enable it (a git install comes later)."""
+    target = home.plugins / PLUGIN_NAME
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(PLUGIN_SOURCE, target)
+    enable_plugin(home, PLUGIN_NAME)
+    return target
+
+
+def enable_plugin(home: Home, name: str) -> None:
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    with ConfigStore(home).edit() as doc:
+        plugins = doc.get("plugins")
+        if not isinstance(plugins, dict):
+            plugins = CommentedMap()
+            doc["plugins"] = plugins
+        enabled = plugins.get("enabled")
+        if not isinstance(enabled, list):
+            enabled = CommentedSeq()
+            plugins["enabled"] = enabled
+        if name not in enabled:
+            enabled.append(name)

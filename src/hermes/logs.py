@@ -1,0 +1,54 @@
+"""Library log lines (the SDK's and ours) go to HERMES_HOME/logs/hermes.log, redacted.
+
+Without this, the SDK's warnings (for example about a server that vanished before its session
+could be closed) would land on the terminal of whoever runs hermes, unredacted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+from hermes.security.redact import Redactor
+
+_LOGGERS = ("mcp", "hermes", "httpx2", "uvicorn")
+
+
+class _RedactingFilter(logging.Filter):
+    def __init__(self, redactor: Redactor) -> None:
+        super().__init__()
+        self.redactor = redactor
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = self.redactor(record.getMessage())
+        record.args = None
+        if record.exc_info:
+            record.exc_text = self.redactor(logging.Formatter().formatException(record.exc_info))
+            record.exc_info = None
+        return True
+
+
+@contextlib.contextmanager
+def redacted_file_logging(path: Path, redactor: Redactor) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8", delay=True)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(_RedactingFilter(redactor))
+    handler.setLevel(logging.INFO)
+    loggers = [logging.getLogger(name) for name in _LOGGERS]
+    saved = [(lg.propagate, lg.level) for lg in loggers]
+    for logger in loggers:
+        logger.addHandler(handler)
+        logger.propagate = False
+        if logger.level == logging.NOTSET or logger.level > logging.INFO:
+            logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        for logger, (propagate, level) in zip(loggers, saved, strict=True):
+            logger.removeHandler(handler)
+            logger.propagate = propagate
+            logger.setLevel(level)
+        handler.close()
