@@ -115,7 +115,7 @@ class ServerConnection:
         self.server_info: types.Implementation | None = None
         self.connect_seconds: float | None = None
         self.restarts = 0
-        self.attempts = 0  # finished connection attempts, so callers can wait for the next one
+        self.attempts = 0  # attempts that connected or failed, so callers can wait for the next one
         self.pid: int | None = None
         self.first_attempt_done = anyio.Event()
         self._client: Client | None = None
@@ -143,7 +143,7 @@ class ServerConnection:
         return False
 
     async def next_attempt(self, after: int) -> None:
-        """Wait until an attempt that started after `after` finished ones has finished too."""
+        """Wait until an attempt after the first `after` ones has connected or failed."""
         with anyio.move_on_after(self.config.connect_timeout + 1):
             while self.attempts <= after and self.state is not State.STOPPED:
                 await anyio.sleep(0.02)
@@ -266,6 +266,7 @@ class ServerConnection:
                     self.reason = ""
                     self.stderr_tail = ""
                     connected = True
+                    self.attempts += 1
                     self.first_attempt_done.set()
                     self._on_tools_changed(self.name)
                     if transport is not None:
@@ -290,7 +291,8 @@ class ServerConnection:
                 self.reason = f"the server exited (exit code {transport.returncode})"
         if connected:
             self._on_tools_changed(self.name)
-        self.attempts += 1
+        else:
+            self.attempts += 1
         return connected
 
     async def _watch_liveness(self) -> None:
