@@ -47,7 +47,8 @@ def test_add_list_remove_and_exit_codes(home: Home) -> None:
     rows = {r["name"]: r for r in json.loads(listing.stdout)["servers"]}
     assert rows["web"]["transport"] == "sse" and rows["web"]["enabled"] is True
     assert rows["local"] == {"name": "local", "transport": "stdio", "target": "srv -v --port=1", "tools": "all",
-                             "enabled": False, "source": "config.yaml", "auth": "none"}
+                             "enabled": False, "source": "config.yaml", "auth": "none", "app_bound": False,
+                             "shadowed_by": None}
     table = hermes("mcp", "list", home=home)
     assert "local" in table.stdout and "sse" in table.stdout
     for output in (listing.stdout, table.stdout, listing.stderr, table.stderr):

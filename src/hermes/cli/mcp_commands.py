@@ -98,6 +98,15 @@ def add_command(name: str, command: str | None, args: tuple[str, ...], env: tupl
 def remove_command(name: str) -> None:
     """Remove a server from config.yaml."""
     store = ConfigStore(Home.from_env())
+    config = store.load()
+    if name not in config.mcp_servers:
+        from hermes.plugins.registry import load_enabled
+        from hermes.servers import desired_servers
+
+        server = desired_servers(config, load_enabled(store.home, config)).servers.get(name)
+        if server is not None:
+            raise UsageError(f"MCP server '{name}' comes from {server.source}; disable that plugin instead "
+                             f"(hermes plugins disable {server.source.removeprefix('plugin:')}).")
     with store.edit() as doc:
         remove_server(doc, name)
     say(f"Removed MCP server '{name}'.")
@@ -118,38 +127,62 @@ def _target(entry: ServerConfig) -> str:
     return entry.url or ""
 
 
-def list_rows(config: HermesConfig) -> list[dict[str, Any]]:
-    # Values shown are the configured text (with `${VAR}` unresolved), so secrets kept in .env or
-    # the environment never reach this output; env and header values are not shown at all.
-    return [{
-        "name": name,
-        "transport": entry.transport_name,
-        "target": _target(entry),
-        "tools": _selection(entry),
-        "enabled": entry.enabled,
-        "source": "config.yaml",
-        "auth": entry.auth or "none",
-    } for name, entry in config.mcp_servers.items()]
+def list_rows(home: Home, config: HermesConfig) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every server: config.yaml's and enabled plugins' (a shadowed plugin server shown as such).
+
+    Values shown are the configured text (with `${VAR}` unresolved), so secrets kept in .env or
+    the environment never reach this output; env and header values are not shown at all.
+    """
+    from hermes.plugins.registry import load_enabled
+    from hermes.servers import DesiredServer, desired_servers
+
+    plugins = load_enabled(home, config)
+    server_set = desired_servers(config, plugins)
+
+    def row(server: DesiredServer, shadowed: bool) -> dict[str, Any]:
+        entry = server.config
+        return {
+            "name": server.name,
+            "transport": entry.transport_name,
+            "target": _target(entry),
+            "tools": _selection(entry),
+            "enabled": entry.enabled,
+            "source": server.source,
+            "auth": entry.auth or "none",
+            "app_bound": server.declaration is not None,
+            "shadowed_by": "config.yaml" if shadowed else None,
+        }
+
+    rows = [row(s, False) for s in server_set.servers.values()] + [row(s, True) for s in server_set.shadowed]
+    return rows, plugins.errors
 
 
 @mcp_group.command("list")
 @json_option
 def list_command(as_json: bool) -> None:
     """Configured servers: transport, tools selected, enabled, source."""
-    rows = list_rows(ConfigStore(Home.from_env()).load())
+    home = Home.from_env()
+    rows, errors = list_rows(home, ConfigStore(home).load())
     if as_json:
-        print_json({"servers": rows})
+        print_json({"servers": rows, "plugin_errors": errors})
         return
+    for error in errors:
+        say(f"warning: {error}", err=True)
     if not rows:
         say("No MCP servers configured. Add one with `hermes mcp add NAME --command … | --url …`.")
         return
     print_table(["NAME", "TRANSPORT", "ENABLED", "TOOLS", "SOURCE", "TARGET"],
-                [[r["name"], r["transport"], "yes" if r["enabled"] else "no", r["tools"], r["source"], r["target"]]
+                [[r["name"], r["transport"], "yes" if r["enabled"] else "no", r["tools"],
+                  r["source"] + (" (overridden by config.yaml)" if r["shadowed_by"] else ""), r["target"]]
                  for r in rows])
 
 
 def _require_server(home: Home, name: str) -> None:
-    if name not in ConfigStore(home).load().mcp_servers:
+    from hermes.plugins.registry import load_enabled
+    from hermes.servers import desired_servers
+
+    config = ConfigStore(home).load()
+    if name not in desired_servers(config, load_enabled(home, config)).servers:
         raise NoSuchServer(name)
 
 

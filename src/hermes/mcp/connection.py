@@ -152,7 +152,9 @@ class ServerConnection:
     def live_pid(self) -> int | None:
         """For an app-bound server: the app process the current connection goes to."""
         identity = self._live_identity
-        return identity[1] if isinstance(identity, tuple) and len(identity) == 3 else None
+        if not self.connected or not (isinstance(identity, tuple) and len(identity) == 3):
+            return None
+        return int(identity[1])
 
     @property
     def connected(self) -> bool:

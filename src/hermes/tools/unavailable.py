@@ -18,6 +18,16 @@ _ACTIONS = {
 }
 
 
+_PHRASES = {
+    "failed": "could not be connected",
+    "parked": "is parked",
+    "disabled": "is disabled",
+    "connecting": "is still connecting",
+    "restarting": "is restarting",
+    "stopped": "is stopped",
+}
+
+
 @dataclass(frozen=True)
 class Unavailable:
     server: str
@@ -31,7 +41,8 @@ class Unavailable:
 
     @property
     def sentence(self) -> str:
-        return f"MCP server '{self.server}' is {self.state}: {self.reason.rstrip('.')}. {self.user_action}"
+        what = _PHRASES.get(self.state, f"is {self.state}")
+        return f"MCP server '{self.server}' {what}: {self.reason.rstrip('.')}. {self.user_action}"
 
     def payload(self) -> dict[str, Any]:
         data: dict[str, Any] = {

@@ -1,0 +1,227 @@
+"""App-bound servers in a real session: gates, the runtime file as the only endpoint, reconnects."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import shutil
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import anyio
+import pytest
+
+from hermes.apps import demo_setup
+from hermes.apps.declaration import EXTENSION_KEY
+from hermes.home import Home
+from hermes.session import Session
+from tests.conftest import CANARY, hermes, stdio_entry, write_config
+from tests.hosts import FixtureHost
+
+pytestmark = pytest.mark.anyio
+TOOL = "mcp__demo_app__scene_summary"
+
+
+@pytest.fixture
+def demo_home(home: Home) -> Iterator[Home]:
+    demo_setup.install_plugin_folder(home)
+    yield home
+    demo_setup.stop_all_apps()
+
+
+async def _until(predicate: Any, timeout: float = 20) -> None:
+    with anyio.fail_after(timeout):
+        while not predicate():
+            await anyio.sleep(0.05)
+
+
+async def test_app_story_and_the_token_never_leaks(demo_home: Home) -> None:
+    home = demo_home
+    tokens: list[str] = []
+    async with Session(home, watch_interval=0.05) as session:
+        assert (await session.call(TOOL, {})).unavailable["state"] == "missing_app"  # type: ignore[index]
+        assert TOOL not in session.surface().tools
+        demo_setup.install_app(home)
+        await session.reload()
+        payload = (await session.call(TOOL, {})).unavailable
+        assert payload is not None and payload["state"] == "app_not_running"
+        assert payload["app"]["name"] == "Demo Scene App" and payload["retry"] == "after_user_action"
+        assert payload["user_action"] == "Start Demo Scene App, then try again."
+
+        app = await anyio.to_thread.run_sync(demo_setup.start_app, home)
+        tokens.append(json.loads(demo_setup.runtime_file(home).read_text())["token"])
+        await _until(lambda: session.connections()["demo-app"].connected)
+        assert (await session.call(TOOL, {})).text == "3 objects: Camera, Cube, Light"
+        first_port = json.loads(demo_setup.runtime_file(home).read_text())["http"]
+
+        demo_setup.stop_app(app)
+        app = await anyio.to_thread.run_sync(demo_setup.start_app, home)
+        runtime = json.loads(demo_setup.runtime_file(home).read_text())
+        tokens.append(runtime["token"])
+        assert runtime["http"] != first_port and tokens[0] != tokens[1]
+        await _until(lambda: session.connections()["demo-app"].live_pid == app.pid)
+        info = await session.call("mcp__demo_app__app_info", {})
+        assert info.result is not None and info.result.structured == {"pid": app.pid}
+
+        # Both tokens were registered with the redactor before any header was built from them.
+        assert session.redactor(f"x {tokens[0]} {tokens[1]}") == "x [REDACTED] [REDACTED]"
+
+        demo_setup.stop_app(app)
+        await _until(lambda: TOOL not in session.surface().tools)
+        payload = (await session.call(TOOL, {})).unavailable
+        assert payload is not None and payload["state"] == "app_not_running"
+        status = json.dumps(session.status())
+    assert '"app_not_running"' in status
+    for path in home.root.rglob("*"):
+        if path.is_file():
+            text = path.read_text(errors="replace")
+            assert not any(token in text for token in tokens), path
+    assert not any(token in status for token in tokens)
+
+
+class _Recorder(http.server.BaseHTTPRequestHandler):
+    hits: ClassVar[list[str]] = []
+
+    def do_POST(self) -> None:
+        _Recorder.hits.append(self.path)
+        self.send_response(500)
+        self.end_headers()
+
+    do_GET = do_POST
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def recorder() -> Iterator[str]:
+    _Recorder.hits = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/mcp"
+    server.shutdown()
+
+
+def _plugin_with_url(home: Home, url: str) -> None:
+    root = demo_setup.install_plugin_folder(home)
+    (root / "mcp.json").write_text(json.dumps({"mcpServers": {"demo-app": {"type": "streamable-http", "url": url}}}))
+    demo_setup.install_app(home)
+
+
+@pytest.mark.parametrize("runtime", [
+    None,
+    {"pid": os.getpid(), "http": "http://169.254.169.254:80", "token": CANARY},
+    {"pid": os.getpid(), "http": "https://127.0.0.1:443", "token": CANARY},
+    {"pid": 2**31 - 1, "http": "http://127.0.0.1:9", "token": CANARY},
+], ids=["missing runtime file", "metadata address", "https", "dead pid"])
+async def test_missing_runtime_file_never_falls_back(home: Home, recorder: str, runtime: dict[str, Any] | None
+                                                     ) -> None:
+    _plugin_with_url(home, recorder)
+    if runtime is not None:
+        demo_setup.runtime_file(home).parent.mkdir(parents=True, exist_ok=True)
+        demo_setup.runtime_file(home).write_text(json.dumps(runtime))
+    async with Session(home, watch_interval=0.05) as session:
+        outcome = await session.call(TOOL, {})
+        await anyio.sleep(0.3)  # give a wrong implementation time to try the static URL
+    assert outcome.unavailable is not None
+    assert outcome.unavailable["state"] in ("app_not_running", "endpoint_unavailable")
+    assert CANARY not in json.dumps(outcome.to_json())
+    assert _Recorder.hits == []
+
+
+async def test_hermes_not_connected_when_only_our_connection_is_missing(demo_home: Home) -> None:
+    home = demo_home
+    demo_setup.install_app(home)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        free_port = probe.getsockname()[1]
+    demo_setup.runtime_file(home).parent.mkdir(parents=True, exist_ok=True)
+    demo_setup.runtime_file(home).write_text(json.dumps({"pid": os.getpid(), "http": f"http://127.0.0.1:{free_port}",
+                                                          "token": CANARY}))
+    async with Session(home, watch_interval=0.05) as session:
+        payload = (await session.call(TOOL, {})).unavailable
+    assert payload is not None and payload["state"] == "hermes_not_connected"
+    assert payload["user_action"] == "Run `hermes mcp reload`, then try again."
+    assert CANARY not in json.dumps(payload)
+
+
+async def test_version_too_old_unsupported_os_and_no_desktop_session(home: Home, tmp_path: Path) -> None:
+    root = demo_setup.install_plugin_folder(home)
+    plugin = json.loads((root / "plugin.json").read_text())
+    declaration = plugin["extensions"][EXTENSION_KEY]["servers"]["demo-app"]
+    declaration["app"]["linux"]["version"] = {"kind": "dpkg", "package": "hermes-demo-app"}
+    (root / "plugin.json").write_text(json.dumps(plugin))
+    host = FixtureHost("linux", tmp_path / "host", environ={"HERMES_HOME": "/hh"})
+    host.make_file("/hh/demo-apps/bin/hermes-demo-app")
+    host.make_file("/var/lib/dpkg/status", "Package: hermes-demo-app\nStatus: install ok installed\nVersion: 0.9-1\n")
+    async with Session(home, host=host) as session:
+        payload = (await session.call(TOOL, {})).unavailable
+        assert payload is not None and payload["state"] == "version_too_old"
+        assert payload["app"]["version"] == "0.9" and "1.0 or newer" in payload["error"]
+    async with Session(home, host=FixtureHost("darwin", tmp_path / "mac", environ={"HERMES_HOME": "/hh"})) as s:
+        payload = (await s.call(TOOL, {})).unavailable
+        assert payload is not None and payload["state"] == "missing_app"
+    del declaration["app"]["darwin"]
+    (root / "plugin.json").write_text(json.dumps(plugin))
+    async with Session(home, host=FixtureHost("darwin", tmp_path / "mac")) as s:
+        payload = (await s.call(TOOL, {})).unavailable
+        assert payload is not None and payload["state"] == "unsupported_os" and payload["retry"] == "never_here"
+    declaration["liveness"] = {"kind": "interactive_session"}
+    (root / "plugin.json").write_text(json.dumps(plugin))
+    host.make_file("/var/lib/dpkg/status", "Package: hermes-demo-app\nStatus: install ok installed\nVersion: 2.0\n")
+    host.session = False
+    async with Session(home, host=host) as session:
+        payload = (await session.call(TOOL, {})).unavailable
+        assert payload is not None and payload["state"] == "no_interactive_session"
+        assert payload["retry"] == "never_here"
+
+
+async def test_plugin_servers_merge_and_config_wins(home: Home) -> None:
+    root = home.plugins / "tools-plugin"
+    (root / "bin").mkdir(parents=True)
+    shutil.copy(Path(__file__).parent / "servers" / "tools_only.py", root / "bin" / "server.py")
+    launcher = root / "bin" / "serve"
+    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    launcher.chmod(0o755)
+    (root / "plugin.json").write_text(json.dumps({"name": "tools-plugin", "version": "1.0", "homepage": "x",
+                                                  "categories": ["extra field from another host"]}))
+    (root / "mcp.json").write_text(json.dumps({"$schema": "x", "mcpServers": {
+        "lean": {"type": "stdio", "command": "./bin/serve", "args": ["${PLUGIN_ROOT}/bin/server.py"]},
+        "box": {"type": "stdio", "command": "python3", "args": ["-c", "raise SystemExit(9)"]},
+    }}))
+    broken = home.plugins / "broken"
+    broken.mkdir()
+    (broken / "plugin.json").write_text("{ not json")
+    write_config(home, {"mcp_servers": {"box": stdio_entry()}, "plugins": {"enabled": ["tools-plugin", "broken",
+                                                                                          "absent"]}})
+    async with Session(home) as session:
+        assert session.source_of("lean") == "plugin:tools-plugin" and session.source_of("box") == "config.yaml"
+        assert (await session.call("mcp__lean__ping", {})).text == "pong from ping"
+        assert (await session.call("mcp__box__echo", {"text": "config wins"})).text == "config wins"
+        assert any("broken" in e and "not valid JSON" in e for e in session.plugin_errors)
+        assert any("absent" in e and "not installed" in e for e in session.plugin_errors)
+        assert any("unknown field 'categories'" in w for w in session.warnings)
+    listing = hermes("mcp", "list", "--json", home=home)
+    rows = json.loads(listing.stdout)["servers"]
+    assert {(r["name"], r["source"], r["shadowed_by"]) for r in rows} == {
+        ("box", "config.yaml", None), ("lean", "plugin:tools-plugin", None),
+        ("box", "plugin:tools-plugin", "config.yaml")}
+    removal = hermes("mcp", "remove", "lean", home=home)
+    assert removal.returncode == 2 and "comes from plugin:tools-plugin" in removal.stderr
+
+
+def test_hermes_demo_runs_the_whole_story(tmp_path: Path) -> None:
+    home = Home(tmp_path / "demo-home")
+    result = hermes("demo", "--home", str(home.root), home=home, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count("   ok: ") == 6
+    for state in ("missing_app", "app_not_running"):
+        assert f'"state": "{state}"' in result.stdout
+    assert "hermes reconnected to the new endpoint without any user action" in result.stdout
+    assert "every step behaved as described" in result.stdout
+    assert not list(home.root.glob("demo-apps/run/*.json"))
