@@ -39,8 +39,9 @@ from hermes.stdin_lines import stdin_is_pollable, stdin_lines
 class SurfaceServer:
     """Adapts a `Session` to the SDK's low-level server handlers."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, *, deferred: bool = False) -> None:
         self.session = session
+        self.deferred = deferred
         self._clients: weakref.WeakSet[Connection] = weakref.WeakSet()
         self._changed = anyio.Event()
         self.server: Server[Any] = Server(
@@ -59,13 +60,32 @@ class SurfaceServer:
     async def _list_tools(self, ctx: ServerRequestContext[Any],
                           params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         self._remember(ctx)
+        if self.deferred:
+            return types.ListToolsResult(tools=[self._search_tool()])
         tools = [types.Tool(name=t.name, description=t.description, input_schema=t.input_schema)
                  for t in self.session.surface().tools.values()]
         return types.ListToolsResult(tools=tools)
 
+    def _search_tool(self) -> types.Tool:
+        return types.Tool(
+            name=SEARCH_TOOL,
+            description="Find tools by service and action; returns their names and input schemas, which you can "
+                        "then call by name.\n\n" + self.session.deferred_catalog(),
+            input_schema={"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]})
+
+    def _search(self, query: str) -> types.CallToolResult:
+        tools, text = self.session.tool_search(query)
+        if not tools:
+            return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+        found = [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools]
+        return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(found, indent=1))],
+                                    structured_content={"tools": found})
+
     async def _call_tool(self, ctx: ServerRequestContext[Any],
                          params: types.CallToolRequestParams) -> types.CallToolResult:
         self._remember(ctx)
+        if self.deferred and params.name == SEARCH_TOOL:
+            return self._search(str((params.arguments or {}).get("query", "")))
         outcome = await self.session.call(params.name, dict(params.arguments or {}))
         if outcome.result is not None:
             return types.CallToolResult(content=[types.TextContent(type="text", text=outcome.result.text)],
@@ -127,17 +147,20 @@ async def _serve_http(surface: SurfaceServer, port: int, token: str,
         await anyio.sleep_forever()
 
 
-async def serve(home: Home, *, http: bool, port: int, platform: str | None) -> None:
+SEARCH_TOOL = "tool_search"
+
+
+async def serve(home: Home, *, http: bool, port: int, platform: str | None, deferred: bool = False) -> None:
     # Signals are watched before any child starts, so a SIGTERM during start-up still stops cleanly.
     async with anyio.create_task_group() as outer:
         await outer.start(_stop_on_signal, outer)
-        await _serve_session(home, http=http, port=port, platform=platform)
+        await _serve_session(home, http=http, port=port, platform=platform, deferred=deferred)
         outer.cancel_scope.cancel()
 
 
-async def _serve_session(home: Home, *, http: bool, port: int, platform: str | None) -> None:
+async def _serve_session(home: Home, *, http: bool, port: int, platform: str | None, deferred: bool) -> None:
     async with Session(home, platform=platform) as session, anyio.create_task_group() as tasks:
-        surface = SurfaceServer(session)
+        surface = SurfaceServer(session, deferred=deferred)
         await tasks.start(publish_control, session)
         tasks.start_soon(surface.announce_changes)
         if http:
@@ -152,6 +175,6 @@ async def _serve_session(home: Home, *, http: bool, port: int, platform: str | N
             tasks.cancel_scope.cancel()
 
 
-def run_serve(home: Home, *, http: bool, port: int, platform: str | None) -> int:
-    anyio.run(lambda: serve(home, http=http, port=port, platform=platform))
+def run_serve(home: Home, *, http: bool, port: int, platform: str | None, deferred: bool = False) -> int:
+    anyio.run(lambda: serve(home, http=http, port=port, platform=platform, deferred=deferred))
     return 0

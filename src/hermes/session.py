@@ -8,10 +8,13 @@ Leaving it stops every server and waits until each child process is gone.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -27,6 +30,7 @@ from hermes.apps.status import APP_STATES, HERMES_NOT_CONNECTED, AppStatus
 from hermes.config.model import HermesConfig
 from hermes.config.resolve import ResolvedServer, resolve_server
 from hermes.config.store import ConfigStore
+from hermes.config.yamlfile import atomic_write
 from hermes.errors import ServerNotConnected
 from hermes.home import Home
 from hermes.logs import redacted_file_logging
@@ -37,12 +41,28 @@ from hermes.mcp.live import LiveEndpointResolver
 from hermes.plugins.registry import load_enabled
 from hermes.security.redact import Redactor
 from hermes.servers import DesiredServer, desired_servers
+from hermes.tools.deferred import HiddenServer, catalog_text, search
 from hermes.tools.filters import filter_warnings, tool_allowed
 from hermes.tools.naming import sanitize
 from hermes.tools.results import RenderedResult, render_result
 from hermes.tools.surface import ServerTools, Surface, SurfaceTool, build_surface
 from hermes.tools.toolsets import servers_for_platform
 from hermes.tools.unavailable import Unavailable
+
+
+def _read_known_tools(path: Path) -> dict[str, int]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(k, str) and type(v) is int and v >= 0}
+
+
+def _write_known_tools(path: Path, counts: dict[str, int]) -> None:
+    with contextlib.suppress(OSError):
+        atomic_write(path, json.dumps(counts, sort_keys=True) + "\n", mode=0o600)
 
 
 @dataclass
@@ -105,6 +125,8 @@ class Session:
                                        policy or RestartPolicy(), home.logs, self._environ, watch_interval)
         self._gates: dict[str, Gate] = {}
         self.plugin_errors: list[str] = []
+        self._known_tools_file = home.cache / "known-tools.json"
+        self._known_tools = _read_known_tools(self._known_tools_file)
         self._config = HermesConfig()
         self._desired: dict[str, DesiredServer] = {}
         self._connections: dict[str, ServerConnection] = {}
@@ -269,6 +291,29 @@ class Session:
         for listener in self._listeners:
             listener()
 
+    def _remember_tool_counts(self, surface: Surface) -> None:
+        """Keep how many tools each connected server offered, for stable hidden-server lines."""
+        counts = {name: len(surface.for_server(name)) for name, c in self._connections.items() if c.connected}
+        if any(self._known_tools.get(name) != count for name, count in counts.items()):
+            self._known_tools.update(counts)
+            _write_known_tools(self._known_tools_file, self._known_tools)
+
+    def hidden_servers(self) -> list[HiddenServer]:
+        """Declared servers on this platform whose tools are all hidden, with the reason."""
+        allowed = self._platform_servers()
+        hidden = []
+        for name, connection in sorted(self._connections.items()):
+            desired = self._desired.get(name)
+            if name in allowed and not connection.connected and desired and desired.declaration is not None:
+                hidden.append(HiddenServer(name, self._known_tools.get(name), self._unavailable(connection).sentence))
+        return hidden
+
+    def deferred_catalog(self) -> str:
+        return catalog_text(self.surface(), self.hidden_servers())
+
+    def tool_search(self, query: str) -> tuple[list[SurfaceTool], str]:
+        return search(self.surface(), self.hidden_servers(), query)
+
     def _platform_servers(self) -> set[str]:
         return servers_for_platform(self._connections, self._config.platform_toolsets, self.platform)
 
@@ -283,6 +328,7 @@ class Session:
                 servers.append(ServerTools(name, connection.config.tools, list(connection.tools),
                                            bool(caps and caps.resources), bool(caps and caps.prompts)))
             self._surface = build_surface(servers)
+            self._remember_tool_counts(self._surface)
         return self._surface
 
     def unavailable(self) -> list[Unavailable | AppStatus]:

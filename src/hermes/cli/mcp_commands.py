@@ -247,8 +247,9 @@ def reload_command(as_json: bool) -> None:
 @click.option("--http", "http", is_flag=True, help="Serve Streamable HTTP on loopback instead of stdio.")
 @click.option("--port", type=int, default=0, show_default=True, help="Port for --http (0 picks a free one).")
 @click.option("--platform", help="Platform whose toolsets apply (see platform_toolsets).")
-def serve_command(http: bool, port: int, platform: str | None) -> None:
+@click.option("--deferred", is_flag=True, help="Offer one tool_search tool with a catalog instead of every schema.")
+def serve_command(http: bool, port: int, platform: str | None, deferred: bool) -> None:
     """Run a session and expose its whole tool surface as one MCP server."""
     from hermes.serve import run_serve
 
-    sys.exit(run_serve(Home.from_env(), http=http, port=port, platform=platform))
+    sys.exit(run_serve(Home.from_env(), http=http, port=port, platform=platform, deferred=deferred))

@@ -106,3 +106,41 @@ def call_command(name: str, raw_args: str, platform: str | None, as_json: bool) 
         if outcome.result is not None and outcome.result.structured is not None and not outcome.result.text:
             print_json(outcome.result.structured)
     sys.exit(1 if outcome.is_error else 0)
+
+
+@tools_group.command("catalog")
+@platform_option
+def catalog_command(platform: str | None) -> None:
+    """The deferred tool catalog text a model would see (byte-stable for the same state)."""
+    from hermes.session import Session
+
+    async def run() -> str:
+        async with Session(Home.from_env(), platform=platform) as session:
+            return session.deferred_catalog()
+
+    with progress("Connecting to the configured MCP servers…"):
+        text = anyio.run(run)
+    click.echo(text, nl=False)
+
+
+@tools_group.command("search")
+@click.argument("query")
+@platform_option
+@json_option
+def search_command(query: str, platform: str | None, as_json: bool) -> None:
+    """What `tool_search` answers for QUERY: matching tools, or what exists and why not."""
+    from hermes.session import Session
+
+    async def run() -> tuple[list[dict[str, Any]], str]:
+        async with Session(Home.from_env(), platform=platform) as session:
+            tools, text = session.tool_search(query)
+            return [t.to_json() for t in tools], text
+
+    with progress("Connecting to the configured MCP servers…"):
+        tools, text = anyio.run(run)
+    if as_json:
+        print_json({"query": query, "tools": tools, "text": text})
+    elif tools:
+        print_table(["TOOL", "DESCRIPTION"], [[t["name"], (t["description"] or "").split("\n")[0][:80]] for t in tools])
+    else:
+        say(text)

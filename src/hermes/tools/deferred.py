@@ -1,0 +1,78 @@
+"""Deferred tools: a catalog text plus `tool_search`, instead of every schema up front.
+
+The catalog text is byte-stable for the same state, so a prompt cache keeps hitting: groups are
+sorted by server, tools by name, and nothing time-dependent is printed. A declared server whose
+tools are all hidden keeps one line among the groups, never collapsed away, so a model can tell
+the user why those tools are missing instead of guessing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from hermes.tools.surface import Surface, SurfaceTool
+
+SEARCH_HINT = ("Try again with a concrete service name and an action, for example "
+               "'github create issue' or 'blender list objects'.")
+_MAX_RESULTS = 12
+
+
+@dataclass(frozen=True)
+class HiddenServer:
+    """A declared server whose tools are unavailable, with why (one sentence and what to do)."""
+
+    server: str
+    tool_count: int | None
+    reason: str
+
+    def line(self) -> str:
+        count = f"{self.tool_count} tools unavailable" if self.tool_count is not None else "tools unavailable"
+        return f"{self.server} ({count}: {self.reason})"
+
+
+def _groups(surface: Surface) -> dict[str, list[SurfaceTool]]:
+    groups: dict[str, list[SurfaceTool]] = {}
+    for tool in surface.tools.values():
+        groups.setdefault(tool.server, []).append(tool)
+    return groups
+
+
+def catalog_text(surface: Surface, hidden: list[HiddenServer]) -> str:
+    lines: list[tuple[str, str]] = []
+    for server, tools in _groups(surface).items():
+        names = ", ".join(sorted(t.original for t in tools))
+        lines.append((server, f"{server} ({len(tools)} tools): {names}"))
+    lines += [(h.server, h.line()) for h in hidden]
+    body = "\n".join(text for _, text in sorted(lines))
+    return "Tools available through tool_search, by source:\n" + (body or "(none)") + "\n"
+
+
+_STOPWORDS = {"a", "an", "the", "to", "of", "in", "on", "for", "and", "or", "my", "me", "with", "from", "by", "is"}
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.split(r"[^a-z0-9]+", text.lower()) if w and w not in _STOPWORDS}
+
+
+def search(surface: Surface, hidden: list[HiddenServer], query: str) -> tuple[list[SurfaceTool], str]:
+    """Matching tools (best first) and, when nothing matches, a text that says what exists and why."""
+    wanted = _words(query)
+    scored: list[tuple[int, str, SurfaceTool]] = []
+    for tool in surface.tools.values():
+        haystack = _words(f"{tool.server} {tool.original} {tool.description}")
+        name_words = _words(f"{tool.server} {tool.original}")
+        score = sum(3 if w in name_words else 1 for w in wanted if w in haystack)
+        if score:
+            scored.append((-score, tool.name, tool))
+    found = [tool for _, _, tool in sorted(scored)[:_MAX_RESULTS]]
+    if found:
+        return found, ""
+    sources = [f"{server} ({len(tools)} tools)" for server, tools in sorted(_groups(surface).items())]
+    lines = [f"No tool matched '{query}'."]
+    lines.append("Available sources: " + (", ".join(sources) if sources else "none") + ".")
+    if hidden:
+        lines.append("Hidden sources:")
+        lines += [f"- {h.line()}" for h in sorted(hidden, key=lambda h: h.server)]
+    lines.append(SEARCH_HINT)
+    return [], "\n".join(lines)
