@@ -5,5 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 
-for module in ("bench.bench_list", "bench.bench_startup", "bench.bench_rss", "bench.bench_calls"):
+for module in ("bench.bench_list", "bench.bench_startup", "bench.bench_rss", "bench.bench_calls",
+               "bench.bench_liveness"):
     subprocess.run([sys.executable, "-m", module], check=True)
