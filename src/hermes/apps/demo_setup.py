@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+from hermes.config.edit import set_plugin_enabled
 from hermes.config.store import ConfigStore
 from hermes.home import Home
 from hermes.runtimefile import RuntimeFileError, read_runtime_file
@@ -95,16 +96,5 @@ def install_plugin_folder(home: Home) -> Path:
 
 
 def enable_plugin(home: Home, name: str) -> None:
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
     with ConfigStore(home).edit() as doc:
-        plugins = doc.get("plugins")
-        if not isinstance(plugins, dict):
-            plugins = CommentedMap()
-            doc["plugins"] = plugins
-        enabled = plugins.get("enabled")
-        if not isinstance(enabled, list):
-            enabled = CommentedSeq()
-            plugins["enabled"] = enabled
-        if name not in enabled:
-            enabled.append(name)
+        set_plugin_enabled(doc, name, True)

@@ -12,6 +12,7 @@ import click
 
 from hermes import __version__
 from hermes.cli.mcp_commands import mcp_group
+from hermes.cli.plugins_commands import plugins_group, skills_group
 from hermes.cli.tools_commands import tools_group
 from hermes.errors import HermesError
 
@@ -24,6 +25,8 @@ def cli() -> None:
 
 cli.add_command(mcp_group)
 cli.add_command(tools_group)
+cli.add_command(plugins_group)
+cli.add_command(skills_group)
 
 
 @cli.command("demo")

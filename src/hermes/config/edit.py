@@ -64,3 +64,26 @@ def set_tool_include(doc: CommentedMap, name: str, include: list[str] | None) ->
         entry["tools"] = tools
     tools.pop("exclude", None)
     tools["include"] = _round_trip(include)
+
+
+def set_plugin_enabled(doc: CommentedMap, name: str, enabled: bool) -> bool:
+    """Add or remove `name` in `plugins.enabled`; returns whether anything changed."""
+    plugins = doc.get("plugins")
+    if not isinstance(plugins, dict):
+        if not enabled:
+            return False
+        plugins = CommentedMap()
+        doc["plugins"] = plugins
+    names = plugins.get("enabled")
+    if not isinstance(names, list):
+        if not enabled:
+            return False
+        names = CommentedSeq()
+        plugins["enabled"] = names
+    if enabled and name not in names:
+        names.append(name)
+        return True
+    if not enabled and name in names:
+        names.remove(name)
+        return True
+    return False

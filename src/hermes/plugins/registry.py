@@ -19,6 +19,9 @@ class LoadedPlugins:
 
 def load_enabled(home: Home, config: HermesConfig) -> LoadedPlugins:
     """Each enabled plugin loads whole or not at all; one broken plugin never stops the others."""
+    from hermes.plugins.install import recover_if_idle
+
+    recover_if_idle(home)
     loaded = LoadedPlugins()
     for name in config.plugins.enabled:
         root = home.plugins / name

@@ -1,0 +1,193 @@
+"""`hermes plugins …` and `hermes skills list`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from hermes.cli.output import print_json, print_table, say
+from hermes.cli.progress import progress
+from hermes.home import Home
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+_ACTIVATION = ("A running session gets its MCP servers on `hermes mcp reload`; its tools and prompt changes "
+               "reach a model from the next session.")
+
+
+def _host() -> Any:
+    from hermes.apps.host import local_host
+
+    return local_host()
+
+
+@click.group("plugins")
+def plugins_group() -> None:
+    """Install, enable and inspect portable plugins."""
+
+
+@plugins_group.command("install")
+@click.argument("source")
+@click.option("--ref", help="Commit, tag or branch to install (repositories only; catalog entries are pinned).")
+@click.option("--enable", "enable_after", is_flag=True, help="Enable the plugin once installed.")
+def install_command(source: str, ref: str | None, enable_after: bool) -> None:
+    """Install from a catalog name, owner/repo, a git URL or a folder."""
+    from hermes.plugins.install import install
+    from hermes.plugins.lifecycle import set_enabled
+
+    home = Home.from_env()
+    with progress(f"Installing {source}…"):
+        result = install(home, source, ref=ref, host=_host())
+    what = " ".join(p for p in (result.name, result.version, f"at {result.commit[:12]}" if result.commit else "") if p)
+    say(f"{'Replaced' if result.replaced else 'Installed'} plugin {what} in {result.path}.")
+    if enable_after:
+        set_enabled(home, result.name, True)
+        say(f"Enabled '{result.name}'. {_ACTIVATION}")
+    else:
+        say(f"Enable it with `hermes plugins enable {result.name}`.")
+
+
+@plugins_group.command("enable")
+@click.argument("name")
+def enable_command(name: str) -> None:
+    """Enable an installed plugin."""
+    from hermes.plugins.lifecycle import set_enabled
+
+    changed = set_enabled(Home.from_env(), name, True)
+    say(f"Enabled '{name}'. {_ACTIVATION}" if changed else f"'{name}' was already enabled.")
+
+
+@plugins_group.command("disable")
+@click.argument("name")
+def disable_command(name: str) -> None:
+    """Disable a plugin (it stays installed)."""
+    from hermes.plugins.lifecycle import set_enabled
+
+    changed = set_enabled(Home.from_env(), name, False)
+    say(f"Disabled '{name}'. Running sessions drop its servers on `hermes mcp reload`." if changed
+        else f"'{name}' was not enabled.")
+
+
+@plugins_group.command("remove")
+@click.argument("name")
+def remove_command(name: str) -> None:
+    """Disable and delete an installed plugin and its data."""
+    from hermes.plugins.install import remove_installed
+    from hermes.plugins.lifecycle import NoSuchPlugin, set_enabled
+
+    home = Home.from_env()
+    if not (home.plugins / name).is_dir():
+        raise NoSuchPlugin(name)
+    set_enabled(home, name, False)
+    remove_installed(home, name)
+    say(f"Removed plugin '{name}'.")
+
+
+@plugins_group.command("list")
+@json_option
+def list_command(as_json: bool) -> None:
+    """Installed plugins: version, source, pinned commit, enabled, availability per server."""
+    from hermes.plugins.lifecycle import list_plugins
+
+    rows = list_plugins(Home.from_env(), _host())
+    if as_json:
+        print_json({"plugins": rows})
+        return
+    if not rows:
+        say("No plugins installed. See `hermes plugins catalog`.")
+        return
+    print_table(["PLUGIN", "VERSION", "ENABLED", "COMMIT", "SOURCE", "SERVERS"], [[
+        r["name"], r["version"] or "-", "yes" if r["enabled"] else "no", (r["commit"] or "-")[:12],
+        r["source"] or "-",
+        r["error"] or ", ".join(f"{s['name']}: {s['availability']}" for s in r["servers"]) or "-",
+    ] for r in rows])
+
+
+@plugins_group.command("update")
+@click.argument("name")
+def update_command(name: str) -> None:
+    """Move a catalog install to the catalog's current pinned commit (never a branch tip)."""
+    from hermes.plugins.lifecycle import update
+
+    with progress(f"Updating {name}…"):
+        result = update(Home.from_env(), name, _host())
+    if result is None:
+        say(f"'{name}' is already at the catalog's pinned commit.")
+    else:
+        say(f"Updated '{name}' to {result.version or ''} at {(result.commit or '')[:12]}. {_ACTIVATION}")
+
+
+@plugins_group.command("catalog")
+@json_option
+def catalog_command(as_json: bool) -> None:
+    """Catalog entries and whether each is installed."""
+    from hermes.plugins.lifecycle import catalog_rows
+
+    rows = catalog_rows(Home.from_env())
+    if as_json:
+        print_json({"catalog": rows})
+        return
+    for row in rows:
+        say(f"{row['name']} {row['version']} — {row['title']} [{row['state']}]")
+        say(f"  {row['repo']} @ {row['sha'][:12]}; platforms: {', '.join(row['platforms']) or 'all'}")
+        say(f"  {row['description']}")
+
+
+@plugins_group.command("validate")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--install-deps", is_flag=True, help="Warm the package caches the plugin's servers launch from.")
+def validate_command(path: Path, install_deps: bool) -> None:
+    """Check a plugin folder; report each declared server's availability (never a failure)."""
+    from hermes.plugins.validate import install_deps as warm
+    from hermes.plugins.validate import validate
+
+    home = Home.from_env()
+    report = validate(path, _host(), home.plugin_data)
+    for line in report.lines:
+        say(line)
+    if not install_deps:
+        return
+    failed = False
+
+    def starting(server: str, command: list[str]) -> None:
+        say(f"warming {server}: {' '.join(command)}")
+
+    with progress("Preparing the plugin's servers (a cold uvx/npx start can take minutes)…"):
+        results = warm(report.plugin, on_start=starting)
+    for result in results:
+        failed = failed or not result.ok
+        say(f"deps {result.server}: {'ok' if result.ok else 'FAILED'} ({result.seconds:.1f} s) {result.detail}")
+    if not results:
+        say("deps: no server needs preparing.")
+    sys.exit(1 if failed else 0)
+
+
+@click.group("skills")
+def skills_group() -> None:
+    """Skills that enabled plugins bring."""
+
+
+@skills_group.command("list")
+@json_option
+def skills_list_command(as_json: bool) -> None:
+    """Every skill of an enabled plugin, and whether it is offered on this machine now."""
+    from hermes.config.store import ConfigStore
+    from hermes.plugins.registry import load_enabled
+    from hermes.plugins.skills import plugin_skills
+
+    home = Home.from_env()
+    host = _host()
+    loaded = load_enabled(home, ConfigStore(home).load())
+    skills = [s for plugin in loaded.plugins for s in plugin_skills(plugin, host)]
+    if as_json:
+        print_json({"skills": [s.to_json() for s in skills], "plugin_errors": loaded.errors})
+        return
+    for error in loaded.errors:
+        say(f"warning: {error}", err=True)
+    if not skills:
+        say("No skills from enabled plugins.")
+    for skill in skills:
+        state = "offered" if skill.offered else f"not offered: {skill.why_not}"
+        say(f"{skill.plugin}/{skill.name} [{state}] {skill.description}".rstrip())
