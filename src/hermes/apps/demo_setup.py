@@ -98,3 +98,19 @@ def install_plugin_folder(home: Home) -> Path:
 def enable_plugin(home: Home, name: str) -> None:
     with ConfigStore(home).edit() as doc:
         set_plugin_enabled(doc, name, True)
+
+
+def make_plugin_repo(dest: Path) -> str | None:
+    """A local git repository holding the demo plugin; returns its commit, or None without git."""
+    from hermes.plugins import git
+
+    shutil.copytree(PLUGIN_SOURCE, dest)
+    try:
+        git.run_git("init", "--quiet", str(dest))
+        git.run_git("add", "-A", cwd=dest)
+        git.run_git("-c", "user.name=hermes demo", "-c", "user.email=demo@localhost", "commit", "--quiet",
+                    "-m", "Demo plugin", cwd=dest)
+        return git.run_git("rev-parse", "HEAD", cwd=dest)
+    except git.GitError:
+        shutil.rmtree(dest / ".git", ignore_errors=True)
+        return None

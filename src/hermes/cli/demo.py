@@ -1,10 +1,12 @@
 """`hermes demo`: the whole story, offline, with real parts, in a temporary HERMES_HOME.
 
-A plain stdio server first; then a plugin whose MCP server needs a desktop app. The demo app is a
-real process with a real MCP server on a loopback port it picks at each start, guarded by a token
-that is new at each start. The story: app not installed -> `missing_app`; installed but not running
--> `app_not_running`; started -> hermes finds it through the app's runtime file and the tool works;
-restarted on a new port with a new token -> hermes reconnects by itself; stopped -> `app_not_running`.
+A plain stdio server first; then a plugin whose MCP server needs a desktop app, installed from a
+local git repository. The demo app is a real process with a real MCP server on a loopback port it
+picks at each start, guarded by a token that is new at each start. The story: installing the plugin
+before the app is installed is refused with `missing_app` and leaves no trace; with the app
+installed it installs; app not running -> `app_not_running`; started -> hermes finds it through the
+app's runtime file and the tool works; restarted on a new port with a new token -> hermes
+reconnects by itself; stopped -> `app_not_running`; uninstalled -> `missing_app`.
 Exit 0 only if every step behaved as described.
 """
 
@@ -23,10 +25,14 @@ from typing import Any
 import anyio
 
 from hermes.apps import demo_setup
+from hermes.apps.host import local_host
 from hermes.cli.output import say
 from hermes.config.edit import add_server
 from hermes.config.store import ConfigStore
+from hermes.errors import HermesError
 from hermes.home import Home
+from hermes.plugins.install import install
+from hermes.plugins.lifecycle import set_enabled
 
 TOOL = "mcp__demo_app__scene_summary"
 _WAIT = 20.0
@@ -64,14 +70,38 @@ async def _until(predicate: Callable[[], bool], timeout: float = _WAIT) -> bool:
 async def _walk(home: Home, story: Story) -> None:
     from hermes.session import Session
 
-    story.step("A plain MCP server: add the bundled example server (stdio) and call its echo tool.")
+    story.step("A plain MCP server: add the bundled example server (stdio) to config.yaml.")
     with ConfigStore(home).edit() as doc:
         add_server(doc, "example", {"command": sys.executable, "args": ["-m", "hermes.examples.echo_server"]},
                    replace=True)
-    story.step("Enable the plugin 'hermes-demo': its MCP server needs the desktop app 'Demo Scene App'.")
-    demo_setup.install_plugin_folder(home)
-    say("   The plugin's mcp.json holds a placeholder URL; hermes will only ever use the app's runtime file.")
+    story.step("Put the plugin 'hermes-demo' in a local git repository. Its MCP server needs the desktop app "
+               "'Demo Scene App'.")
+    repo = home.root / "demo-src" / "hermes-demo-plugin"
+    commit = demo_setup.make_plugin_repo(repo)
+    source = str(repo)
+    say(f"   {repo} at commit {commit[:12]}" if commit else "   git is not available: installing from the folder")
+    say("   Its mcp.json holds a placeholder URL; hermes will only ever use the app's runtime file.")
 
+    story.step("Install the plugin while the app is not installed:")
+    try:
+        install(home, source, host=local_host())
+        refusal = ""
+    except HermesError as exc:
+        refusal = str(exc)
+    say(f"   -> {refusal or 'installed (unexpected)'}")
+    leftovers = [p.name for p in home.plugins.iterdir() if p.name != ".lock"] if home.plugins.exists() else []
+    story.check("missing_app" in refusal and not leftovers, "refused with missing_app, and nothing was left behind",
+                f"expected a missing_app refusal and no trace, got {refusal!r} and {leftovers}")
+
+    story.step("Install the app (without starting it), then install and enable the plugin:")
+    demo_setup.install_app(home)
+    result = install(home, source, host=local_host())
+    set_enabled(home, result.name, True)
+    say(f"   installed {result.name} {result.version} at {(result.commit or 'a folder copy')[:12]}, enabled")
+    story.check(result.name == demo_setup.PLUGIN_NAME, "the plugin passed the app gate and is installed",
+                f"installed {result.name!r}")
+
+    story.step("Start a session: every configured server connects in parallel. Call the example's echo tool:")
     async with Session(home, watch_interval=0.1) as session:
         echo = await session.call("mcp__example__echo", {"text": "hello from hermes"})
         say(f"   mcp__example__echo -> {echo.text}")
@@ -80,16 +110,7 @@ async def _walk(home: Home, story: Story) -> None:
         async def call_app(tool: str = TOOL) -> Any:
             return await session.call(tool, {})
 
-        story.step("The app is not installed. Call its tool anyway:")
-        answer = await call_app()
-        _show(answer.to_json())
-        story.check(answer.unavailable is not None and answer.unavailable["state"] == "missing_app",
-                    "hermes says the app is missing, and what to do", f"unexpected answer {answer.to_json()}")
-
-        story.step("Install the app (without starting it) and reload:")
-        demo_setup.install_app(home)
-        report = await session.reload()
-        say(f"   reload: revived {report.revived or '-'}")
+        story.step("The app is installed but not running. Call its tool anyway:")
         answer = await call_app()
         _show(answer.to_json())
         story.check(answer.unavailable is not None and answer.unavailable["state"] == "app_not_running",
@@ -121,6 +142,14 @@ async def _walk(home: Home, story: Story) -> None:
         story.check(gone and answer.unavailable is not None and answer.unavailable["state"] == "app_not_running",
                     "the tool is hidden and the answer says the app is not running",
                     f"unexpected answer {answer.to_json()}")
+
+        story.step("Uninstall the app and reload:")
+        demo_setup.uninstall_app(home)
+        await session.reload()
+        answer = await call_app()
+        _show(answer.to_json())
+        story.check(answer.unavailable is not None and answer.unavailable["state"] == "missing_app",
+                    "hermes says the app is missing, and what to do", f"unexpected answer {answer.to_json()}")
     say("\nSession closed; every server process it started has exited.")
 
 
