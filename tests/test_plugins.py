@@ -301,3 +301,26 @@ def test_skills_are_offered_only_while_their_app_is_available(home: Home, tmp_pa
     skills = {s["name"]: s for s in json.loads(hermes("skills", "list", "--json", home=home).stdout)["skills"]}
     assert skills["acme-flow"]["offered"] and not skills["needs-app"]["offered"]
     assert "Acme Tool is not installed" in skills["needs-app"]["why_not"]
+
+
+@pytest.mark.anyio
+async def test_enabling_while_a_session_runs_takes_effect_on_reload(home: Home, tmp_path: Path) -> None:
+    from hermes.session import Session
+    from tests.conftest import SERVERS
+
+    repo = tmp_path / "repo"
+    files = plugin_files(extra={"mcp.json": json.dumps({"mcpServers": {"lean": {
+        "type": "stdio", "command": "./serve", "args": ["${PLUGIN_ROOT}/server.py"]}}}),
+        "server.py": (SERVERS / "tools_only.py").read_text(),
+        "serve": f'#!/bin/sh\nexec "{PYTHON}" "$@"\n'})
+    make_repo(repo, files)
+    (repo / "serve").chmod(0o755)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "exec bit")
+    install(home, str(repo), host=linux_host(tmp_path))
+    async with Session(home) as session:
+        assert "mcp__lean__ping" not in session.surface().tools
+        assert hermes("plugins", "enable", "acme", home=home).returncode == 0
+        assert "mcp__lean__ping" not in session.surface().tools  # not before a reload
+        report = await session.reload()
+        assert report.added == ["lean"] and "mcp__lean__ping" in session.surface().tools
