@@ -44,6 +44,14 @@ class Home:
     def plugin_data(self) -> Path:
         return self.root / "plugin-data"
 
+    @property
+    def mcp_catalog(self) -> Path:
+        return self.root / "mcp-catalog"
+
+    @property
+    def tokens(self) -> Path:
+        return self.root / "mcp-tokens"
+
     def server_log(self, server: str) -> Path:
         return self.logs / f"mcp-{server}.log"
 

@@ -5,14 +5,16 @@ from __future__ import annotations
 import questionary
 
 from hermes.cli.output import say
-from hermes.cli.probe import probe_server
+from hermes.cli.progress import progress
 from hermes.config.edit import set_tool_include
 from hermes.config.store import ConfigStore
 from hermes.home import Home
+from hermes.probe import probe_server
 
 
 def configure_tools(home: Home, name: str) -> int:
-    report = probe_server(home, name)
+    with progress(f"Listing the tools of '{name}'…"):
+        report = probe_server(home, name)
     if not report["ok"]:
         say(f"{name}: cannot list its tools: {report['reason']}", err=True)
         return 1

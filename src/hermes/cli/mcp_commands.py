@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from hermes.cli.output import print_json, print_table, say
+from hermes.cli.progress import progress
 from hermes.config.edit import add_server, remove_server
 from hermes.config.model import HermesConfig, ServerConfig
 from hermes.config.store import ConfigStore
@@ -35,9 +36,55 @@ def _pairs(values: tuple[str, ...], separator: str, what: str) -> dict[str, str]
     return pairs
 
 
-@click.group("mcp")
-def mcp_group() -> None:
-    """Configure, inspect and serve MCP servers."""
+@click.group("mcp", invoke_without_command=True)
+@click.pass_context
+def mcp_group(ctx: click.Context) -> None:
+    """Configure, inspect and serve MCP servers (without a command: the interactive catalog picker)."""
+    if ctx.invoked_subcommand is None:
+        from hermes.cli.picker import run_picker
+
+        sys.exit(run_picker(Home.from_env()))
+
+
+@mcp_group.command("catalog")
+@json_option
+def catalog_command(as_json: bool) -> None:
+    """The curated catalog with each entry's state, and your custom servers."""
+    from hermes.catalog.install import catalog_states
+
+    rows, custom, warnings = catalog_states(Home.from_env())
+    for warning in warnings:
+        say(f"warning: {warning}", err=True)
+    if as_json:
+        print_json({"catalog": rows, "custom": custom, "warnings": warnings})
+        return
+    print_table(["NAME", "STATE", "AUTH", "DESCRIPTION"],
+                [[r["name"], r["state"], r["auth"], r["description"]] for r in rows])
+    if custom:
+        say("")
+        print_table(["CUSTOM SERVER", "STATE", "TRANSPORT"], [[c["name"], c["state"], c["transport"]] for c in custom])
+
+
+@mcp_group.command("install")
+@click.argument("name")
+@click.option("--set", "settings", multiple=True, help="NAME=VALUE for a setting of the entry (repeatable).")
+@click.option("--yes", "-y", is_flag=True, help="No questions: defaults, preselected tools, keep a failing server "
+                                                 "disabled.")
+@click.option("--command", "override_command", help="Launch this command instead of the entry's (local builds).")
+@click.option("--args", "override_args", multiple=True, help="Arguments for --command, comma-separated.")
+@click.option("--url", "override_url", help="Use this URL instead of the entry's.")
+def install_command(name: str, settings: tuple[str, ...], yes: bool, override_command: str | None,
+                    override_args: tuple[str, ...], override_url: str | None) -> None:
+    """Install a server from the curated catalog: settings, probe, tool checklist."""
+    from hermes.cli.catalog_flow import run_install
+
+    override = None
+    if override_command or override_url:
+        from hermes.catalog.install import Override
+
+        override = Override(override_command, _split_list(override_args), override_url)
+    sys.exit(run_install(Home.from_env(), name, _pairs(settings, "=", "--set"), interactive=not yes,
+                         override=override))
 
 
 @mcp_group.command("add")
@@ -109,7 +156,10 @@ def remove_command(name: str) -> None:
                              f"(hermes plugins disable {server.source.removeprefix('plugin:')}).")
     with store.edit() as doc:
         remove_server(doc, name)
-    say(f"Removed MCP server '{name}'.")
+    from hermes.oauth.storage import delete_tokens
+
+    removed = delete_tokens(store.home, name)
+    say(f"Removed MCP server '{name}'" + (" and its OAuth tokens." if removed else "."))
 
 
 def _selection(entry: ServerConfig) -> str:
@@ -191,11 +241,12 @@ def _require_server(home: Home, name: str) -> None:
 @json_option
 def test_command(name: str, as_json: bool) -> None:
     """Connect, handshake and list tools, with timings; on failure the exact cause."""
-    from hermes.cli.probe import probe_server
+    from hermes.probe import probe_server
 
     home = Home.from_env()
     _require_server(home, name)
-    report = probe_server(home, name)
+    with progress(f"Connecting to '{name}' (a cold npx/uvx start can take a minute)…"):
+        report = probe_server(home, name)
     if as_json:
         print_json(report)
     elif report["ok"]:

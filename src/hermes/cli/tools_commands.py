@@ -29,7 +29,7 @@ def tools_group() -> None:
 @json_option
 def list_command(platform: str | None, as_json: bool) -> None:
     """Every registered tool, plus skipped tools and unavailable servers with the reason."""
-    from hermes.cli.probe import first_line
+    from hermes.probe import first_line
     from hermes.session import Session
 
     async def run() -> dict[str, Any]:

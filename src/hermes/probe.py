@@ -1,4 +1,7 @@
-"""`hermes mcp test`: one connection attempt, reported with timings and the exact failure."""
+"""Probing one server: a single connection attempt, reported with timings and the exact failure.
+
+Used by `hermes mcp test`, `hermes mcp configure` and `hermes mcp install`.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,6 @@ from typing import Any
 
 import anyio
 
-from hermes.cli.progress import progress
 from hermes.home import Home
 from hermes.mcp.connection import RestartPolicy
 from hermes.session import Session
@@ -42,5 +44,4 @@ def probe_server(home: Home, name: str) -> dict[str, Any]:
                 report["stderr_tail"] = session.redactor(connection.stderr_tail)
             return report
 
-    with progress(f"Connecting to '{name}' (a cold npx/uvx start can take a minute)…"):
-        return anyio.run(run)
+    return anyio.run(run)

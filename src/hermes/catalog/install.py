@@ -1,0 +1,209 @@
+"""`hermes mcp install <name>`: settings, probe, tool checklist — in one command.
+
+(1) Settings come from flags, then from what is already configured, then from a prompt, then from
+the manifest's default. Secrets go to `.env` (0600) and `config.yaml` refers to them as `${NAME}`;
+they are never written into `config.yaml`. (2) The server is probed for its tools. (3) A checklist
+picks the tools: a previous selection wins, then the manifest's default; everything checked
+writes no filter. A failed probe offers to keep the server, disabled, and says why it failed;
+declining restores config.yaml as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hermes.catalog.manifest import CatalogServer, Setting, load_entries
+from hermes.config.dotenv import read_dotenv, set_dotenv
+from hermes.config.edit import add_server, set_tool_include
+from hermes.config.store import ConfigStore
+from hermes.config.yamlfile import atomic_write, file_lock
+from hermes.errors import HermesError, UsageError
+from hermes.home import Home
+
+_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+Ask = Callable[[Setting], str | None]
+ChooseTools = Callable[[list[tuple[str, str]], set[str]], list[str] | None]
+Confirm = Callable[[str], bool]
+
+
+class CatalogError(HermesError):
+    exit_code = 1
+
+
+class NoSuchEntry(HermesError):
+    exit_code = 3
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"The MCP catalog has no entry '{name}' (see `hermes mcp catalog`).")
+
+
+@dataclass
+class Override:
+    """Tests (and people with a local build) can point an entry at another launch command or URL."""
+
+    command: str | None = None
+    args: list[str] | None = None
+    url: str | None = None
+
+
+@dataclass
+class InstallOutcome:
+    name: str
+    saved: bool
+    enabled: bool
+    tools: list[str] = field(default_factory=list)
+    selected: list[str] | None = None  # None: every tool (no filter written)
+    failure: str | None = None
+    post_install: str = ""
+
+
+def _substitute(value: Any, literal: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        return _REFERENCE.sub(lambda m: literal.get(m.group(1), m.group(0)), value)
+    if isinstance(value, list):
+        return [_substitute(v, literal) for v in value]
+    if isinstance(value, dict):
+        return {k: _substitute(v, literal) for k, v in value.items()}
+    return value
+
+
+def server_entry(entry: CatalogServer, values: dict[str, str], override: Override | None = None) -> dict[str, Any]:
+    """The config.yaml entry: non-secret settings written in, secrets left as `${NAME}`."""
+    literal = {s.name: values[s.name] for s in entry.settings if not s.secret and s.name in values}
+    transport = _substitute(entry.transport, literal)
+    result: dict[str, Any] = {}
+    if transport["type"] == "stdio":
+        result["command"] = transport["command"]
+        if transport.get("args"):
+            result["args"] = transport["args"]
+        if transport.get("env"):
+            result["env"] = transport["env"]
+    else:
+        result["url"] = transport["url"]
+        if transport.get("headers"):
+            result["headers"] = transport["headers"]
+        if entry.auth == "oauth":
+            result["auth"] = "oauth"
+            if entry.scope:
+                result["oauth"] = {"scope": entry.scope}
+    if override is not None:
+        if override.command:
+            result = {k: v for k, v in result.items() if k not in ("url", "headers", "auth", "oauth")}
+            result["command"] = override.command
+            result["args"] = list(override.args or [])
+        elif override.url:
+            result = {k: v for k, v in result.items() if k not in ("command", "args", "cwd")}
+            result["url"] = override.url
+    return result
+
+
+def _resolve_settings(entry: CatalogServer, given: dict[str, str], known: dict[str, str], ask: Ask | None
+                      ) -> dict[str, str]:
+    unknown = sorted(set(given) - {s.name for s in entry.settings})
+    if unknown:
+        raise UsageError(f"'{entry.name}' has no setting {unknown[0]} (its settings: "
+                         f"{', '.join(s.name for s in entry.settings) or 'none'}).")
+    values: dict[str, str] = {}
+    for setting in entry.settings:
+        value = given.get(setting.name) or known.get(setting.name)
+        if value is None and ask is not None:
+            value = ask(setting)
+        if value is None:
+            value = setting.default
+        if not value and setting.required:
+            raise UsageError(f"'{entry.name}' needs {setting.name} ({setting.prompt}); pass --set "
+                             f"{setting.name}=... or run interactively.")
+        if value:
+            values[setting.name] = os.path.expanduser(value) if not setting.secret and value.startswith("~") \
+                else value
+    return values
+
+
+def _restore(files: dict[Path, bytes | None]) -> None:
+    """Put config.yaml and .env back byte for byte, as they were before the install began."""
+    for path, content in files.items():
+        with file_lock(path):
+            if content is None:
+                path.unlink(missing_ok=True)
+            else:
+                atomic_write(path, content.decode("utf-8"), mode=path.stat().st_mode & 0o777 if path.exists()
+                             else 0o600)
+
+
+def preselection(entry: CatalogServer, tools: list[str], previous: tuple[str, ...] | None) -> set[str]:
+    if previous is not None:
+        return {t for t in tools if t in previous}
+    if entry.default_enabled is not None:
+        return {t for t in tools if t in entry.default_enabled}
+    return {t for t in tools if t not in entry.default_excluded}
+
+
+def install_entry(home: Home, name: str, *, given: dict[str, str], ask: Ask | None, choose: ChooseTools | None,
+                  confirm_save_disabled: Confirm, override: Override | None = None,
+                  probe: Callable[[Home, str], dict[str, Any]] | None = None) -> InstallOutcome:
+    entries, _ = load_entries(home.mcp_catalog)
+    entry = entries.get(name)
+    if entry is None:
+        raise NoSuchEntry(name)
+    store = ConfigStore(home)
+    config = store.load()
+    before = {path: path.read_bytes() if path.exists() else None for path in (home.config, home.dotenv)}
+    previous = config.mcp_servers.get(name)
+    values = _resolve_settings(entry, given, read_dotenv(home.dotenv), ask)
+    secrets = {s.name: values[s.name] for s in entry.settings if s.secret and s.name in values}
+    if secrets:
+        set_dotenv(home.dotenv, secrets)
+    with store.edit() as doc:
+        add_server(doc, name, server_entry(entry, values, override), replace=True)
+        if previous is not None and previous.tools.include is not None:
+            set_tool_include(doc, name, list(previous.tools.include))
+    if probe is None:
+        from hermes.probe import probe_server
+
+        probe = probe_server
+    report = probe(home, name)
+    if not report["ok"]:
+        reason = str(report.get("reason") or "unknown reason")
+        if confirm_save_disabled(reason):
+            with store.edit() as doc:
+                doc["mcp_servers"][name]["enabled"] = False
+            return InstallOutcome(name, True, False, failure=reason, post_install=entry.post_install)
+        _restore(before)
+        return InstallOutcome(name, False, False, failure=reason)
+    tools = [(t["name"], t["description"]) for t in report["tools"]]
+    names = [t for t, _ in tools]
+    preselected = preselection(entry, names, previous.tools.include if previous else None)
+    picked = choose(tools, preselected) if choose is not None else sorted(preselected)
+    if picked is None:
+        picked = sorted(preselected)
+    include = None if set(picked) >= set(names) else [t for t in names if t in picked]
+    with store.edit() as doc:
+        set_tool_include(doc, name, include)
+    return InstallOutcome(name, True, True, names, include, post_install=entry.post_install)
+
+
+def catalog_states(home: Home) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+    """Rows for every entry with its state, rows for configured servers that are not from the catalog."""
+    entries, warnings = load_entries(home.mcp_catalog)
+    config = ConfigStore(home).load()
+    from hermes.oauth.storage import has_tokens
+
+    rows = []
+    for name, entry in sorted(entries.items()):
+        configured = config.mcp_servers.get(name)
+        if configured is None:
+            state = "available"
+        elif entry.auth == "oauth" and configured.enabled and has_tokens(home, name):
+            state = "enabled"
+        else:
+            state = "installed (enabled)" if configured.enabled else "installed (disabled)"
+        rows.append({**entry.to_json(), "state": state})
+    custom = [{"name": n, "transport": c.transport_name, "state": "custom (enabled)" if c.enabled
+               else "custom (disabled)"} for n, c in config.mcp_servers.items() if n not in entries]
+    return rows, custom, warnings

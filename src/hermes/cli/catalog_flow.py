@@ -1,0 +1,66 @@
+"""The interactive side of `hermes mcp install`: prompts, progress, the tool checklist."""
+
+from __future__ import annotations
+
+import sys
+
+import questionary
+
+from hermes.catalog.install import InstallOutcome, Override, install_entry
+from hermes.catalog.manifest import Setting
+from hermes.cli.output import say
+from hermes.cli.progress import progress
+from hermes.home import Home
+from hermes.probe import probe_server
+
+
+def _ask(setting: Setting) -> str | None:
+    if setting.secret:
+        answer = questionary.password(f"{setting.prompt}:").ask()
+    else:
+        answer = questionary.text(f"{setting.prompt}:", default=setting.default or "").ask()
+    if answer is None:
+        raise KeyboardInterrupt
+    return str(answer) or None
+
+
+def _choose(tools: list[tuple[str, str]], preselected: set[str]) -> list[str] | None:
+    choices = [questionary.Choice(f"{name}  {description.splitlines()[0] if description else ''}".rstrip(),
+                                  value=name, checked=name in preselected) for name, description in tools]
+    picked = questionary.checkbox("Tools to offer (space toggles, enter saves):", choices=choices).ask()
+    if picked is None:
+        raise KeyboardInterrupt
+    return [str(p) for p in picked]
+
+
+def _probe(home: Home, name: str) -> dict[str, object]:
+    with progress(f"Starting '{name}' to list its tools (a cold npx/uvx start can take a minute)…"):
+        return probe_server(home, name)
+
+
+def run_install(home: Home, name: str, given: dict[str, str], *, interactive: bool,
+                override: Override | None = None) -> int:
+    interactive = interactive and sys.stdin.isatty()
+
+    def confirm(reason: str) -> bool:
+        say(f"The server did not start: {reason}")
+        if not interactive:
+            say("Keeping it in config.yaml, disabled (--yes).")
+            return True
+        return bool(questionary.confirm("Save it anyway, disabled, to fix later?", default=True).ask())
+
+    outcome: InstallOutcome = install_entry(
+        home, name, given=given, ask=_ask if interactive else None, choose=_choose if interactive else None,
+        confirm_save_disabled=confirm, override=override, probe=_probe)
+    if not outcome.saved:
+        say(f"Nothing was installed; config.yaml and .env are as they were. Reason: {outcome.failure}")
+        return 1
+    if not outcome.enabled:
+        say(f"Saved '{name}' disabled. Fix the cause, then `hermes mcp test {name}` and enable it.")
+        return 1
+    selected = "all tools" if outcome.selected is None else f"{len(outcome.selected)} of {len(outcome.tools)} tools"
+    say(f"Installed '{name}' with {selected}.")
+    if outcome.post_install:
+        say(outcome.post_install)
+    say("Running sessions pick it up on `hermes mcp reload`.")
+    return 0

@@ -1,0 +1,73 @@
+"""`hermes mcp` with no command: browse the catalog, install, enable/disable, configure, remove."""
+
+from __future__ import annotations
+
+import sys
+
+import questionary
+
+from hermes.catalog.install import catalog_states
+from hermes.cli.catalog_flow import run_install
+from hermes.cli.configure import configure_tools
+from hermes.cli.output import say
+from hermes.config.edit import remove_server
+from hermes.config.store import ConfigStore
+from hermes.home import Home
+
+_QUIT = "__quit__"
+
+
+def _set_enabled(home: Home, name: str, enabled: bool) -> None:
+    with ConfigStore(home).edit() as doc:
+        doc["mcp_servers"][name]["enabled"] = enabled
+
+
+def _remove(home: Home, name: str) -> None:
+    from hermes.oauth.storage import delete_tokens
+
+    with ConfigStore(home).edit() as doc:
+        remove_server(doc, name)
+    delete_tokens(home, name)
+
+
+def _actions(state: str) -> list[questionary.Choice]:
+    if state == "available":
+        return [questionary.Choice("Install", value="install"), questionary.Choice("Back", value="back")]
+    toggle = questionary.Choice("Enable", value="enable") if "disabled" in state else \
+        questionary.Choice("Disable", value="disable")
+    return [toggle, questionary.Choice("Configure tools", value="configure"),
+            questionary.Choice("Remove", value="remove"), questionary.Choice("Back", value="back")]
+
+
+def run_picker(home: Home) -> int:
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        say("`hermes mcp` is interactive and needs a terminal; use `hermes mcp catalog` and "
+            "`hermes mcp install NAME --yes` in scripts.", err=True)
+        return 2
+    while True:
+        rows, custom, _ = catalog_states(home)
+        states = {r["name"]: r["state"] for r in rows} | {c["name"]: c["state"] for c in custom}
+        width = max(len(n) for n in states) if states else 10
+        choices = [questionary.Choice(f"{r['name']:<{width}}  {r['state']:<22} {r['description']}", value=r["name"])
+                   for r in rows]
+        choices += [questionary.Choice(f"{c['name']:<{width}}  {c['state']:<22} (custom)", value=c["name"])
+                    for c in custom]
+        choices.append(questionary.Choice("Quit", value=_QUIT))
+        picked = questionary.select("MCP servers (enter to choose, ctrl-c to quit):", choices=choices).ask()
+        if picked is None or picked == _QUIT:
+            return 0
+        name = str(picked)
+        action = questionary.select(f"{name} [{states[name]}]:", choices=_actions(states[name])).ask()
+        if action in (None, "back"):
+            continue
+        if action == "install":
+            run_install(home, name, {}, interactive=True)
+        elif action in ("enable", "disable"):
+            _set_enabled(home, name, action == "enable")
+            say(f"{name} {action}d. Running sessions pick this up on `hermes mcp reload`.")
+        elif action == "configure":
+            configure_tools(home, name)
+        elif action == "remove" and questionary.confirm(f"Remove {name} (and its OAuth tokens)?",
+                                                        default=False).ask():
+            _remove(home, name)
+            say(f"Removed {name}.")
