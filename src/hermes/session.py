@@ -123,6 +123,7 @@ class Session:
         self._cache_dir = home.cache  # computed once: building paths shows up in per-call cost
         self._conn_env = ConnectionEnv(self.redactor, resolver or ConfiguredEndpoint(),
                                        policy or RestartPolicy(), home.logs, self._environ, watch_interval)
+        self._conn_env.auth_for = self._oauth_for
         self._gates: dict[str, Gate] = {}
         self.plugin_errors: list[str] = []
         self._known_tools_file = home.cache / "known-tools.json"
@@ -193,6 +194,12 @@ class Session:
         for connection in started:
             await connection.first_attempt_done.wait()
         self._tools_changed(None)
+
+    def _oauth_for(self, server: ResolvedServer, url: str) -> Any:
+        """A non-interactive OAuth provider: refreshes stored tokens, never opens a browser."""
+        from hermes.oauth.provider import build_provider
+
+        return build_provider(self.home, server.name, url, server.config.oauth)
 
     def _connection_for(self, desired: DesiredServer, resolve: Callable[[], ResolvedServer]) -> ServerConnection:
         """A supervisor for one server; a declared server first passes the app gate."""

@@ -294,6 +294,20 @@ def reload_command(as_json: bool) -> None:
     sys.exit(reload_sessions(Home.from_env(), as_json))
 
 
+@mcp_group.command("login")
+@click.argument("name")
+@click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds to wait for the browser.")
+@click.option("--no-browser", is_flag=True, help="Only print the URL; do not try to open a browser.")
+def login_command(name: str, timeout: float, no_browser: bool) -> None:
+    """Authorize an OAuth server: browser or pasted redirect URL, callback on 127.0.0.1."""
+    import anyio
+
+    from hermes.oauth.login import login
+
+    result = anyio.run(lambda: login(Home.from_env(), name, timeout=timeout, open_browser=not no_browser, say=say))
+    say(f"Authorized '{name}': token stored ({result.tools} tools offered).")
+
+
 @mcp_group.command("serve")
 @click.option("--http", "http", is_flag=True, help="Serve Streamable HTTP on loopback instead of stdio.")
 @click.option("--port", type=int, default=0, show_default=True, help="Port for --http (0 picks a free one).")

@@ -39,8 +39,8 @@ from mcp.shared.exceptions import MCPError
 from hermes.apps.liveness import LiveEndpointUnavailable
 from hermes.config.model import ServerConfig
 from hermes.config.resolve import ResolvedServer
-from hermes.errors import ServerNotConnected
-from hermes.mcp.describe import describe_failure
+from hermes.errors import HermesError, ServerNotConnected
+from hermes.mcp.describe import describe_failure, leaf
 from hermes.mcp.endpoint import EndpointResolver
 from hermes.mcp.stdio import StdioTransport
 from hermes.security.environment import child_environment
@@ -83,6 +83,8 @@ class ConnectionEnv:
     logs: Path
     parent_environ: dict[str, str]
     watch_interval: float = 0.5
+    # Builds the httpx2 auth (OAuth) for a server with `auth: oauth`; never interactive in a session.
+    auth_for: Callable[[ResolvedServer, str], Any] | None = None
 
 
 class LivenessWatch(Protocol):
@@ -250,7 +252,9 @@ class ServerConnection:
                         for value in endpoint.headers.values():
                             self._env.redactor.register(*credential_parts(value))
                         url = endpoint.url
-                        target = await self._http_transport(endpoint.url, dict(endpoint.headers), stack)
+                        auth = self._env.auth_for(server, endpoint.url) \
+                            if self._env.auth_for is not None and server.config.auth == "oauth" else None
+                        target = await self._http_transport(endpoint.url, dict(endpoint.headers), stack, auth)
                     client = Client(target, mode="legacy", message_handler=self._on_message,
                                     client_info=_CLIENT_INFO, cache=None)
                     await stack.enter_async_context(client)
@@ -281,7 +285,9 @@ class ServerConnection:
             self.app_state = exc.state
             self.reason = self._env.redactor(exc.reason)
         except Exception as exc:
-            self.reason = self._env.redactor(self._http_failure or describe_failure(
+            # Our own errors (an OAuth login that is needed, say) explain more than the HTTP status.
+            own = isinstance(leaf(exc), HermesError)
+            self.reason = self._env.redactor((None if own else self._http_failure) or describe_failure(
                 exc, command=transport.command if transport else None, url=url,
                 returncode=transport.returncode if transport else None))
         finally:
@@ -336,7 +342,8 @@ class ServerConnection:
             cwd=server.cwd, log=log, redact=self._env.redactor,
         )
 
-    async def _http_transport(self, url: str, headers: dict[str, str], stack: AsyncExitStack) -> Any:
+    async def _http_transport(self, url: str, headers: dict[str, str], stack: AsyncExitStack,
+                              oauth: httpx2.Auth | None = None) -> Any:
         # The SDK folds HTTP failures into a generic JSON-RPC error; a response hook keeps the status
         # so "401 Unauthorized" reaches the user instead of "an error response".
         async def remember_status(response: httpx2.Response) -> None:
@@ -345,7 +352,7 @@ class ServerConnection:
 
         def client_factory(headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None,
                            auth: httpx2.Auth | None = None) -> httpx2.AsyncClient:
-            client = create_mcp_http_client(headers=headers, timeout=timeout, auth=auth)
+            client = create_mcp_http_client(headers=headers, timeout=timeout, auth=auth or oauth)
             client.event_hooks["response"].append(remember_status)
             return client
 

@@ -51,3 +51,57 @@ def delete_tokens(home: Home, server: str) -> list[Path]:
             path.unlink()
             removed.append(path)
     return removed
+
+
+class FileTokenStorage:
+    """The SDK's `TokenStorage`, on the token files; also keeps what a later refresh needs.
+
+    Next to the token it saves when the token expires (the SDK only knows "expires in N seconds"
+    at the moment it receives one) and the authorization server's metadata, so a new process can
+    refresh an expired token at the right endpoint before any browser is opened.
+    """
+
+    def __init__(self, home: Home, server: str, preregistered: dict[str, Any] | None = None) -> None:
+        self.home = home
+        self.server = server
+        self.preregistered = preregistered
+        self.metadata: dict[str, Any] | None = None  # the AS metadata, set by the provider when known
+        self.on_tokens: list[Any] = []
+
+    async def get_tokens(self) -> Any:
+        from mcp.shared.auth import OAuthToken
+
+        data = read_json(token_path(self.home, self.server))
+        if data is None or not isinstance(data.get("token"), dict):
+            return None
+        return OAuthToken.model_validate(data["token"])
+
+    def stored(self) -> dict[str, Any]:
+        return read_json(token_path(self.home, self.server)) or {}
+
+    async def set_tokens(self, tokens: Any) -> None:
+        import time
+
+        ensure_folder(self.home)
+        expires_in = getattr(tokens, "expires_in", None)
+        record: dict[str, Any] = {"token": tokens.model_dump(mode="json", exclude_none=True),
+                                  "expires_at": time.time() + expires_in if expires_in else None}
+        if self.metadata is not None:
+            record["authorization_server"] = self.metadata
+        write_json(token_path(self.home, self.server), record)
+        for callback in self.on_tokens:
+            callback(tokens)
+
+    async def get_client_info(self) -> Any:
+        from mcp.shared.auth import OAuthClientInformationFull
+
+        data = read_json(client_path(self.home, self.server))
+        if data is not None:
+            return OAuthClientInformationFull.model_validate(data)
+        if self.preregistered is not None:
+            return OAuthClientInformationFull.model_validate(self.preregistered)
+        return None
+
+    async def set_client_info(self, client_info: Any) -> None:
+        ensure_folder(self.home)
+        write_json(client_path(self.home, self.server), client_info.model_dump(mode="json", exclude_none=True))

@@ -1,0 +1,160 @@
+"""`hermes mcp login <server>`: the one place where hermes may open a browser.
+
+The authorization URL is opened in the browser when one can be started (and printed either way);
+the redirect comes back to 127.0.0.1 on `/callback`, or the user pastes the URL the browser ended
+on. hermes waits up to `timeout` seconds (5 minutes by default) and reports success only if a
+token was actually stored.
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+import webbrowser
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import anyio
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.auth import AuthorizationCodeResult
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
+
+from hermes.config.resolve import resolve_server
+from hermes.config.store import ConfigStore
+from hermes.errors import HermesError, NoSuchServer, UsageError
+from hermes.home import Home
+from hermes.logs import redacted_file_logging
+from hermes.loopback_http import bind_loopback, serve_asgi
+from hermes.mcp.describe import leaf
+from hermes.oauth.provider import build_provider
+from hermes.oauth.storage import client_path, has_tokens, read_json, token_path
+from hermes.security.redact import Redactor
+
+LOGIN_TIMEOUT = 300.0
+
+
+class LoginFailed(HermesError):
+    pass
+
+
+@dataclass(frozen=True)
+class LoginResult:
+    server: str
+    stored: bool
+    tools: int
+
+
+def _callback_result(query: str) -> AuthorizationCodeResult | str:
+    params = {k: v[0] for k, v in parse_qs(query).items()}
+    if "error" in params:
+        return f"the authorization server answered {params['error']}: {params.get('error_description', '')}".strip()
+    if "code" not in params:
+        return "the redirect carried no authorization code"
+    return AuthorizationCodeResult(code=params["code"], state=params.get("state"), iss=params.get("iss"))
+
+
+def _redirect_port(home: Home, server: str, configured: int | None) -> int:
+    stored = read_json(client_path(home, server)) or {}
+    for uri in stored.get("redirect_uris") or []:
+        port = urlsplit(str(uri)).port
+        if port:
+            return port
+    if configured:
+        return configured
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def login(home: Home, name: str, *, timeout: float = LOGIN_TIMEOUT, open_browser: bool = True,
+                say: Callable[[str], None] = print) -> LoginResult:
+    config = ConfigStore(home).load()
+    entry = config.mcp_servers.get(name)
+    if entry is None:
+        raise NoSuchServer(name)
+    if entry.url is None or entry.auth != "oauth":
+        raise UsageError(f"Server '{name}' does not use OAuth (set `auth: oauth` on an HTTP server).")
+    server = resolve_server(name, entry, ConfigStore(home).variables())
+    assert server.url is not None
+    port = _redirect_port(home, name, entry.oauth.redirect_port if entry.oauth else None)
+    results, arrivals = anyio.create_memory_object_stream[AuthorizationCodeResult | str](4)
+
+    async def on_callback(request: Request) -> HTMLResponse:
+        await results.send(_callback_result(request.url.query))
+        return HTMLResponse("<html><body><p>hermes received the authorization. You can close this window.</p>"
+                            "</body></html>")
+
+    async def redirect(url: str) -> None:
+        say(f"Open this URL to authorize '{name}':\n  {url}")
+        if open_browser and await anyio.to_thread.run_sync(webbrowser.open, url):
+            say("(opened in your browser)")
+        say(f"Waiting up to {timeout:g} s; or paste the URL your browser ended on and press Enter.")
+
+    async def read_pasted() -> None:
+        if sys.stdin is None or sys.stdin.closed:
+            return
+        while True:
+            line = await anyio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+            if not line:
+                return  # no terminal input to wait for; the loopback callback still can arrive
+            if "?" in line:
+                await results.send(_callback_result(urlsplit(line.strip()).query))
+                return
+
+    async def callback() -> AuthorizationCodeResult:
+        async with anyio.create_task_group() as readers:
+            readers.start_soon(read_pasted)
+            try:
+                with anyio.fail_after(timeout):
+                    outcome = await arrivals.receive()
+            except TimeoutError:
+                raise LoginFailed(f"No authorization arrived within {timeout:g} s; run `hermes mcp login "
+                                  f"{name}` again.") from None
+            finally:
+                readers.cancel_scope.cancel()
+        if isinstance(outcome, str):
+            raise LoginFailed(f"Authorization for '{name}' failed: {outcome}.")
+        return outcome
+
+    provider = build_provider(home, name, server.url, entry.oauth, redirect=redirect, callback=callback,
+                              redirect_port=port)
+    redactor = Redactor(server.secrets)
+    if entry.oauth and entry.oauth.client_secret:
+        redactor.register(entry.oauth.client_secret)
+    provider.file_storage.on_tokens.append(
+        lambda tokens: redactor.register(tokens.access_token, tokens.refresh_token or ""))
+    app = Starlette(routes=[Route("/callback", on_callback)])
+    tools = 0
+    try:
+        # The SDK logs OAuth trouble with tracebacks; those go to the redacted log, not the terminal.
+        with redacted_file_logging(home.logs / "hermes.log", redactor):
+            async with anyio.create_task_group() as tasks:
+                await tasks.start(serve_asgi, app, bind_loopback(port))
+                try:
+                    http = create_mcp_http_client(headers=dict(server.headers), auth=provider)
+                    async with http, Client(streamable_http_client(server.url, http_client=http), mode="legacy",
+                                            cache=None) as client:
+                        tools = len((await client.list_tools()).tools)
+                finally:
+                    tasks.cancel_scope.cancel()
+    except Exception as exc:
+        cause = leaf(exc)
+        if isinstance(cause, HermesError):
+            raise cause from None
+        raise LoginFailed(redactor(f"Authorization for '{name}' failed: {type(cause).__name__}: {cause}")) from None
+    if not has_tokens(home, name):
+        raise LoginFailed(f"The server '{name}' answered, but no token was stored; nothing to save.")
+    return LoginResult(name, True, tools)
+
+
+def token_summary(home: Home, name: str) -> dict[str, Any]:
+    """What `status` may show about stored tokens: never the tokens themselves."""
+    data = read_json(token_path(home, name)) or {}
+    return {"stored": bool(data), "expires_at": data.get("expires_at")}

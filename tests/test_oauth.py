@@ -1,0 +1,163 @@
+"""Real OAuth 2.1 flows on loopback: an SDK-built authorization server + protected MCP server.
+
+The 'browser' is a script Python's webbrowser module starts through $BROWSER; it follows the
+authorization redirect back to hermes's callback, or tampers with it, or only prints it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes.home import Home
+from tests.conftest import PYTHON, SERVERS, hermes, wait_for, write_config
+
+
+@pytest.fixture
+def oauth_server(tmp_path: Path) -> Iterator[Callable[..., str]]:
+    processes: list[subprocess.Popen[bytes]] = []
+
+    def start(*args: str) -> str:
+        portfile = tmp_path / f"oauth-port-{len(processes)}"
+        processes.append(subprocess.Popen([PYTHON, str(SERVERS / "oauth_server.py"), str(portfile), *args],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        assert wait_for(portfile.exists, timeout=30)
+        return f"http://127.0.0.1:{portfile.read_text()}/mcp"
+
+    yield start
+    for process in processes:
+        process.kill()
+        process.wait()
+
+
+def _browser(tmp_path: Path, mode: str = "follow") -> dict[str, str]:
+    return {"BROWSER": f"{PYTHON} {SERVERS / 'fake_browser.py'} %s", "FAKE_BROWSER_MODE": mode,
+            "FAKE_BROWSER_LOG": str(tmp_path / "browser.log"), "FAKE_BROWSER_OUT": str(tmp_path / "redirect.txt")}
+
+
+def _browser_starts(tmp_path: Path) -> int:
+    log = tmp_path / "browser.log"
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def _tokens(home: Home, name: str = "prot") -> dict[str, Any]:
+    return dict(json.loads((home.tokens / f"{name}.json").read_text()))
+
+
+def _configure(home: Home, url: str, **oauth: Any) -> None:
+    entry: dict[str, Any] = {"url": url, "auth": "oauth"}
+    if oauth:
+        entry["oauth"] = oauth
+    write_config(home, {"mcp_servers": {"prot": entry}})
+
+
+def test_session_never_opens_a_browser_and_names_the_command(home: Home, tmp_path: Path,
+                                                             oauth_server: Callable[..., str]) -> None:
+    _configure(home, oauth_server())
+    result = hermes("mcp", "test", "prot", home=home, env=_browser(tmp_path))
+    assert result.returncode == 1
+    assert "needs OAuth authorization: run `hermes mcp login prot`" in result.stdout
+    call = hermes("tools", "call", "mcp__prot__whoami", "--json", home=home, env=_browser(tmp_path))
+    assert "hermes mcp login prot" in json.loads(call.stdout)["reason"]
+    assert _browser_starts(tmp_path) == 0
+
+
+def test_login_with_dynamic_registration_then_refresh_with_rotation_without_browser(
+        home: Home, tmp_path: Path, oauth_server: Callable[..., str]) -> None:
+    _configure(home, oauth_server())
+    login = hermes("mcp", "login", "prot", "--timeout", "30", home=home, env=_browser(tmp_path))
+    assert login.returncode == 0, login.stdout + login.stderr
+    assert "Authorized 'prot': token stored (1 tools offered)." in login.stdout
+    assert _browser_starts(tmp_path) == 1
+    assert stat.S_IMODE(home.tokens.stat().st_mode) == 0o700
+    for path in home.tokens.iterdir():
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    client = json.loads((home.tokens / "prot.client.json").read_text())
+    assert client["client_id"] and "client_secret" not in client
+    first = _tokens(home)
+    secrets = [first["token"]["access_token"], first["token"]["refresh_token"]]
+    # A stored, valid token: the next session uses it, no browser.
+    assert hermes("mcp", "test", "prot", home=home, env=_browser(tmp_path)).returncode == 0
+    # Expire it: the next session refreshes first (rotating the refresh token) and saves at once.
+    first["expires_at"] = time.time() - 10
+    (home.tokens / "prot.json").write_text(json.dumps(first))
+    test = hermes("mcp", "test", "prot", home=home, env=_browser(tmp_path))
+    assert test.returncode == 0, test.stdout
+    second = _tokens(home)
+    assert second["token"]["refresh_token"] != first["token"]["refresh_token"]
+    assert second["token"]["access_token"] != first["token"]["access_token"]
+    assert second["expires_at"] > time.time()
+    secrets += [second["token"]["access_token"], second["token"]["refresh_token"]]
+    # The rotated-away refresh token is dead at the server; the saved one keeps working.
+    second["expires_at"] = time.time() - 10
+    (home.tokens / "prot.json").write_text(json.dumps(second))
+    assert hermes("mcp", "test", "prot", home=home, env=_browser(tmp_path)).returncode == 0
+    assert _browser_starts(tmp_path) == 1
+    outputs = login.stdout + login.stderr + test.stdout + test.stderr
+    outputs += hermes("mcp", "status", "--json", home=home).stdout + hermes("mcp", "list", "--json", home=home).stdout
+    for path in home.root.rglob("*"):
+        if path.is_file() and path.parent != home.tokens:
+            outputs += path.read_text(errors="replace")
+    assert not any(secret in outputs for secret in secrets)
+
+
+def test_preregistered_client(home: Home, tmp_path: Path, oauth_server: Callable[..., str]) -> None:
+    port = _free_port()
+    _configure(home, oauth_server("--client", "hermes-test:s3cret-value", "--redirect-port", str(port)),
+               client_id="hermes-test", client_secret="s3cret-value", redirect_port=port)
+    login = hermes("mcp", "login", "prot", "--timeout", "30", home=home, env=_browser(tmp_path))
+    assert login.returncode == 0, login.stdout + login.stderr
+    assert not (home.tokens / "prot.client.json").exists()  # nothing was registered dynamically
+    assert "s3cret-value" not in login.stdout + login.stderr
+    assert hermes("mcp", "test", "prot", home=home).returncode == 0
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_login_that_times_out_stores_nothing(home: Home, tmp_path: Path, oauth_server: Callable[..., str]) -> None:
+    _configure(home, oauth_server(), redirect_port=_free_port())
+    result = hermes("mcp", "login", "prot", "--timeout", "2", home=home, env=_browser(tmp_path, "never"))
+    assert result.returncode == 1 and "No authorization arrived within 2 s" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (home.tokens / "prot.json").exists()
+
+
+def test_callback_with_a_wrong_state_is_refused(home: Home, tmp_path: Path, oauth_server: Callable[..., str]) -> None:
+    _configure(home, oauth_server(), redirect_port=_free_port())
+    result = hermes("mcp", "login", "prot", "--timeout", "30", home=home, env=_browser(tmp_path, "tamper"))
+    assert result.returncode == 1 and "State parameter mismatch" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (home.tokens / "prot.json").exists()
+
+
+def test_pasted_redirect_url_completes_the_login(home: Home, tmp_path: Path, oauth_server: Callable[..., str]) -> None:
+    _configure(home, oauth_server(), redirect_port=_free_port())
+    env = {**os.environ, "HERMES_HOME": str(home.root), **_browser(tmp_path, "print")}
+    process = subprocess.Popen([PYTHON, "-m", "hermes", "mcp", "login", "prot", "--timeout", "30"], env=env,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    redirect = tmp_path / "redirect.txt"
+    assert wait_for(redirect.exists, timeout=30)
+    out, err = process.communicate(redirect.read_text() + "\n", timeout=60)
+    assert process.returncode == 0, out + err
+    assert "token stored" in out and (home.tokens / "prot.json").exists()
+
+
+def test_login_refuses_servers_without_oauth(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"plain": {"url": "http://127.0.0.1:9/mcp"}}})
+    result = hermes("mcp", "login", "plain", home=home)
+    assert result.returncode == 2 and "does not use OAuth" in result.stderr
+    assert hermes("mcp", "login", "nope", home=home).returncode == 3
