@@ -161,3 +161,26 @@ def test_login_refuses_servers_without_oauth(home: Home) -> None:
     result = hermes("mcp", "login", "plain", home=home)
     assert result.returncode == 2 and "does not use OAuth" in result.stderr
     assert hermes("mcp", "login", "nope", home=home).returncode == 3
+
+
+def test_catalog_install_of_an_oauth_entry_runs_the_login(home: Home, tmp_path: Path,
+                                                          oauth_server: Callable[..., str]) -> None:
+    import pexpect
+
+    url = oauth_server()
+    home.mcp_catalog.mkdir()
+    (home.mcp_catalog / "prot.json").write_text(json.dumps({
+        "schema": 1, "name": "prot", "title": "Protected", "description": "An OAuth server.",
+        "transport": {"type": "http", "url": url}, "auth": {"type": "oauth"}, "post_install": "Ready."}))
+    child = pexpect.spawn(PYTHON, ["-m", "hermes", "mcp", "install", "prot"], encoding="utf-8", timeout=60,
+                          env={**os.environ, "HERMES_HOME": str(home.root), "TERM": "xterm", **_browser(tmp_path)},
+                          dimensions=(40, 200))
+    child.expect("uses OAuth")
+    child.expect("Tools to offer")
+    child.send("\r")
+    child.expect("Installed 'prot' with all tools")
+    child.expect(pexpect.EOF)
+    assert (home.tokens / "prot.json").exists() and _browser_starts(tmp_path) == 1
+    states = {r["name"]: r["state"] for r in json.loads(hermes("mcp", "catalog", "--json", home=home).stdout)[
+        "catalog"]}
+    assert states["prot"] == "enabled"

@@ -125,6 +125,17 @@ def _resolve_settings(entry: CatalogServer, given: dict[str, str], known: dict[s
     return values
 
 
+def _keep_disabled_or_restore(store: ConfigStore, entry: CatalogServer, reason: str,
+                              before: dict[Path, bytes | None], confirm: Confirm) -> InstallOutcome:
+    """The server could not be reached: keep it disabled (if the user agrees) or undo everything."""
+    if confirm(reason):
+        with store.edit() as doc:
+            doc["mcp_servers"][entry.name]["enabled"] = False
+        return InstallOutcome(entry.name, True, False, failure=reason, post_install=entry.post_install)
+    _restore(before)
+    return InstallOutcome(entry.name, False, False, failure=reason)
+
+
 def _restore(files: dict[Path, bytes | None]) -> None:
     """Put config.yaml and .env back byte for byte, as they were before the install began."""
     for path, content in files.items():
@@ -146,7 +157,8 @@ def preselection(entry: CatalogServer, tools: list[str], previous: tuple[str, ..
 
 def install_entry(home: Home, name: str, *, given: dict[str, str], ask: Ask | None, choose: ChooseTools | None,
                   confirm_save_disabled: Confirm, override: Override | None = None,
-                  probe: Callable[[Home, str], dict[str, Any]] | None = None) -> InstallOutcome:
+                  probe: Callable[[Home, str], dict[str, Any]] | None = None,
+                  login: Callable[[Home, str], None] | None = None) -> InstallOutcome:
     entries, _ = load_entries(home.mcp_catalog)
     entry = entries.get(name)
     if entry is None:
@@ -163,6 +175,14 @@ def install_entry(home: Home, name: str, *, given: dict[str, str], ask: Ask | No
         add_server(doc, name, server_entry(entry, values, override), replace=True)
         if previous is not None and previous.tools.include is not None:
             set_tool_include(doc, name, list(previous.tools.include))
+    if entry.auth == "oauth" and login is not None:
+        from hermes.oauth.storage import has_tokens
+
+        if not has_tokens(home, name):
+            try:
+                login(home, name)
+            except HermesError as exc:
+                return _keep_disabled_or_restore(store, entry, str(exc), before, confirm_save_disabled)
     if probe is None:
         from hermes.probe import probe_server
 
@@ -170,12 +190,7 @@ def install_entry(home: Home, name: str, *, given: dict[str, str], ask: Ask | No
     report = probe(home, name)
     if not report["ok"]:
         reason = str(report.get("reason") or "unknown reason")
-        if confirm_save_disabled(reason):
-            with store.edit() as doc:
-                doc["mcp_servers"][name]["enabled"] = False
-            return InstallOutcome(name, True, False, failure=reason, post_install=entry.post_install)
-        _restore(before)
-        return InstallOutcome(name, False, False, failure=reason)
+        return _keep_disabled_or_restore(store, entry, reason, before, confirm_save_disabled)
     tools = [(t["name"], t["description"]) for t in report["tools"]]
     names = [t for t, _ in tools]
     preselected = preselection(entry, names, previous.tools.include if previous else None)

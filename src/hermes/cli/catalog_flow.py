@@ -49,9 +49,17 @@ def run_install(home: Home, name: str, given: dict[str, str], *, interactive: bo
             return True
         return bool(questionary.confirm("Save it anyway, disabled, to fix later?", default=True).ask())
 
+    def login(home: Home, server: str) -> None:
+        import anyio
+
+        from hermes.oauth.login import login as oauth_login
+
+        say(f"'{server}' uses OAuth: authorize it in your browser.")
+        anyio.run(lambda: oauth_login(home, server, say=say))
+
     outcome: InstallOutcome = install_entry(
         home, name, given=given, ask=_ask if interactive else None, choose=_choose if interactive else None,
-        confirm_save_disabled=confirm, override=override, probe=_probe)
+        confirm_save_disabled=confirm, override=override, probe=_probe, login=login if interactive else None)
     if not outcome.saved:
         say(f"Nothing was installed; config.yaml and .env are as they were. Reason: {outcome.failure}")
         return 1
