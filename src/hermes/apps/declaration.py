@@ -31,8 +31,11 @@ _BARE_NAME = re.compile(r"^[^/\\\x00]{1,255}$")
 # Which OS each location kind and version kind belongs to (None: any OS).
 _CANDIDATE_OS = {"command": None, "app_bundle": "darwin", "flatpak": "linux", "snap": "linux",
                  "uninstall_registry": "win32"}
-_CANDIDATE_FIELDS = {"command": ("name",), "app_bundle": ("name",), "flatpak": ("app_id",), "snap": ("name",),
-                     "uninstall_registry": ("display_name_prefix", "file")}
+_CANDIDATE_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # kind: (required fields, optional fields)
+    "command": (("name",), ()), "app_bundle": (("name",), ()), "flatpak": (("app_id",), ()), "snap": (("name",), ()),
+    "uninstall_registry": (("display_name_prefix", "file"), ()),
+}
 _VERSION_OS = {"plist": "darwin", "uninstall_registry": "win32", "pe_resource": "win32", "none": None,
                "dpkg": "linux", "rpm": "linux", "snap": "linux", "flatpak": "linux"}
 _VERSION_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -203,25 +206,34 @@ class _Parser:
             return Candidate("path", path=self.rooted_path(value, path, os_name))
         if not isinstance(value, dict):
             raise self.fail(path, "must be a path or an object with 'kind'")
+        kind, values = self.kinded(value, path, os_name, _CANDIDATE_OS, _CANDIDATE_FIELDS)
+        return Candidate(kind, **values)
+
+    def kinded(self, value: dict[str, Any], path: str, os_name: str, kinds: Mapping[str, str | None],
+               fields: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]) -> tuple[str, dict[str, str]]:
+        """An object with a `kind` that belongs to one OS (or any) and the fields that kind takes."""
         kind = value.get("kind")
-        if kind not in _CANDIDATE_OS:
-            raise self.fail(f"{path}.kind", f"must be one of: {', '.join(_CANDIDATE_OS)} (got {kind!r})")
-        wanted_os = _CANDIDATE_OS[kind]
+        if not isinstance(kind, str) or kind not in kinds:
+            raise self.fail(f"{path}.kind", f"must be one of: {', '.join(kinds)} (got {kind!r})")
+        wanted_os = kinds[kind]
         if wanted_os is not None and wanted_os != os_name:
             raise self.fail(f"{path}.kind", f"'{kind}' is only valid under app.{wanted_os}")
-        fields = _CANDIDATE_FIELDS[kind]
-        data = self.mapping(value, path, ("kind", *fields))
+        required, optional = fields[kind]
+        data = self.mapping(value, path, ("kind", *required, *optional))
         values: dict[str, str] = {}
-        for name in fields:
+        for name in (*required, *optional):
             if name not in data:
-                raise self.fail(f"{path}.{name}", f"is required for kind '{kind}'")
+                if name in required:
+                    raise self.fail(f"{path}.{name}", f"is required for kind '{kind}'")
+                continue
+            where = f"{path}.{name}"
             if name == "display_name_prefix":
-                values[name] = self.text(data[name], f"{path}.{name}")
+                values[name] = self.text(data[name], where)
             elif name == "file":
-                values[name] = self.relative_file(data[name], f"{path}.{name}")
+                values[name] = self.relative_file(data[name], where)
             else:
-                values[name] = self.bare_name(data[name], f"{path}.{name}")
-        return Candidate(kind, **values)
+                values[name] = self.bare_name(data[name], where)
+        return kind, values
 
     def relative_file(self, value: Any, path: str) -> str:
         text = self.text(value, path)
@@ -234,24 +246,7 @@ class _Parser:
     def version(self, value: Any, path: str, os_name: str) -> VersionSource:
         if not isinstance(value, dict):
             raise self.fail(path, "must be an object with 'kind'")
-        kind = value.get("kind")
-        if kind not in _VERSION_OS:
-            raise self.fail(f"{path}.kind", f"must be one of: {', '.join(_VERSION_OS)} (got {kind!r})")
-        wanted_os = _VERSION_OS[kind]
-        if wanted_os is not None and wanted_os != os_name:
-            raise self.fail(f"{path}.kind", f"'{kind}' is only valid under app.{wanted_os}")
-        required, optional = _VERSION_FIELDS[kind]
-        data = self.mapping(value, path, ("kind", *required, *optional))
-        values: dict[str, str] = {}
-        for name in (*required, *optional):
-            if name not in data:
-                if name in required:
-                    raise self.fail(f"{path}.{name}", f"is required for kind '{kind}'")
-                continue
-            if name == "display_name_prefix":
-                values[name] = self.text(data[name], f"{path}.{name}")
-            else:
-                values[name] = self.bare_name(data[name], f"{path}.{name}")
+        kind, values = self.kinded(value, path, os_name, _VERSION_OS, _VERSION_FIELDS)
         return VersionSource(kind, **values)
 
     def key_name(self, value: Any, path: str) -> str:
