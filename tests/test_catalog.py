@@ -165,3 +165,15 @@ def test_remove_deletes_oauth_tokens(home: Home) -> None:
     result = hermes("mcp", "remove", "linear", home=home)
     assert result.returncode == 0 and "and its OAuth tokens" in result.stdout
     assert list(Path(home.tokens).iterdir()) == []
+
+
+def test_the_pinned_install_step_runs_before_the_probe(home: Home, tmp_path: Path) -> None:
+    marker = tmp_path / "prepared"
+    _local_entry(home, install={"command": [PYTHON, "-c", f"open({str(marker)!r}, 'w').write('ok')"]},
+                 transport={"type": "stdio", "command": PYTHON, "args": [BOX]}, auth={"type": "none"})
+    result = hermes("mcp", "install", "box", "--yes", home=home)
+    assert result.returncode == 0 and marker.read_text() == "ok"
+    _local_entry(home, install={"command": [PYTHON, "-c", "raise SystemExit('no network')"]},
+                 transport={"type": "stdio", "command": PYTHON, "args": [BOX]}, auth={"type": "none"})
+    again = hermes("mcp", "install", "box", "--yes", home=home)
+    assert again.returncode == 0 and "failed (exit code 1: no network); trying the server anyway" in again.stderr

@@ -61,6 +61,7 @@ class InstallOutcome:
     selected: list[str] | None = None  # None: every tool (no filter written)
     failure: str | None = None
     post_install: str = ""
+    warnings: list[str] = field(default_factory=list)
 
 
 def _substitute(value: Any, literal: dict[str, str]) -> Any:
@@ -125,6 +126,27 @@ def _resolve_settings(entry: CatalogServer, given: dict[str, str], known: dict[s
     return values
 
 
+INSTALL_STEP_TIMEOUT = 900
+
+
+def run_install_step(command: list[str]) -> str | None:
+    """Run an entry's install step with stdin closed; None on success, else why it failed."""
+    import shutil
+    import subprocess
+
+    if shutil.which(command[0]) is None:
+        return f"'{command[0]}' is not installed"
+    try:
+        result = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                timeout=INSTALL_STEP_TIMEOUT, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    if result.returncode != 0:
+        tail = (result.stderr or result.stdout).strip().splitlines()
+        return f"exit code {result.returncode}" + (f": {tail[-1]}" if tail else "")
+    return None
+
+
 def _keep_disabled_or_restore(store: ConfigStore, entry: CatalogServer, reason: str,
                               before: dict[Path, bytes | None], confirm: Confirm) -> InstallOutcome:
     """The server could not be reached: keep it disabled (if the user agrees) or undo everything."""
@@ -158,7 +180,8 @@ def preselection(entry: CatalogServer, tools: list[str], previous: tuple[str, ..
 def install_entry(home: Home, name: str, *, given: dict[str, str], ask: Ask | None, choose: ChooseTools | None,
                   confirm_save_disabled: Confirm, override: Override | None = None,
                   probe: Callable[[Home, str], dict[str, Any]] | None = None,
-                  login: Callable[[Home, str], None] | None = None) -> InstallOutcome:
+                  login: Callable[[Home, str], None] | None = None,
+                  prepare: Callable[[list[str]], str | None] | None = None) -> InstallOutcome:
     entries, _ = load_entries(home.mcp_catalog)
     entry = entries.get(name)
     if entry is None:
@@ -168,6 +191,7 @@ def install_entry(home: Home, name: str, *, given: dict[str, str], ask: Ask | No
     before = {path: path.read_bytes() if path.exists() else None for path in (home.config, home.dotenv)}
     previous = config.mcp_servers.get(name)
     values = _resolve_settings(entry, given, read_dotenv(home.dotenv), ask)
+    warnings: list[str] = []
     secrets = {s.name: values[s.name] for s in entry.settings if s.secret and s.name in values}
     if secrets:
         set_dotenv(home.dotenv, secrets)
@@ -175,6 +199,12 @@ def install_entry(home: Home, name: str, *, given: dict[str, str], ask: Ask | No
         add_server(doc, name, server_entry(entry, values, override), replace=True)
         if previous is not None and previous.tools.include is not None:
             set_tool_include(doc, name, list(previous.tools.include))
+    if entry.install and override is None:
+        # The entry's pinned install step fills the package cache, so the probe is not a cold start.
+        problem = (prepare or run_install_step)(list(entry.install))
+        if problem is not None:
+            warnings.append(f"The install step `{' '.join(entry.install)}` failed ({problem}); trying the server "
+                            f"anyway.")
     if entry.auth == "oauth" and login is not None:
         from hermes.oauth.storage import has_tokens
 
@@ -200,7 +230,7 @@ def install_entry(home: Home, name: str, *, given: dict[str, str], ask: Ask | No
     include = None if set(picked) >= set(names) else [t for t in names if t in picked]
     with store.edit() as doc:
         set_tool_include(doc, name, include)
-    return InstallOutcome(name, True, True, names, include, post_install=entry.post_install)
+    return InstallOutcome(name, True, True, names, include, post_install=entry.post_install, warnings=warnings)
 
 
 def catalog_states(home: Home) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:

@@ -6,7 +6,7 @@ import sys
 
 import questionary
 
-from hermes.catalog.install import InstallOutcome, Override, install_entry
+from hermes.catalog.install import InstallOutcome, Override, install_entry, run_install_step
 from hermes.catalog.manifest import Setting
 from hermes.cli.output import say
 from hermes.cli.progress import progress
@@ -57,9 +57,16 @@ def run_install(home: Home, name: str, given: dict[str, str], *, interactive: bo
         say(f"'{server}' uses OAuth: authorize it in your browser.")
         anyio.run(lambda: oauth_login(home, server, say=say))
 
+    def prepare(command: list[str]) -> str | None:
+        with progress(f"Preparing: {' '.join(command)} (a cold npx/uvx download can take minutes)…"):
+            return run_install_step(command)
+
     outcome: InstallOutcome = install_entry(
         home, name, given=given, ask=_ask if interactive else None, choose=_choose if interactive else None,
-        confirm_save_disabled=confirm, override=override, probe=_probe, login=login if interactive else None)
+        confirm_save_disabled=confirm, override=override, probe=_probe, login=login if interactive else None,
+        prepare=prepare)
+    for warning in outcome.warnings:
+        say(f"warning: {warning}", err=True)
     if not outcome.saved:
         say(f"Nothing was installed; config.yaml and .env are as they were. Reason: {outcome.failure}")
         return 1
