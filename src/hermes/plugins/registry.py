@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from hermes.config.model import HermesConfig
 from hermes.errors import HermesError
 from hermes.home import Home
-from hermes.plugins.manifest import Plugin, load_plugin
+
+if TYPE_CHECKING:
+    from hermes.plugins.manifest import Plugin
 
 
 @dataclass
@@ -19,10 +22,13 @@ class LoadedPlugins:
 
 def load_enabled(home: Home, config: HermesConfig) -> LoadedPlugins:
     """Each enabled plugin loads whole or not at all; one broken plugin never stops the others."""
+    loaded = LoadedPlugins()
+    if not config.plugins.enabled:
+        return loaded  # `hermes mcp list` stays fast: nothing below is imported
     from hermes.plugins.install import recover_if_idle
+    from hermes.plugins.manifest import load_plugin
 
     recover_if_idle(home)
-    loaded = LoadedPlugins()
     for name in config.plugins.enabled:
         root = home.plugins / name
         if not root.is_dir():
