@@ -133,3 +133,20 @@ def test_serve_sigterm_stops_children_cleanly(home: Home) -> None:
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=20) == 0
     assert not child.is_running() or child.status() == psutil.STATUS_ZOMBIE
+
+
+async def test_modern_client_hears_changes_through_subscriptions_listen(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"box": stdio_entry("tools_only.py")}})
+    async with Client(_serve_params(home), mode="auto") as client:
+        assert client.protocol_version >= "2026"
+        assert {t.name for t in (await client.list_tools()).tools} == {"mcp__box__ping"}
+        async with client.listen(tools_list_changed=True) as subscription:
+            write_config(home, {"mcp_servers": {"box": stdio_entry("tools_only.py"),
+                                                "more": stdio_entry("tools_only.py")}})
+            reload = await anyio.to_thread.run_sync(lambda: hermes("mcp", "reload", home=home))
+            assert reload.returncode == 0
+            with anyio.fail_after(15):
+                async for _event in subscription:
+                    break
+        names = {t.name for t in (await client.list_tools(cache_mode="refresh")).tools}
+        assert "mcp__more__ping" in names

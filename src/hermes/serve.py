@@ -5,8 +5,9 @@ restarted and gated tools through one entry. The session behind it is a normal l
 session: it publishes its control endpoint, so `hermes mcp reload` reaches it, and after any change
 of the surface it tells its clients with `notifications/tools/list_changed`.
 
-Change notifications ride the connection of handshake-era clients, whose sessions are remembered
-from their requests. SIGINT and SIGTERM stop the session cleanly (children first).
+Change notifications ride the connection of handshake-era clients, whose connections are
+remembered from their requests, and the `subscriptions/listen` streams of 2026-07-28 clients.
+SIGINT and SIGTERM stop the session cleanly (children first).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp.shared.subscriptions import ToolsListChanged
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -44,10 +47,13 @@ class SurfaceServer:
         self.deferred = deferred
         self._clients: weakref.WeakSet[Connection] = weakref.WeakSet()
         self._changed = anyio.Event()
+        # 2026-07-28 clients hear about changes only through a subscriptions/listen stream.
+        self._bus = InMemorySubscriptionBus()
         self.server: Server[Any] = Server(
             "hermes", version=__version__,
             instructions="Tools of every MCP server configured in hermes, filtered and guarded.",
-            on_list_tools=self._list_tools, on_call_tool=self._call_tool)
+            on_list_tools=self._list_tools, on_call_tool=self._call_tool,
+            on_subscriptions_listen=ListenHandler(self._bus))
         session.on_surface_change(self._changed.set)
 
     def _remember(self, ctx: ServerRequestContext[Any]) -> None:
@@ -100,6 +106,7 @@ class SurfaceServer:
         while True:
             await self._changed.wait()
             self._changed = anyio.Event()
+            await self._bus.publish(ToolsListChanged())
             for client in list(self._clients):
                 try:
                     await client.send_tool_list_changed()
