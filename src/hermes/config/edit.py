@@ -18,6 +18,15 @@ def _servers(doc: CommentedMap, *, create: bool) -> CommentedMap:
     return servers  # type: ignore[no-any-return]
 
 
+def _child(parent: Any, key: str, kind: type[CommentedMap] | type[CommentedSeq]) -> Any:
+    """`parent[key]` when it is a container of that kind, else a new empty one put there."""
+    value = parent.get(key)
+    if not isinstance(value, dict if kind is CommentedMap else list):
+        value = kind()
+        parent[key] = value
+    return value
+
+
 def _round_trip(value: Any) -> Any:
     if isinstance(value, dict):
         mapping = CommentedMap()
@@ -59,31 +68,22 @@ def set_tool_include(doc: CommentedMap, name: str, include: list[str] | None) ->
             if not tools:
                 del entry["tools"]
         return
-    if not isinstance(tools, dict):
-        tools = CommentedMap()
-        entry["tools"] = tools
+    tools = _child(entry, "tools", CommentedMap)
     tools.pop("exclude", None)
     tools["include"] = _round_trip(include)
 
 
 def set_plugin_enabled(doc: CommentedMap, name: str, enabled: bool) -> bool:
     """Add or remove `name` in `plugins.enabled`; returns whether anything changed."""
-    plugins = doc.get("plugins")
-    if not isinstance(plugins, dict):
-        if not enabled:
+    if enabled:
+        names = _child(_child(doc, "plugins", CommentedMap), "enabled", CommentedSeq)
+        if name in names:
             return False
-        plugins = CommentedMap()
-        doc["plugins"] = plugins
-    names = plugins.get("enabled")
-    if not isinstance(names, list):
-        if not enabled:
-            return False
-        names = CommentedSeq()
-        plugins["enabled"] = names
-    if enabled and name not in names:
         names.append(name)
         return True
-    if not enabled and name in names:
+    plugins = doc.get("plugins")
+    names = plugins.get("enabled") if isinstance(plugins, dict) else None
+    if isinstance(names, list) and name in names:
         names.remove(name)
         return True
     return False
