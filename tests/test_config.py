@@ -31,6 +31,8 @@ from tests.conftest import hermes
     ("- just\n- a list\n", 1, "mapping at the top level"),
     ("mcp:\n  client: nope\n", 2, "mcp.client"),
     ("platform_toolsets:\n  cli: mcp-a\n", 2, "platform_toolsets.cli"),
+    ("mcp_servers:\n  ../../escape:\n    command: x\n", 2, "mcp_servers.../../escape: is not a valid server name"),
+    ("mcp_servers:\n  '..':\n    command: x\n", 2, "is not a valid server name"),
 ])
 def test_bad_config_names_file_line_and_key(home: Home, text: str, line: int | None, fragment: str) -> None:
     home.config.write_text(text)

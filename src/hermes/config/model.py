@@ -10,6 +10,7 @@ missing variable only affects the one server that needs it.
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -92,6 +93,16 @@ def _choice(choices: tuple[str, ...]) -> Callable[[Any, Loc], str]:
         return str(value)
 
     return read
+
+
+SERVER_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
+
+
+def check_server_name(name: str, loc: Loc) -> None:
+    """Names become file names (logs, tokens) and tool-name prefixes: no separators, no dot-only names."""
+    if not SERVER_NAME.match(name) or set(name) <= {"."}:
+        raise Invalid(loc, "is not a valid server name (1-64 letters, digits, '_', '.', '-'; not starting with "
+                           "'.' or '-')")
 
 
 @dataclass(frozen=True)
@@ -254,6 +265,8 @@ class HermesConfig:
         empty: dict[str, Any] = {}
         servers = _optional(data, "mcp_servers", (), _mapping, empty)
         toolsets = _optional(data, "platform_toolsets", (), _mapping, empty)
+        for name in servers:
+            check_server_name(name, ("mcp_servers", name))
         return cls(
             mcp_servers={name: ServerConfig.read(entry, ("mcp_servers", name)) for name, entry in servers.items()},
             platform_toolsets={name: _texts(value, ("platform_toolsets", name)) for name, value in toolsets.items()},

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from hermes.apps.declaration import ServerDeclaration, parse_declarations
-from hermes.config.model import Invalid, ServerConfig
+from hermes.config.model import SERVER_NAME, Invalid, ServerConfig
 from hermes.errors import HermesError
 from hermes.runtimefile import LOOPBACK_HOSTS
 
@@ -108,6 +108,8 @@ def _expand(text: str, root: Path, data_dir: Path) -> str:
 
 
 def _server_config(name: str, entry: Any, root: Path, data_dir: Path, file: Path) -> ServerConfig:
+    if not SERVER_NAME.match(name):
+        raise PluginError(file, f"mcpServers.{name!r} is not a valid server name (letters, digits, '_', '.', '-')")
     if not isinstance(entry, dict):
         raise PluginError(file, f"mcpServers.{name} must be an object")
     unknown = sorted(set(entry) - _SERVER_FIELDS)
