@@ -324,3 +324,27 @@ async def test_enabling_while_a_session_runs_takes_effect_on_reload(home: Home, 
         assert "mcp__lean__ping" not in session.surface().tools  # not before a reload
         report = await session.reload()
         assert report.added == ["lean"] and "mcp__lean__ping" in session.surface().tools
+
+
+def test_update_and_catalog_name_refusals(home: Home, tmp_path: Path) -> None:
+    from hermes.plugins.lifecycle import NoSuchPlugin, update
+
+    repo = tmp_path / "repo"
+    (commit,) = make_repo(repo, plugin_files(name="acme"))
+    install(home, str(repo), host=linux_host(tmp_path))
+    with pytest.raises(PluginInstallError, match="was not installed from the catalog; install it again from its "
+                                                 "source with --ref"):
+        update(home, "acme", linux_host(tmp_path))
+    with pytest.raises(NoSuchPlugin):
+        update(home, "ghost", linux_host(tmp_path))
+    _user_catalog(home, [{"name": "other-name", "repo": f"file://{repo}", "sha": commit, "version": "1",
+                          "title": "T", "description": "d", "platforms": []}])
+    with pytest.raises(PluginInstallError, match="The catalog entry 'other-name' points at a plugin named 'acme'"):
+        install(home, "other-name", host=linux_host(tmp_path))
+    assert _state(home) == {"entries": ["acme"], "version": "1.0.0"}
+    bad_catalog = home.root / "plugin-catalog.json"
+    bad_catalog.write_text(json.dumps({"schema": 1, "plugins": [{"name": "x", "repo": "r", "sha": "main",
+                                                                  "version": "1", "title": "t", "description": "d"}]}))
+    listing = hermes("plugins", "catalog", home=home)
+    assert listing.returncode == 2
+    assert "sha must be a full 40-character commit id (a pin, not a branch)" in listing.stderr
