@@ -316,3 +316,40 @@ async def test_authorization_never_crosses_origins_on_redirect(home: Home) -> No
         target.shutdown()
         redirector.shutdown()
     assert all("Authorization" not in headers and CANARY not in str(headers) for headers in seen)
+
+
+async def test_http_connection_that_drops_is_reconnected(home: Home, tmp_path: Path) -> None:
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+
+    def start(index: int) -> subprocess.Popen[bytes]:
+        portfile = tmp_path / f"port-{index}"
+        process = subprocess.Popen([sys.executable, str(Path(__file__).parent / "servers" / "toolbox.py"), "--http",
+                                    str(portfile), "--port", str(port)], stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while not portfile.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return process
+
+    server = start(0)
+    write_config(home, {"mcp_servers": {"web": {"url": f"http://127.0.0.1:{port}/mcp"}}})
+    try:
+        async with Session(home, policy=FAST) as session:
+            assert (await session.call("mcp__web__echo", {"text": "before"})).text == "before"
+            server.kill()
+            server.wait()
+            dropped = await session.call("mcp__web__echo", {"text": "during"})
+            assert dropped.is_error
+            server = start(1)
+            with anyio.fail_after(20):
+                while not session.connections()["web"].connected:
+                    await anyio.sleep(0.05)
+            assert (await session.call("mcp__web__echo", {"text": "after"})).text == "after"
+            assert session.connections()["web"].restarts >= 1
+    finally:
+        server.kill()

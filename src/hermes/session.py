@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 from mcp.shared.exceptions import MCPError
-from mcp_types import REQUEST_TIMEOUT
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from hermes.apps.declaration import ServerDeclaration
 from hermes.apps.gate import Gate, app_gate
@@ -433,6 +433,9 @@ class Session:
         except ServerNotConnected:
             return CallOutcome(unavailable=self._unavailable(connection).payload())
         except MCPError as exc:
+            if exc.error.code == CONNECTION_CLOSED:
+                return CallOutcome(error=f"The connection to MCP server '{tool.server}' closed during the call; "
+                                         f"hermes reconnects by itself, so try again shortly.")
             if exc.error.code == REQUEST_TIMEOUT:
                 return CallOutcome(error=f"Tool '{tool.original}' of MCP server '{tool.server}' timed out after "
                                          f"{connection.config.timeout:g} s; the call was cancelled on the server.")

@@ -21,6 +21,7 @@ parser.add_argument("--name", default="toolbox")
 parser.add_argument("--http", metavar="PORTFILE")
 parser.add_argument("--sse", action="store_true", help="with --http: serve legacy SSE at /sse")
 parser.add_argument("--require-bearer")
+parser.add_argument("--port", type=int, default=0, help="with --http: a fixed port (0 picks one)")
 parser.add_argument("--ready-delay", type=float, default=0.0)
 parser.add_argument("--crash-after", type=float)
 parser.add_argument("--stderr-secret", action="store_true")
@@ -140,7 +141,8 @@ async def serve_http(portfile: str) -> None:
         await inner(scope, receive, send)
 
     sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", options.port))
     sock.listen(64)
     port = sock.getsockname()[1]
     server = uvicorn.Server(uvicorn.Config(guarded, log_level="warning", lifespan="on"))

@@ -9,8 +9,8 @@ Lifecycle (all transitions happen inside `run`, which the owning session runs in
     stopped                        `stop()` was called; `run` returns
 
 A stdio server that stayed up for `RestartPolicy.healthy_after` seconds, or served a successful
-call, gets its crash budget back. Only stdio servers are restarted on their own: an HTTP server has
-no process of ours to watch, so a failed one waits for a reload like any failed first attempt.
+call, gets its crash budget back. An HTTP server whose connection drops is reconnected the same way
+(it may be restarting); one that never connected waits for a reload, like any failed first attempt.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import Any, Protocol, TextIO, TypeVar
 
 import anyio
 import httpx2
@@ -35,6 +35,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED
 
 from hermes.apps.liveness import LiveEndpointUnavailable
 from hermes.config.model import ServerConfig
@@ -47,6 +48,7 @@ from hermes.security.environment import child_environment
 from hermes.security.redact import Redactor, credential_parts
 
 _CLIENT_INFO = types.Implementation(name="hermes", version="0.1.0")
+T = TypeVar("T")
 _MAX_TOOL_PAGES = 100
 
 
@@ -196,7 +198,7 @@ class ServerConnection:
             if healthy:
                 failures_in_row = 0
             failures_in_row += 1
-            if not self.config.is_stdio or not ever_connected:
+            if not ever_connected:
                 await self._wait_for_revival(State.FAILED)
                 failures_in_row = 0
                 continue
@@ -381,24 +383,34 @@ class ServerConnection:
                                      self.stderr_tail)
         return client
 
+    async def _request(self, request: Awaitable[T]) -> T:
+        """Run one request; a connection found closed is let go at once so the supervisor reconnects."""
+        try:
+            return await request
+        except MCPError as exc:
+            if exc.error.code == CONNECTION_CLOSED and self._client is not None:
+                self._client = None
+                self._end.set()
+            raise
+
     async def call_tool(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
         client = self._live_client()
-        result = await client.call_tool(tool, arguments, read_timeout_seconds=self.config.timeout)
+        result = await self._request(client.call_tool(tool, arguments, read_timeout_seconds=self.config.timeout))
         if not result.is_error:
             self._served_call = True
         return result
 
     async def list_resources(self) -> types.ListResourcesResult:
-        return await self._live_client().list_resources()
+        return await self._request(self._live_client().list_resources())
 
     async def read_resource(self, uri: str) -> types.ReadResourceResult:
-        return await self._live_client().read_resource(uri)
+        return await self._request(self._live_client().read_resource(uri))
 
     async def list_prompts(self) -> types.ListPromptsResult:
-        return await self._live_client().list_prompts()
+        return await self._request(self._live_client().list_prompts())
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
-        return await self._live_client().get_prompt(name, arguments)
+        return await self._request(self._live_client().get_prompt(name, arguments))
 
 
 async def _list_all_tools(client: Client) -> list[types.Tool]:
