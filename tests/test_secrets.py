@@ -41,3 +41,20 @@ def test_canary_never_leaks(home: Home, http_server: Any) -> None:
     for path in Path(home.root).rglob("*"):
         if path.is_file() and path != home.dotenv:
             assert CANARY not in path.read_text(errors="replace"), path
+
+
+def test_reprs_never_show_secret_values() -> None:
+    from hermes.apps.liveness import LiveEndpoint
+    from hermes.config.model import ServerConfig
+    from hermes.config.resolve import resolve_server
+    from hermes.mcp.endpoint import Endpoint
+    from hermes.runtimefile import RuntimeEndpoint
+
+    config = ServerConfig.from_data({"url": "https://x.example/mcp", "headers": {"Authorization": f"Bearer {CANARY}"},
+                                     "oauth": {"client_id": "id", "client_secret": CANARY}})
+    stdio = ServerConfig.from_data({"command": "srv", "env": {"API_KEY": CANARY}})
+    objects = [config, config.oauth, stdio, resolve_server("s", config, {}), resolve_server("t", stdio, {}),
+               Endpoint("http://127.0.0.1:1/mcp", {"Authorization": f"Bearer {CANARY}"}),
+               RuntimeEndpoint(1, "127.0.0.1", 1, CANARY), LiveEndpoint("http://127.0.0.1:1/mcp", 1, CANARY, "/f")]
+    for item in objects:
+        assert CANARY not in repr(item), type(item).__name__
