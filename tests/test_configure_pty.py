@@ -49,3 +49,11 @@ def test_checklist_writes_include_and_all_checked_removes_filter(home: Home) -> 
     child.expect(pexpect.EOF)
     assert ConfigStore(home).load().mcp_servers["box"].tools.include is None
     assert "include" not in home.config.read_text()
+
+
+def test_checklist_without_a_terminal_says_so(home: Home) -> None:
+    from tests.conftest import hermes
+
+    write_config(home, {"mcp_servers": {"box": stdio_entry()}})
+    result = hermes("mcp", "configure", "box", home=home)
+    assert result.returncode == 2 and "needs a terminal" in result.stderr
