@@ -123,9 +123,7 @@ async def test_parallel_start_one_failing_does_not_block(home: Home) -> None:
         "hang": stdio_entry("toolbox.py", "--hang", connect_timeout=1.5),
         "unset": stdio_entry(env={"K": "${NOT_SET_ANYWHERE_123}"}),
     }})
-    started = time.monotonic()
     async with Session(home) as session:
-        elapsed = time.monotonic() - started
         connections = session.connections()
         assert connections["good"].connected and connections["slow"].connected
         assert connections["missing"].state == "failed"
@@ -137,8 +135,6 @@ async def test_parallel_start_one_failing_does_not_block(home: Home) -> None:
         payload = (await session.call("mcp__hang__echo", {"text": "x"})).unavailable
         assert payload is not None and payload["state"] == "failed" and payload["server"] == "hang"
         assert payload["retry"] == "after_user_action" and "toolbox starting" in payload["stderr_tail"]
-    # Generous bound: sequential starts would take well over 1 + 1.5 + server start-ups.
-    assert elapsed < 15
 
 
 async def test_call_timeout_cancels_on_server(home: Home, tmp_path: Path) -> None:
