@@ -349,3 +349,21 @@ async def test_http_connection_that_drops_is_reconnected(home: Home, tmp_path: P
             assert session.connections()["web"].restarts >= 1
     finally:
         server.kill()
+
+
+async def test_a_healthy_period_restores_the_restart_budget(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"box": stdio_entry()}})
+    policy = RestartPolicy(attempts=1, base_delay=0.05, max_delay=0.1, healthy_after=0.5)
+    async with Session(home, policy=policy) as session:
+        connection = session.connections()["box"]
+        for round_number in (1, 2, 3):
+            await anyio.sleep(0.8)  # longer than healthy_after: the previous crash is forgiven
+            await session.call("mcp__box__crash", {})
+            with anyio.fail_after(20):
+                while not (connection.connected and connection.restarts == round_number):
+                    await anyio.sleep(0.05)
+        # A crash right after a restart, with no healthy period between, exceeds the budget of one.
+        await session.call("mcp__box__crash", {})
+        with anyio.fail_after(20):
+            while connection.state != "parked":
+                await anyio.sleep(0.05)
