@@ -179,7 +179,6 @@ class ServerConnection:
         failures_in_row = 0
         ever_connected = False
         while not self._stopping:
-            started = time.monotonic()
             connected = await self._attempt()
             self.first_attempt_done.set()
             if self._stopping:
@@ -193,7 +192,9 @@ class ServerConnection:
                 await self._wait_for_revival(State.FAILED)
                 failures_in_row = 0
                 continue
-            healthy = connected and (self._served_call or time.monotonic() - started >= self._env.policy.healthy_after)
+            # Healthy means it stayed up (from the handshake, not from the spawn) or served a call.
+            up_for = time.monotonic() - self._connected_at if self._connected_at is not None else 0.0
+            healthy = connected and (self._served_call or up_for >= self._env.policy.healthy_after)
             ever_connected = ever_connected or connected
             if healthy:
                 failures_in_row = 0
@@ -274,6 +275,7 @@ class ServerConnection:
                     self.reason = ""
                     self.stderr_tail = ""
                     connected = True
+                    self._connected_at = time.monotonic()
                     self.attempts += 1
                     self.first_attempt_done.set()
                     self._on_tools_changed(self.name)
