@@ -128,6 +128,7 @@ class ServerConnection:
         self._wake = anyio.Event()
         self._stopping = False
         self._served_call = False
+        self._connected_at: float | None = None
         self._rng = random.Random()
         if disabled_reason:
             self.first_attempt_done.set()
@@ -229,6 +230,7 @@ class ServerConnection:
         self.state = State.CONNECTING
         self._end = anyio.Event()
         self._served_call = False
+        self._connected_at = None
         self.app_state = None
         self._http_failure: str | None = None
         connected = False
