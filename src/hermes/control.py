@@ -10,7 +10,6 @@ from __future__ import annotations
 import hmac
 import os
 import secrets
-from typing import Any
 
 import anyio
 from anyio.abc import TaskStatus
@@ -64,6 +63,3 @@ async def publish_control(session: Session, *, task_status: TaskStatus[None] = a
             remove_runtime_file(path)
             tasks.cancel_scope.cancel()
 
-
-def status_payload(session: Session) -> dict[str, Any]:
-    return {"pid": os.getpid(), "servers": session.status()}

@@ -63,16 +63,6 @@ class InterpolationError(HermesError):
         )
 
 
-class ConnectError(HermesError):
-    """A server could not be started or reached; `reason` is already redacted."""
-
-    def __init__(self, server: str, reason: str, *, stderr_tail: str = "") -> None:
-        self.server = server
-        self.reason = reason
-        self.stderr_tail = stderr_tail
-        super().__init__(f"Server '{server}' could not be connected: {reason}")
-
-
 class ServerNotConnected(HermesError):
     """A tool of a server that is not connected was called; carries why."""
 

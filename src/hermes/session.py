@@ -366,17 +366,6 @@ class Session:
                          availability.path if availability else None,
                          declaration.requires.min_version, self.host.os_name, self.redactor(detail or "") or None)
 
-    def app_states(self) -> dict[str, str]:
-        """For declared servers: `available`, or why not (the state names of SPEC 5.5)."""
-        states: dict[str, str] = {}
-        for name, desired in self._desired.items():
-            if desired.declaration is None:
-                continue
-            connection = self._connections.get(name)
-            states[name] = "available" if connection and connection.connected else \
-                (self._app_status(desired, connection).state if connection else "unknown")
-        return states
-
     def connections(self) -> dict[str, ServerConnection]:
         return dict(self._connections)
 

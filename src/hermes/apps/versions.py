@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 
 _VERSION = re.compile(r"^[0-9]{1,9}(\.[0-9]{1,9})*$")
-_LEADING = re.compile(r"^[0-9]{1,9}(\.[0-9]{1,9})*")
 
 
 def parse_version(text: str) -> tuple[int, ...] | None:
@@ -47,7 +46,3 @@ def debian_upstream(version: str) -> str:
         upstream = upstream.rsplit("-", 1)[0]
     return upstream.split("+", 1)[0]
 
-
-def leading_version(text: str) -> str | None:
-    match = _LEADING.match(text.strip())
-    return match.group(0) if match and match.end() == len(text.strip()) else None

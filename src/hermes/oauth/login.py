@@ -13,7 +13,6 @@ import sys
 import webbrowser
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
@@ -34,7 +33,7 @@ from hermes.logs import redacted_file_logging
 from hermes.loopback_http import bind_loopback, serve_asgi
 from hermes.mcp.describe import leaf
 from hermes.oauth.provider import build_provider
-from hermes.oauth.storage import client_path, has_tokens, read_json, token_path
+from hermes.oauth.storage import client_path, has_tokens, read_json
 from hermes.security.redact import Redactor
 
 LOGIN_TIMEOUT = 300.0
@@ -153,8 +152,3 @@ async def login(home: Home, name: str, *, timeout: float = LOGIN_TIMEOUT, open_b
         raise LoginFailed(f"The server '{name}' answered, but no token was stored; nothing to save.")
     return LoginResult(name, True, tools)
 
-
-def token_summary(home: Home, name: str) -> dict[str, Any]:
-    """What `status` may show about stored tokens: never the tokens themselves."""
-    data = read_json(token_path(home, name)) or {}
-    return {"stored": bool(data), "expires_at": data.get("expires_at")}
