@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from hermes.cli.options import json_option, platform_option
 from hermes.cli.output import print_json, print_table, say
 from hermes.cli.progress import progress
 from hermes.config.edit import add_server, remove_server
@@ -18,8 +19,6 @@ from hermes.config.model import HermesConfig, ServerConfig
 from hermes.config.store import ConfigStore
 from hermes.errors import NoSuchServer, UsageError
 from hermes.home import Home
-
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 
 
 def _split_list(values: tuple[str, ...]) -> list[str]:
@@ -311,7 +310,7 @@ def login_command(name: str, timeout: float, no_browser: bool) -> None:
 @mcp_group.command("serve")
 @click.option("--http", "http", is_flag=True, help="Serve Streamable HTTP on loopback instead of stdio.")
 @click.option("--port", type=int, default=0, show_default=True, help="Port for --http (0 picks a free one).")
-@click.option("--platform", help="Platform whose toolsets apply (see platform_toolsets).")
+@platform_option
 @click.option("--deferred", is_flag=True, help="Offer one tool_search tool with a catalog instead of every schema.")
 def serve_command(http: bool, port: int, platform: str | None, deferred: bool) -> None:
     """Run a session and expose its whole tool surface as one MCP server."""

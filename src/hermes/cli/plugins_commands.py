@@ -8,11 +8,11 @@ from typing import Any
 
 import click
 
+from hermes.cli.options import json_option
 from hermes.cli.output import print_json, print_table, say
 from hermes.cli.progress import progress
 from hermes.home import Home
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 _ACTIVATION = ("A running session gets its MCP servers on `hermes mcp reload`; its tools and prompt changes "
                "reach a model from the next session.")
 

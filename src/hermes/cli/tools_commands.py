@@ -9,14 +9,12 @@ from typing import Any
 import anyio
 import click
 
+from hermes.cli.options import json_option, platform_option
 from hermes.cli.output import print_json, print_table, say
 from hermes.cli.progress import progress
 from hermes.config.store import ConfigStore
 from hermes.errors import UsageError
 from hermes.home import Home
-
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-platform_option = click.option("--platform", help="Platform whose toolsets apply (cli, telegram, …).")
 
 
 @click.group("tools")
