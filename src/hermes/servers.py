@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from hermes.apps.declaration import ServerDeclaration
 from hermes.config.model import HermesConfig, ServerConfig
+from hermes.home import Home
 from hermes.plugins.registry import LoadedPlugins
 
 
@@ -65,3 +66,10 @@ def desired_servers(config: HermesConfig, plugins: LoadedPlugins | None = None, 
             add(DesiredServer(name, entry, source, _disabled_reason(config, entry, source),
                               plugin.declarations.get(name), plugin.app_name))
     return result
+
+
+def configured_servers(home: Home, config: HermesConfig) -> dict[str, DesiredServer]:
+    """Every server a session of this HERMES_HOME would run (config.yaml's and enabled plugins')."""
+    from hermes.plugins.registry import load_enabled
+
+    return desired_servers(config, load_enabled(home, config)).servers

@@ -146,10 +146,9 @@ def remove_command(name: str) -> None:
     store = ConfigStore(Home.from_env())
     config = store.load()
     if name not in config.mcp_servers:
-        from hermes.plugins.registry import load_enabled
-        from hermes.servers import desired_servers
+        from hermes.servers import configured_servers
 
-        server = desired_servers(config, load_enabled(store.home, config)).servers.get(name)
+        server = configured_servers(store.home, config).get(name)
         if server is not None:
             raise UsageError(f"MCP server '{name}' comes from {server.source}; disable that plugin instead "
                              f"(hermes plugins disable {server.source.removeprefix('plugin:')}).")
@@ -227,11 +226,9 @@ def list_command(as_json: bool) -> None:
 
 
 def _require_server(home: Home, name: str) -> None:
-    from hermes.plugins.registry import load_enabled
-    from hermes.servers import desired_servers
+    from hermes.servers import configured_servers
 
-    config = ConfigStore(home).load()
-    if name not in desired_servers(config, load_enabled(home, config)).servers:
+    if name not in configured_servers(home, ConfigStore(home).load()):
         raise NoSuchServer(name)
 
 

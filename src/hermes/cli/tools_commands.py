@@ -61,12 +61,10 @@ def list_command(platform: str | None, as_json: bool) -> None:
 
 def _server_for(name: str, home: Home) -> set[str] | None:
     """Start only the server a registered name belongs to; None (all) when it is not clear."""
-    from hermes.plugins.registry import load_enabled
-    from hermes.servers import desired_servers
+    from hermes.servers import configured_servers
     from hermes.tools.naming import sanitize
 
-    config = ConfigStore(home).load()
-    servers = desired_servers(config, load_enabled(home, config)).servers
+    servers = configured_servers(home, ConfigStore(home).load())
     owners = {s for s in servers if name.startswith(f"mcp__{sanitize(s)}__")}
     return owners or None
 
