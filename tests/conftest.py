@@ -53,6 +53,15 @@ def hermes(*args: str, home: Home, env: dict[str, str] | None = None, timeout: f
                           timeout=timeout, input=input)
 
 
+def free_port() -> int:
+    """A loopback port nothing listens on right now."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 def wait_for(predicate: Callable[[], bool], timeout: float = 20, interval: float = 0.05) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

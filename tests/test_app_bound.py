@@ -6,7 +6,6 @@ import http.server
 import json
 import os
 import shutil
-import socket
 import sys
 import threading
 from collections.abc import Iterator
@@ -20,7 +19,7 @@ from hermes.apps import demo_setup
 from hermes.apps.declaration import EXTENSION_KEY
 from hermes.home import Home
 from hermes.session import Session
-from tests.conftest import CANARY, hermes, stdio_entry, write_config
+from tests.conftest import CANARY, free_port, hermes, stdio_entry, write_config
 from tests.hosts import FixtureHost
 
 pytestmark = pytest.mark.anyio
@@ -137,11 +136,9 @@ async def test_missing_runtime_file_never_falls_back(home: Home, recorder: str, 
 async def test_hermes_not_connected_when_only_our_connection_is_missing(demo_home: Home) -> None:
     home = demo_home
     demo_setup.install_app(home)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        free_port = probe.getsockname()[1]
+    port = free_port()
     demo_setup.runtime_file(home).parent.mkdir(parents=True, exist_ok=True)
-    demo_setup.runtime_file(home).write_text(json.dumps({"pid": os.getpid(), "http": f"http://127.0.0.1:{free_port}",
+    demo_setup.runtime_file(home).write_text(json.dumps({"pid": os.getpid(), "http": f"http://127.0.0.1:{port}",
                                                           "token": CANARY}))
     async with Session(home, watch_interval=0.05) as session:
         payload = (await session.call(TOOL, {})).unavailable

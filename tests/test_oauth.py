@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from hermes.home import Home
-from tests.conftest import PYTHON, SERVERS, hermes, wait_for, write_config
+from tests.conftest import PYTHON, SERVERS, free_port, hermes, wait_for, write_config
 
 
 @pytest.fixture
@@ -110,7 +110,7 @@ def test_login_with_dynamic_registration_then_refresh_with_rotation_without_brow
 
 
 def test_preregistered_client(home: Home, tmp_path: Path, oauth_server: Callable[..., str]) -> None:
-    port = _free_port()
+    port = free_port()
     _configure(home, oauth_server("--client", "hermes-test:s3cret-value", "--redirect-port", str(port)),
                client_id="hermes-test", client_secret="s3cret-value", redirect_port=port)
     login = hermes("mcp", "login", "prot", "--timeout", "30", home=home, env=_browser(tmp_path))
@@ -120,16 +120,8 @@ def test_preregistered_client(home: Home, tmp_path: Path, oauth_server: Callable
     assert hermes("mcp", "test", "prot", home=home).returncode == 0
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def test_login_that_times_out_stores_nothing(home: Home, tmp_path: Path, oauth_server: Callable[..., str]) -> None:
-    _configure(home, oauth_server(), redirect_port=_free_port())
+    _configure(home, oauth_server(), redirect_port=free_port())
     result = hermes("mcp", "login", "prot", "--timeout", "2", home=home, env=_browser(tmp_path, "never"))
     assert result.returncode == 1 and "No authorization arrived within 2 s" in result.stderr
     assert "Traceback" not in result.stderr
@@ -137,7 +129,7 @@ def test_login_that_times_out_stores_nothing(home: Home, tmp_path: Path, oauth_s
 
 
 def test_callback_with_a_wrong_state_is_refused(home: Home, tmp_path: Path, oauth_server: Callable[..., str]) -> None:
-    _configure(home, oauth_server(), redirect_port=_free_port())
+    _configure(home, oauth_server(), redirect_port=free_port())
     result = hermes("mcp", "login", "prot", "--timeout", "30", home=home, env=_browser(tmp_path, "tamper"))
     assert result.returncode == 1 and "State parameter mismatch" in result.stderr
     assert "Traceback" not in result.stderr
@@ -145,7 +137,7 @@ def test_callback_with_a_wrong_state_is_refused(home: Home, tmp_path: Path, oaut
 
 
 def test_pasted_redirect_url_completes_the_login(home: Home, tmp_path: Path, oauth_server: Callable[..., str]) -> None:
-    _configure(home, oauth_server(), redirect_port=_free_port())
+    _configure(home, oauth_server(), redirect_port=free_port())
     env = {**os.environ, "HERMES_HOME": str(home.root), **_browser(tmp_path, "print")}
     process = subprocess.Popen([PYTHON, "-m", "hermes", "mcp", "login", "prot", "--timeout", "30"], env=env,
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

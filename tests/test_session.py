@@ -14,7 +14,7 @@ import pytest
 from hermes.home import Home
 from hermes.mcp.connection import RestartPolicy
 from hermes.session import Session
-from tests.conftest import CANARY, stdio_entry, write_config
+from tests.conftest import CANARY, free_port, stdio_entry, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -315,13 +315,10 @@ async def test_authorization_never_crosses_origins_on_redirect(home: Home) -> No
 
 
 async def test_http_connection_that_drops_is_reconnected(home: Home, tmp_path: Path) -> None:
-    import socket
     import subprocess
     import sys
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
 
     def start(index: int) -> subprocess.Popen[bytes]:
         portfile = tmp_path / f"port-{index}"
