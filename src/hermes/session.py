@@ -170,14 +170,9 @@ class Session:
         self.warnings = [w for d in self._desired.values() for w in filter_warnings(d.name, d.config.tools)]
         self.warnings += plugins.warnings
 
-    def _variables(self) -> dict[str, str]:
-        from hermes.config.dotenv import read_dotenv
-
-        return read_dotenv(self.home.dotenv) | self._environ
-
     async def _start(self, names: list[str]) -> None:
         assert self._tasks is not None
-        variables = self._variables()
+        variables = self.store.variables(self._environ)
         started: list[ServerConnection] = []
         for name in names:
             desired = self._desired[name]

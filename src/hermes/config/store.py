@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from ruamel.yaml.comments import CommentedMap
 
@@ -31,6 +31,6 @@ class ConfigStore:
         with edit_yaml(self.home.config, lambda doc: parse_config(doc, self.home.config)) as doc:
             yield doc
 
-    def variables(self) -> dict[str, str]:
-        """What `${VAR}` can see: `.env` first, the process environment winning over it."""
-        return read_dotenv(self.home.dotenv) | dict(os.environ)
+    def variables(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+        """What `${VAR}` can see: `.env` first, the environment (the process's by default) winning over it."""
+        return read_dotenv(self.home.dotenv) | dict(os.environ if environ is None else environ)
