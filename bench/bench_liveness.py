@@ -18,12 +18,12 @@ from pathlib import Path
 import anyio
 
 from bench.common import median, report
-from hermes.apps import demo_setup
+from hermes.demo import setup as demo_setup
 from hermes.apps.declaration import LivenessSpec
 from hermes.apps.host import LocalHost
 from hermes.apps.liveness import resolve_live_endpoint
 from hermes.home import Home
-from hermes.session import Session
+from hermes.session.core import Session, SessionSettings
 
 
 def resolution(runs: int = 2000) -> None:
@@ -62,7 +62,7 @@ async def restart(interval: float, rounds: int) -> tuple[float, float]:
         reconnect: list[float] = []
         app_start: list[float] = []
         try:
-            async with Session(home, watch_interval=interval) as session:
+            async with Session(home, SessionSettings(watch_interval=interval)) as session:
                 connection = session.connections()["demo-app"]
                 for _ in range(rounds):
                     demo_setup.stop_app(app)

@@ -15,10 +15,10 @@ from typing import Any, ClassVar
 import anyio
 import pytest
 
-from hermes.apps import demo_setup
+from hermes.demo import setup as demo_setup
 from hermes.apps.declaration import EXTENSION_KEY
 from hermes.home import Home
-from hermes.session import Session
+from hermes.session.core import Session, SessionSettings
 from tests.conftest import CANARY, free_port, hermes, stdio_entry, write_config
 from tests.hosts import FixtureHost
 
@@ -42,7 +42,7 @@ async def _until(predicate: Any, timeout: float = 20) -> None:
 async def test_app_story_and_the_token_never_leaks(demo_home: Home) -> None:
     home = demo_home
     tokens: list[str] = []
-    async with Session(home, watch_interval=0.05) as session:
+    async with Session(home, SessionSettings(watch_interval=0.05)) as session:
         assert (await session.call(TOOL, {})).unavailable["state"] == "missing_app"  # type: ignore[index]
         assert TOOL not in session.surface().tools
         demo_setup.install_app(home)
@@ -74,7 +74,7 @@ async def test_app_story_and_the_token_never_leaks(demo_home: Home) -> None:
         await _until(lambda: TOOL not in session.surface().tools)
         payload = (await session.call(TOOL, {})).unavailable
         assert payload is not None and payload["state"] == "app_not_running"
-        status = json.dumps(session.status())
+        status = json.dumps([s.to_json() for s in session.status()])
     assert '"app_not_running"' in status
     for path in home.root.rglob("*"):
         if path.is_file():
@@ -124,7 +124,7 @@ async def test_missing_runtime_file_never_falls_back(home: Home, recorder: str, 
     if runtime is not None:
         demo_setup.runtime_file(home).parent.mkdir(parents=True, exist_ok=True)
         demo_setup.runtime_file(home).write_text(json.dumps(runtime))
-    async with Session(home, watch_interval=0.05) as session:
+    async with Session(home, SessionSettings(watch_interval=0.05)) as session:
         outcome = await session.call(TOOL, {})
         await anyio.sleep(0.3)  # give a wrong implementation time to try the static URL
     assert outcome.unavailable is not None
@@ -140,7 +140,7 @@ async def test_hermes_not_connected_when_only_our_connection_is_missing(demo_hom
     demo_setup.runtime_file(home).parent.mkdir(parents=True, exist_ok=True)
     demo_setup.runtime_file(home).write_text(json.dumps({"pid": os.getpid(), "http": f"http://127.0.0.1:{port}",
                                                           "token": CANARY}))
-    async with Session(home, watch_interval=0.05) as session:
+    async with Session(home, SessionSettings(watch_interval=0.05)) as session:
         payload = (await session.call(TOOL, {})).unavailable
     assert payload is not None and payload["state"] == "hermes_not_connected"
     assert payload["user_action"] == "Run `hermes mcp reload`, then try again."

@@ -8,10 +8,10 @@ import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 
-from hermes.apps import demo_setup
+from hermes.demo import setup as demo_setup
 from hermes.config.model import ToolFilter
 from hermes.home import Home
-from hermes.session import Session
+from hermes.session.core import Session, SessionSettings
 from hermes.tools.deferred import SEARCH_HINT, HiddenServer, catalog_text, search
 from hermes.tools.surface import ServerTools, build_surface
 from tests.conftest import PYTHON, hermes, stdio_entry, write_config

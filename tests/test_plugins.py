@@ -305,7 +305,7 @@ def test_skills_are_offered_only_while_their_app_is_available(home: Home, tmp_pa
 
 @pytest.mark.anyio
 async def test_enabling_while_a_session_runs_takes_effect_on_reload(home: Home, tmp_path: Path) -> None:
-    from hermes.session import Session
+    from hermes.session.core import Session, SessionSettings
     from tests.conftest import SERVERS
 
     repo = tmp_path / "repo"

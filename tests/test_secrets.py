@@ -48,7 +48,7 @@ def test_reprs_never_show_secret_values() -> None:
     from hermes.config.model import ServerConfig
     from hermes.config.resolve import resolve_server
     from hermes.mcp.endpoint import Endpoint
-    from hermes.runtimefile import RuntimeEndpoint
+    from hermes.apps.runtimefile import RuntimeEndpoint
 
     config = ServerConfig.from_data({"url": "https://x.example/mcp", "headers": {"Authorization": f"Bearer {CANARY}"},
                                      "oauth": {"client_id": "id", "client_secret": CANARY}})

@@ -98,6 +98,11 @@ def test_serve_http_requires_the_printed_token(home: Home, tmp_path: Path) -> No
     assert not list(home.run.glob("session-*.json"))
 
 
+def _servers(host: psutil.Process) -> list[psutil.Process]:
+    """The session's server processes (not its watchdog shell)."""
+    return [p for p in host.children() if "/bin/sh" not in p.cmdline()[:1]]
+
+
 def test_sigkilled_serve_leaves_no_children(home: Home, tmp_path: Path) -> None:
     write_config(home, {"mcp_servers": {"a": stdio_entry(), "b": stdio_entry(), "c": stdio_entry("tools_only.py")}})
     process = subprocess.Popen([PYTHON, "-m", "hermes", "mcp", "serve"],
@@ -105,7 +110,7 @@ def test_sigkilled_serve_leaves_no_children(home: Home, tmp_path: Path) -> None:
                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         host = psutil.Process(process.pid)
-        assert wait_for(lambda: len(host.children()) == 3 and bool(list(home.run.glob("session-*.json"))),
+        assert wait_for(lambda: len(_servers(host)) == 3 and bool(list(home.run.glob("session-*.json"))),
                         timeout=30)
         children = host.children(recursive=True)
         assert len(children) >= 3
@@ -128,8 +133,8 @@ def test_serve_sigterm_stops_children_cleanly(home: Home) -> None:
                                env={**os.environ, "HERMES_HOME": str(home.root)},
                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     host = psutil.Process(process.pid)
-    assert wait_for(lambda: len(host.children()) == 1, timeout=30)
-    child = host.children()[0]
+    assert wait_for(lambda: len(_servers(host)) == 1, timeout=30)
+    child = _servers(host)[0]
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=20) == 0
     assert not child.is_running() or child.status() == psutil.STATUS_ZOMBIE

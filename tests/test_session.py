@@ -13,7 +13,7 @@ import pytest
 
 from hermes.home import Home
 from hermes.mcp.connection import RestartPolicy
-from hermes.session import Session
+from hermes.session.core import Session, SessionSettings
 from tests.conftest import CANARY, free_port, stdio_entry, write_config
 
 pytestmark = pytest.mark.anyio
@@ -120,7 +120,7 @@ async def test_parallel_start_one_failing_does_not_block(home: Home) -> None:
         "good": stdio_entry(),
         "slow": stdio_entry("toolbox.py", "--ready-delay", "1"),
         "missing": {"command": "definitely-not-a-command-xyz"},
-        "hang": stdio_entry("toolbox.py", "--hang", connect_timeout=1.5),
+        "hang": stdio_entry("silent.py", connect_timeout=1.5),
         "unset": stdio_entry(env={"K": "${NOT_SET_ANYWHERE_123}"}),
     }})
     async with Session(home) as session:
@@ -130,11 +130,11 @@ async def test_parallel_start_one_failing_does_not_block(home: Home) -> None:
         assert "command 'definitely-not-a-command-xyz' was not found" in connections["missing"].reason
         assert connections["hang"].state == "failed"
         assert "did not finish starting within 1.5 s" in connections["hang"].reason
-        assert "toolbox starting" in connections["hang"].stderr_tail
+        assert "silent server starting" in connections["hang"].stderr_tail
         assert "NOT_SET_ANYWHERE_123" in connections["unset"].reason and "'unset'" in connections["unset"].reason
         payload = (await session.call("mcp__hang__echo", {"text": "x"})).unavailable
         assert payload is not None and payload["state"] == "failed" and payload["server"] == "hang"
-        assert payload["retry"] == "after_user_action" and "toolbox starting" in payload["stderr_tail"]
+        assert payload["retry"] == "after_user_action" and "silent server starting" in payload["stderr_tail"]
 
 
 async def test_call_timeout_cancels_on_server(home: Home, tmp_path: Path) -> None:
@@ -166,7 +166,7 @@ async def test_list_changed_refreshes_tools(home: Home) -> None:
 
 async def test_crash_restart_then_park_then_revive(home: Home) -> None:
     write_config(home, {"mcp_servers": {"box": stdio_entry()}})
-    async with Session(home, policy=FAST) as session:
+    async with Session(home, SessionSettings(policy=FAST)) as session:
         connection = session.connections()["box"]
         pids = {connection.pid}
         for expected_restarts in (1, 2, 3):
@@ -193,7 +193,7 @@ async def test_crash_restart_then_park_then_revive(home: Home) -> None:
 
 async def test_successful_call_restores_restart_budget(home: Home) -> None:
     write_config(home, {"mcp_servers": {"box": stdio_entry()}})
-    async with Session(home, policy=FAST) as session:
+    async with Session(home, SessionSettings(policy=FAST)) as session:
         connection = session.connections()["box"]
         for round_number in range(1, 6):
             assert (await session.call("mcp__box__echo", {"text": "ok"})).text == "ok"
@@ -241,7 +241,7 @@ async def test_platform_toolsets(home: Home) -> None:
                                               "slack": ["web"]}})
     expected = {"telegram": {"a"}, "discord": set(), "slack": {"a", "b"}, None: {"a", "b"}}
     for platform, servers in expected.items():
-        async with Session(home, platform=platform) as session:
+        async with Session(home, SessionSettings(platform=platform)) as session:
             assert {t.server for t in session.surface().tools.values()} == servers, platform
 
 
@@ -259,7 +259,7 @@ async def test_http_with_bearer_header_and_token_redacted(home: Home, http_serve
         assert connections["nokey"].state == "failed" and "401" in connections["nokey"].reason
         outcome = await session.call("mcp__web__fail", {"text": CANARY})
         assert outcome.is_error and CANARY not in outcome.text
-        assert CANARY not in json.dumps(session.status())
+        assert CANARY not in json.dumps([s.to_json() for s in session.status()])
         assert (await session.call("mcp__web__echo", {"text": "over http"})).text == "over http"
 
 
@@ -332,7 +332,7 @@ async def test_http_connection_that_drops_is_reconnected(home: Home, tmp_path: P
     server = start(0)
     write_config(home, {"mcp_servers": {"web": {"url": f"http://127.0.0.1:{port}/mcp"}}})
     try:
-        async with Session(home, policy=FAST) as session:
+        async with Session(home, SessionSettings(policy=FAST)) as session:
             assert (await session.call("mcp__web__echo", {"text": "before"})).text == "before"
             server.kill()
             server.wait()
@@ -351,7 +351,7 @@ async def test_http_connection_that_drops_is_reconnected(home: Home, tmp_path: P
 async def test_a_healthy_period_restores_the_restart_budget(home: Home) -> None:
     write_config(home, {"mcp_servers": {"box": stdio_entry()}})
     policy = RestartPolicy(attempts=1, base_delay=0.05, max_delay=0.1, healthy_after=0.5)
-    async with Session(home, policy=policy) as session:
+    async with Session(home, SessionSettings(policy=policy)) as session:
         connection = session.connections()["box"]
         for round_number in (1, 2, 3):
             await anyio.sleep(0.8)  # longer than healthy_after: the previous crash is forgiven

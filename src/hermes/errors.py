@@ -1,8 +1,16 @@
 """One small hierarchy of errors, each carrying the fields a user needs to act on it.
 
-The CLI maps each class to an exit code (see `exit_code`) and prints `str(error)`, which is always
+The CLI maps each class to an exit code (`exit_code`) and prints `str(error)`, which is always
 one plain sentence. Messages never carry secret values: callers pass text through the redactor
 before building an error from anything a server or a user's file produced.
+
+    HermesError                     exit 1
+    ├── UsageError                  exit 2  the command line asked for something impossible
+    ├── InvalidFile                 exit 2  a file broke a rule: file, line, key, rule
+    │   ├── ConfigError                     config.yaml, .env
+    │   └── (DeclarationError, PluginError, CatalogEntryError in their packages)
+    ├── NoSuchServer                exit 3
+    └── InterpolationError          exit 1  a ${VAR} is not set (at connect time)
 """
 
 from __future__ import annotations
@@ -16,29 +24,38 @@ class HermesError(Exception):
     exit_code = 1
 
 
-class ConfigError(HermesError):
-    """A config file is malformed or holds a wrong value; nothing was written."""
+class UsageError(HermesError):
+    """The command line asked for something contradictory or incomplete."""
 
     exit_code = 2
 
-    def __init__(self, message: str, *, path: Path | None = None, line: int | None = None,
-                 key: str | None = None) -> None:
+
+class InvalidFile(HermesError):
+    """A file hermes reads broke a rule; nothing was written. Carries where and which rule."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, path: Path | str | None = None, line: int | None = None,
+                 key: str | None = None, rule: str | None = None) -> None:
         self.path = path
         self.line = line
         self.key = key
+        self.rule = rule or message
+        super().__init__(message)
+
+
+class ConfigError(InvalidFile):
+    """`config.yaml` or `.env` is malformed or holds a wrong value: `<file>, line N: <message>`."""
+
+    def __init__(self, message: str, *, path: Path | None = None, line: int | None = None,
+                 key: str | None = None) -> None:
         where = ""
         if path is not None:
             where = f"{path}"
             if line is not None:
                 where += f", line {line}"
             where += ": "
-        super().__init__(f"{where}{message}")
-
-
-class UsageError(HermesError):
-    """The command line asked for something contradictory or incomplete."""
-
-    exit_code = 2
+        super().__init__(f"{where}{message}", path=path, line=line, key=key, rule=message)
 
 
 class NoSuchServer(HermesError):
@@ -61,14 +78,3 @@ class InterpolationError(HermesError):
             f"Server '{server}' uses ${{{variable}}}, but {variable} is not set "
             f"(set it in the environment or in the .env file of HERMES_HOME)."
         )
-
-
-class ServerNotConnected(HermesError):
-    """A tool of a server that is not connected was called; carries why."""
-
-    def __init__(self, server: str, state: str, reason: str, stderr_tail: str = "") -> None:
-        self.server = server
-        self.state = state
-        self.reason = reason
-        self.stderr_tail = stderr_tail
-        super().__init__(f"Server '{server}' is {state}: {reason}")

@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from hermes.files import private_dir
+
 
 @dataclass(frozen=True)
 class Home:
@@ -52,8 +54,22 @@ class Home:
     def tokens(self) -> Path:
         return self.root / "mcp-tokens"
 
+    @property
+    def known_tools(self) -> Path:
+        return self.cache / "known-tools.json"
+
     def server_log(self, server: str) -> Path:
         return self.logs / f"mcp-{server}.log"
 
+    def token_file(self, server: str) -> Path:
+        return self.tokens / f"{server}.json"
+
+    def client_file(self, server: str) -> Path:
+        return self.tokens / f"{server}.client.json"
+
+    def has_tokens(self, server: str) -> bool:
+        return self.token_file(server).exists()
+
     def ensure(self) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
+        """Create HERMES_HOME if needed; a home hermes creates is private to the user (0700)."""
+        private_dir(self.root)

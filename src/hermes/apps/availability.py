@@ -12,18 +12,13 @@ from dataclasses import dataclass
 from hermes.apps.declaration import ServerDeclaration
 from hermes.apps.host import Host
 from hermes.apps.locate import locate, read_version
+from hermes.apps.states import USABLE, AppState
 from hermes.apps.versions import at_least
-
-NO_REQUIREMENTS = "no_requirements"
-AVAILABLE = "available"
-MISSING_APP = "missing_app"
-VERSION_TOO_OLD = "version_too_old"
-UNSUPPORTED_OS = "unsupported_os"
 
 
 @dataclass(frozen=True)
 class Availability:
-    state: str
+    state: AppState
     os_name: str
     version: str | None = None
     path: str | None = None
@@ -31,11 +26,11 @@ class Availability:
 
     @property
     def ok(self) -> bool:
-        return self.state in (NO_REQUIREMENTS, AVAILABLE)
+        return self.state in USABLE
 
     def describe(self) -> str:
         """`missing_app, path /usr/bin/blender` / `available, version 5.1.0, path …`."""
-        parts = [self.state]
+        parts = [self.state.value]
         if self.version:
             parts.append(f"version {self.version}")
         if self.path:
@@ -46,18 +41,18 @@ class Availability:
 def check_availability(declaration: ServerDeclaration, host: Host) -> Availability:
     os_name = host.os_name
     if not declaration.requires.app:
-        return Availability(NO_REQUIREMENTS, os_name)
+        return Availability(AppState.NO_REQUIREMENTS, os_name)
     block = declaration.app.blocks.get(os_name) if declaration.app else None
     if block is None:
-        return Availability(UNSUPPORTED_OS, os_name)
+        return Availability(AppState.UNSUPPORTED_OS, os_name)
     installed, first_tried = locate(host, block)
     if not installed:
-        return Availability(MISSING_APP, os_name, path=first_tried)
+        return Availability(AppState.MISSING_APP, os_name, path=first_tried)
     minimum = declaration.requires.min_version
     enforced = declaration.version_enforced_on(os_name)
     if minimum is None or not enforced:
         found = installed[0]
-        return Availability(AVAILABLE, os_name, read_version(host, block.version, found), found.path,
+        return Availability(AppState.AVAILABLE, os_name, read_version(host, block.version, found), found.path,
                             version_enforced=enforced or minimum is None)
     first_version: str | None = None
     for found in installed:
@@ -65,5 +60,5 @@ def check_availability(declaration: ServerDeclaration, host: Host) -> Availabili
         if first_version is None:
             first_version = version
         if at_least(version, minimum):
-            return Availability(AVAILABLE, os_name, version, found.path)
-    return Availability(VERSION_TOO_OLD, os_name, first_version or "unknown", installed[0].path)
+            return Availability(AppState.AVAILABLE, os_name, version, found.path)
+    return Availability(AppState.VERSION_TOO_OLD, os_name, first_version or "unknown", installed[0].path)

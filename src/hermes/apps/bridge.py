@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 
-from hermes.runtimefile import remove_runtime_file, write_runtime_file
+from hermes.apps.runtimefile import remove_runtime_file, write_runtime_file
 
 
 def new_token() -> str:

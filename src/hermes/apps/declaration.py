@@ -10,18 +10,26 @@ requirements nobody checks.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
+from hermes.apps.runtimefile import plain_endpoint_path
 from hermes.apps.versions import is_version
-from hermes.errors import HermesError
-from hermes.runtimefile import plain_endpoint_path
+from hermes.errors import InvalidFile
+from hermes.validation import Invalid, Loc, dotted, items, mapping, nonempty_text, optional, required
 
 EXTENSION_KEY = "com.nousresearch.hermes"
 OSES = ("darwin", "win32", "linux")
 PRESENCES = ("bundle", "executable")
 DEFAULT_ENDPOINT_PATH = "/mcp"
+# Bounds on where an app may be looked for: each `*` segment lists a folder, so the work grows
+# with the product of the matches at every level. These keep a hostile or careless declaration
+# from turning validation, the install gate and every session start into minutes of disk walking.
+MAX_PATH_SEGMENTS = 24
+MAX_WILDCARD_SEGMENTS = 2
+MAX_CANDIDATES = 16
 
 _SIMPLE_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _ENV_PREFIX = re.compile(r"^(%[A-Za-z_][A-Za-z0-9_]*%|\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\})")
@@ -47,16 +55,21 @@ _VERSION_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
-class DeclarationError(HermesError):
-    exit_code = 2
+class DeclarationError(InvalidFile):
+    """A declaration broke a rule: `plugin.json servers.<server>: <path> <rule>`."""
 
     def __init__(self, server: str | None, path: str, rule: str, *, file: str = "plugin.json") -> None:
         self.server = server
-        self.path = path
-        self.rule = rule
         where = f"{file} servers.{server}" if server else f"{file} {path}"
         subject = f"{path} " if server and path else ""
-        super().__init__(f"{where}: {subject}{rule}")
+        super().__init__(f"{where}: {subject}{rule}", path=file, key=path, rule=rule)
+        self.path = path
+
+
+class LivenessKind(StrEnum):
+    SERVER_JSON = "server_json"
+    NONE = "none"
+    INTERACTIVE_SESSION = "interactive_session"
 
 
 @dataclass(frozen=True)
@@ -88,7 +101,7 @@ class VersionSource:
 
 @dataclass(frozen=True)
 class LivenessSpec:
-    kind: str  # "server_json" | "none" | "interactive_session"
+    kind: LivenessKind
     path: str | None = None
     endpoint_path: str = DEFAULT_ENDPOINT_PATH
     pid_key: str = "pid"
@@ -141,232 +154,205 @@ class ServerDeclaration:
         return block is not None and block.version.kind != "none"
 
 
-class _Parser:
-    def __init__(self, server: str, file: str) -> None:
-        self.server = server
-        self.file = file
+def _bare_name(value: Any, loc: Loc) -> str:
+    name = nonempty_text(value, loc)
+    if not _BARE_NAME.match(name) or name in (".", "..") or ".." in name.split("/"):
+        raise Invalid(loc, f"{name!r} must be a bare name (no path separators, no '..')")
+    return name
 
-    def fail(self, path: str, rule: str) -> DeclarationError:
-        return DeclarationError(self.server, path, rule, file=self.file)
 
-    def mapping(self, value: Any, path: str, allowed: tuple[str, ...]) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            raise self.fail(path, "must be an object")
-        for key in value:
-            if not isinstance(key, str):
-                raise self.fail(path, f"has a key that is not text: {key!r}")
-            if key not in allowed:
-                raise self.fail(f"{path}.{key}" if path else key,
-                                f"is not a known key (expected one of: {', '.join(allowed)})")
-        return value
+def _relative_file(value: Any, loc: Loc) -> str:
+    text = nonempty_text(value, loc)
+    segments = re.split(r"[\\/]", text)
+    if text.startswith(("/", "\\", "~", "%", "$")) or _WINDOWS_DRIVE.match(text) or "://" in text \
+            or ".." in segments or "" in segments:
+        raise Invalid(loc, f"{text!r} must be a plain path relative to the install folder")
+    return text
 
-    def text(self, value: Any, path: str) -> str:
-        if not isinstance(value, str) or not value:
-            raise self.fail(path, "must be a non-empty string")
-        return value
 
-    def bare_name(self, value: Any, path: str) -> str:
-        name = self.text(value, path)
-        if not _BARE_NAME.match(name) or name in (".", "..") or ".." in name.split("/"):
-            raise self.fail(path, f"{name!r} must be a bare name (no path separators, no '..')")
-        return name
+def _key_name(value: Any, loc: Loc) -> str:
+    if not isinstance(value, str) or not _SIMPLE_KEY.match(value):
+        raise Invalid(loc, f"must be a simple key name like 'pid' (got {value!r})")
+    return value
 
-    def rooted_path(self, value: Any, path: str, os_name: str | None) -> str:
-        text = self.text(value, path)
-        if "://" in text:
-            raise self.fail(path, f"{text!r} must be a file path, not a URL")
-        if "\x00" in text:
-            raise self.fail(path, "must not contain NUL characters")
-        if text.startswith(("\\\\", "//")):
-            raise self.fail(path, f"{text!r} is a UNC or device path, which is not allowed")
-        segments = re.split(r"[\\/]", text)
-        if ".." in segments:
-            raise self.fail(path, f"{text!r} must not contain a '..' segment")
-        for segment in segments:
-            if "**" in segment:
-                raise self.fail(path, f"{text!r}: '**' is not allowed; '*' matches within one segment")
-        rooted = text.startswith("~") or bool(_ENV_PREFIX.match(text))
-        if not rooted:
-            if os_name == "win32":
-                rooted = bool(_WINDOWS_DRIVE.match(text))
-            elif os_name in ("darwin", "linux"):
-                rooted = text.startswith("/")
-            else:
-                rooted = text.startswith("/") or bool(_WINDOWS_DRIVE.match(text))
-        if not rooted:
-            absolute = {"win32": "absolute (like C:\\...)", "darwin": "absolute (starting with /)",
-                        "linux": "absolute (starting with /)"}.get(os_name or "", "absolute")
-            raise self.fail(path, f"{text!r} must be {absolute} or start with ~, %VAR% or $VAR")
-        if text.startswith("~") and len(text) > 1 and text[1] not in "/\\":
-            raise self.fail(path, f"{text!r}: '~' must be followed by a path separator")
-        return text
 
-    def candidate(self, value: Any, path: str, os_name: str) -> Candidate:
-        if isinstance(value, str):
-            return Candidate("path", path=self.rooted_path(value, path, os_name))
-        if not isinstance(value, dict):
-            raise self.fail(path, "must be a path or an object with 'kind'")
-        kind, values = self.kinded(value, path, os_name, _CANDIDATE_OS, _CANDIDATE_FIELDS)
-        return Candidate(kind, **values)
+def _endpoint_path(value: Any, loc: Loc) -> str:
+    text = nonempty_text(value, loc)
+    if not plain_endpoint_path(text):
+        raise Invalid(loc, f"{text!r} must be a plain path like /mcp (letters, digits, . _ ~ - and /)")
+    return text
 
-    def kinded(self, value: dict[str, Any], path: str, os_name: str, kinds: Mapping[str, str | None],
-               fields: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]) -> tuple[str, dict[str, str]]:
-        """An object with a `kind` that belongs to one OS (or any) and the fields that kind takes."""
-        kind = value.get("kind")
-        if not isinstance(kind, str) or kind not in kinds:
-            raise self.fail(f"{path}.kind", f"must be one of: {', '.join(kinds)} (got {kind!r})")
-        wanted_os = kinds[kind]
-        if wanted_os is not None and wanted_os != os_name:
-            raise self.fail(f"{path}.kind", f"'{kind}' is only valid under app.{wanted_os}")
-        required, optional = fields[kind]
-        data = self.mapping(value, path, ("kind", *required, *optional))
-        values: dict[str, str] = {}
-        for name in (*required, *optional):
-            if name not in data:
-                if name in required:
-                    raise self.fail(f"{path}.{name}", f"is required for kind '{kind}'")
-                continue
-            where = f"{path}.{name}"
-            if name == "display_name_prefix":
-                values[name] = self.text(data[name], where)
-            elif name == "file":
-                values[name] = self.relative_file(data[name], where)
-            else:
-                values[name] = self.bare_name(data[name], where)
-        return kind, values
 
-    def relative_file(self, value: Any, path: str) -> str:
-        text = self.text(value, path)
-        segments = re.split(r"[\\/]", text)
-        if text.startswith(("/", "\\", "~", "%", "$")) or _WINDOWS_DRIVE.match(text) or "://" in text \
-                or ".." in segments or "" in segments:
-            raise self.fail(path, f"{text!r} must be a plain path relative to the install folder")
-        return text
-
-    def version(self, value: Any, path: str, os_name: str) -> VersionSource:
-        if not isinstance(value, dict):
-            raise self.fail(path, "must be an object with 'kind'")
-        kind, values = self.kinded(value, path, os_name, _VERSION_OS, _VERSION_FIELDS)
-        return VersionSource(kind, **values)
-
-    def key_name(self, value: Any, path: str) -> str:
-        if not isinstance(value, str) or not _SIMPLE_KEY.match(value):
-            raise self.fail(path, f"must be a simple key name like 'pid' (got {value!r})")
-        return value
-
-    def endpoint_path(self, value: Any, path: str) -> str:
-        text = self.text(value, path)
-        if not plain_endpoint_path(text):
-            raise self.fail(path, f"{text!r} must be a plain path like /mcp (letters, digits, . _ ~ - and /)")
-        return text
-
-    def os_liveness(self, value: Any, path: str, os_name: str) -> LivenessSpec:
-        data = self.mapping(value, path, ("kind", "path", "endpoint_path", "pid_key", "url_key", "token_key"))
-        kind = data.get("kind")
-        if kind not in ("server_json", "none"):
-            raise self.fail(f"{path}.kind", f"must be 'server_json' or 'none' (got {kind!r})")
-        if kind == "none":
-            extra = [k for k in data if k != "kind"]
-            if extra:
-                raise self.fail(f"{path}.{extra[0]}", "only applies to kind 'server_json'")
-            return LivenessSpec("none")
-        if "path" not in data:
-            raise self.fail(f"{path}.path", "is required for kind 'server_json'")
-        return LivenessSpec(
-            "server_json",
-            path=self.rooted_path(data["path"], f"{path}.path", os_name),
-            endpoint_path=self.endpoint_path(data["endpoint_path"], f"{path}.endpoint_path")
-            if "endpoint_path" in data else DEFAULT_ENDPOINT_PATH,
-            pid_key=self.key_name(data.get("pid_key", "pid"), f"{path}.pid_key"),
-            url_key=self.key_name(data.get("url_key", "http"), f"{path}.url_key"),
-            token_key=self.key_name(data.get("token_key", "token"), f"{path}.token_key"),
-        )
-
-    def server_liveness(self, value: Any) -> LivenessSpec:
-        data = self.mapping(value, "liveness", ("kind", "path", "fields", "endpoint_path"))
-        kind = data.get("kind")
-        if kind == "static":
-            kind = "none"
-        if kind not in ("server_json", "none", "interactive_session"):
-            raise self.fail("liveness.kind", "must be 'server_json', 'none', 'static' or 'interactive_session' "
-                                             f"(got {kind!r})")
-        if kind != "server_json":
-            extra = [k for k in data if k != "kind"]
-            if extra:
-                raise self.fail(f"liveness.{extra[0]}", "only applies to kind 'server_json'")
-            return LivenessSpec(kind)
-        if "path" not in data:
-            raise self.fail("liveness.path", "is required for kind 'server_json'")
-        fields = self.mapping(data.get("fields", {}), "liveness.fields", ("url", "token", "pid"))
-        return LivenessSpec(
-            "server_json",
-            path=self.rooted_path(data["path"], "liveness.path", None),
-            endpoint_path=self.endpoint_path(data["endpoint_path"], "liveness.endpoint_path")
-            if "endpoint_path" in data else DEFAULT_ENDPOINT_PATH,
-            pid_key=self.key_name(fields.get("pid", "pid"), "liveness.fields.pid"),
-            url_key=self.key_name(fields.get("url", "http"), "liveness.fields.url"),
-            token_key=self.key_name(fields.get("token", "token"), "liveness.fields.token"),
-        )
-
-    def app_block(self, value: Any, os_name: str) -> AppBlock:
-        path = f"app.{os_name}"
-        data = self.mapping(value, path, ("presence", "location", "version", "liveness"))
-        presence = data.get("presence")
-        if presence not in PRESENCES:
-            raise self.fail(f"{path}.presence", f"must be 'bundle' or 'executable' (got {presence!r})")
-        if presence == "bundle" and os_name != "darwin":
-            raise self.fail(f"{path}.presence", "'bundle' is only valid under app.darwin")
-        if "location" not in data:
-            raise self.fail(f"{path}.location", "is required")
-        location = data["location"]
-        if isinstance(location, list):
-            if not location:
-                raise self.fail(f"{path}.location", "must not be an empty list")
-            candidates = tuple(self.candidate(item, f"{path}.location[{i}]", os_name)
-                               for i, item in enumerate(location))
+def rooted_path(value: Any, loc: Loc, os_name: str | None) -> str:
+    """An absolute path for `os_name` (or any OS), or one starting with `~`, `%VAR%` or `$VAR`."""
+    text = nonempty_text(value, loc)
+    if "://" in text:
+        raise Invalid(loc, f"{text!r} must be a file path, not a URL")
+    if "\x00" in text:
+        raise Invalid(loc, "must not contain NUL characters")
+    if text.startswith(("\\\\", "//")):
+        raise Invalid(loc, f"{text!r} is a UNC or device path, which is not allowed")
+    segments = re.split(r"[\\/]", text)
+    if ".." in segments:
+        raise Invalid(loc, f"{text!r} must not contain a '..' segment")
+    if any("**" in segment for segment in segments):
+        raise Invalid(loc, f"{text!r}: '**' is not allowed; '*' matches within one segment")
+    if len(segments) > MAX_PATH_SEGMENTS:
+        raise Invalid(loc, f"{text!r} has more than {MAX_PATH_SEGMENTS} segments")
+    wildcards = sum(1 for segment in segments if "*" in segment)
+    if wildcards > MAX_WILDCARD_SEGMENTS:
+        raise Invalid(loc, f"{text!r} has {wildcards} segments with '*'; at most {MAX_WILDCARD_SEGMENTS} are allowed")
+    rooted = text.startswith("~") or bool(_ENV_PREFIX.match(text))
+    if not rooted:
+        if os_name == "win32":
+            rooted = bool(_WINDOWS_DRIVE.match(text))
+        elif os_name in ("darwin", "linux"):
+            rooted = text.startswith("/")
         else:
-            candidates = (self.candidate(location, f"{path}.location", os_name),)
-        version = self.version(data["version"], f"{path}.version", os_name) if "version" in data \
-            else VersionSource()
-        if version.kind == "snap" and version.name is None and not any(c.kind == "snap" for c in candidates):
-            raise self.fail(f"{path}.version.name", "is required when no location is a snap")
-        if version.kind == "flatpak" and version.app_id is None and not any(c.kind == "flatpak" for c in candidates):
-            raise self.fail(f"{path}.version.app_id", "is required when no location is a flatpak")
-        liveness = self.os_liveness(data["liveness"], f"{path}.liveness", os_name) if "liveness" in data else None
-        return AppBlock(os_name, str(presence), candidates, version, liveness)
+            rooted = text.startswith("/") or bool(_WINDOWS_DRIVE.match(text))
+    if not rooted:
+        absolute = {"win32": "absolute (like C:\\...)", "darwin": "absolute (starting with /)",
+                    "linux": "absolute (starting with /)"}.get(os_name or "", "absolute")
+        raise Invalid(loc, f"{text!r} must be {absolute} or start with ~, %VAR% or $VAR")
+    if text.startswith("~") and len(text) > 1 and text[1] not in "/\\":
+        raise Invalid(loc, f"{text!r}: '~' must be followed by a path separator")
+    return text
 
-    def requirements(self, value: Any, has_app: bool) -> Requirements:
-        data = self.mapping(value, "requires", ("app", "min_version"))
-        app = data.get("app", False)
-        if not isinstance(app, bool):
-            raise self.fail("requires.app", f"must be true or false (got {app!r})")
-        if app and not has_app:
-            raise self.fail("requires.app", "is true but there is no 'app' block saying where the app is")
-        minimum = data.get("min_version")
-        if minimum is not None:
-            if not isinstance(minimum, str) or not is_version(minimum):
-                raise self.fail("requires.min_version", f"must be dotted digits like '5.1' (got {minimum!r})")
-            if not app:
-                raise self.fail("requires.min_version", "needs requires.app: true")
-        return Requirements(app, minimum)
 
-    def declaration(self, value: Any) -> ServerDeclaration:
-        data = self.mapping(value, "", ("app", "requires", "liveness"))
-        app: AppSpec | None = None
-        if "app" in data:
-            raw = self.mapping(data["app"], "app", OSES)
-            if not raw:
-                raise self.fail("app", "needs at least one of darwin, win32, linux")
-            app = AppSpec({os_name: self.app_block(block, os_name) for os_name, block in raw.items()})
-        requires = self.requirements(data.get("requires", {}), app is not None)
-        if requires.min_version and app is not None:
-            for os_name, block in app.blocks.items():
-                others = len(app.blocks) > 1
-                if block.version.kind == "none" and not (os_name == "linux" and others):
-                    raise self.fail(f"app.{os_name}.version.kind",
-                                    "is 'none', but requires.min_version needs every OS block to read a version")
-        liveness = self.server_liveness(data["liveness"]) if "liveness" in data else None
-        return ServerDeclaration(self.server, app, requires, liveness)
+_FIELD_READERS: dict[str, Callable[[Any, Loc], str]] = {
+    "display_name_prefix": nonempty_text, "file": _relative_file,
+}
+
+
+def _kinded(value: Any, loc: Loc, os_name: str, kinds: Mapping[str, str | None],
+            fields: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]) -> tuple[str, dict[str, str]]:
+    """An object with a `kind` that belongs to one OS (or any) and the fields that kind takes."""
+    if not isinstance(value, dict):
+        raise Invalid(loc, "must be an object with 'kind'")
+    kind = value.get("kind")
+    if not isinstance(kind, str) or kind not in kinds:
+        raise Invalid((*loc, "kind"), f"must be one of: {', '.join(kinds)} (got {kind!r})")
+    wanted_os = kinds[kind]
+    if wanted_os is not None and wanted_os != os_name:
+        raise Invalid((*loc, "kind"), f"'{kind}' is only valid under app.{wanted_os}")
+    needed, extra = fields[kind]
+    data = mapping(value, loc, ("kind", *needed, *extra))
+    values: dict[str, str] = {}
+    for name in (*needed, *extra):
+        if name in data:
+            values[name] = _FIELD_READERS.get(name, _bare_name)(data[name], (*loc, name))
+        elif name in needed:
+            raise Invalid((*loc, name), f"is required for kind '{kind}'")
+    return kind, values
+
+
+def _candidate(value: Any, loc: Loc, os_name: str) -> Candidate:
+    if isinstance(value, str):
+        return Candidate("path", path=rooted_path(value, loc, os_name))
+    if not isinstance(value, dict):
+        raise Invalid(loc, "must be a path or an object with 'kind'")
+    kind, values = _kinded(value, loc, os_name, _CANDIDATE_OS, _CANDIDATE_FIELDS)
+    return Candidate(kind, **values)
+
+
+def _version(value: Any, loc: Loc, os_name: str) -> VersionSource:
+    kind, values = _kinded(value, loc, os_name, _VERSION_OS, _VERSION_FIELDS)
+    return VersionSource(kind, **values)
+
+
+def _liveness(value: Any, loc: Loc, os_name: str | None) -> LivenessSpec:
+    """Per-OS liveness (`os_name` given: key names as `pid_key`...) or the portable server-level form
+    (`fields: {url, token, pid}`, also `static` and `interactive_session`); one reader for both."""
+    portable = os_name is None
+    keys = ("kind", "path", "endpoint_path") + (("fields",) if portable else ("pid_key", "url_key", "token_key"))
+    data = mapping(value, loc, keys)
+    kind = data.get("kind")
+    if portable and kind == "static":
+        kind = LivenessKind.NONE
+    kinds = ("server_json", "none", "interactive_session") if portable else ("server_json", "none")
+    if kind not in kinds:
+        quoted = ", ".join(f"'{k}'" for k in kinds[:-1]) + (", 'static'" if portable else "")
+        raise Invalid((*loc, "kind"), f"must be {quoted} or '{kinds[-1]}' (got {kind!r})")
+    if kind != LivenessKind.SERVER_JSON:
+        extra = [k for k in data if k != "kind"]
+        if extra:
+            raise Invalid((*loc, extra[0]), "only applies to kind 'server_json'")
+        return LivenessSpec(LivenessKind(str(kind)))
+    path = required(data, "path", loc, lambda v, at: rooted_path(v, at, os_name),
+                    why="is required for kind 'server_json'")
+    if portable:
+        names = mapping(data.get("fields", {}), (*loc, "fields"), ("url", "token", "pid"))
+        keys_loc: Loc = (*loc, "fields")
+        pid, url, token = (optional(names, field, keys_loc, _key_name, default)
+                           for field, default in (("pid", "pid"), ("url", "http"), ("token", "token")))
+    else:
+        pid, url, token = (optional(data, f"{field}_key", loc, _key_name, default)
+                           for field, default in (("pid", "pid"), ("url", "http"), ("token", "token")))
+    return LivenessSpec(LivenessKind.SERVER_JSON, path=path,
+                        endpoint_path=optional(data, "endpoint_path", loc, _endpoint_path, DEFAULT_ENDPOINT_PATH),
+                        pid_key=pid, url_key=url, token_key=token)
+
+
+def _app_block(value: Any, os_name: str) -> AppBlock:
+    loc: Loc = ("app", os_name)
+    data = mapping(value, loc, ("presence", "location", "version", "liveness"), what="an object")
+    presence = data.get("presence")
+    if presence not in PRESENCES:
+        raise Invalid((*loc, "presence"), f"must be 'bundle' or 'executable' (got {presence!r})")
+    if presence == "bundle" and os_name != "darwin":
+        raise Invalid((*loc, "presence"), "'bundle' is only valid under app.darwin")
+    location = required(data, "location", loc, lambda v, at: v)
+    if isinstance(location, list):
+        if not location:
+            raise Invalid((*loc, "location"), "must not be an empty list")
+        if len(location) > MAX_CANDIDATES:
+            raise Invalid((*loc, "location"), f"lists more than {MAX_CANDIDATES} places")
+        candidates = items(location, (*loc, "location"), lambda v, at: _candidate(v, at, os_name))
+    else:
+        candidates = (_candidate(location, (*loc, "location"), os_name),)
+    version = optional(data, "version", loc, lambda v, at: _version(v, at, os_name), VersionSource())
+    if version.kind == "snap" and version.name is None and not any(c.kind == "snap" for c in candidates):
+        raise Invalid((*loc, "version", "name"), "is required when no location is a snap")
+    if version.kind == "flatpak" and version.app_id is None and not any(c.kind == "flatpak" for c in candidates):
+        raise Invalid((*loc, "version", "app_id"), "is required when no location is a flatpak")
+    liveness = optional(data, "liveness", loc, lambda v, at: _liveness(v, at, os_name), None)
+    return AppBlock(os_name, str(presence), candidates, version, liveness)
+
+
+def _requirements(value: Any, has_app: bool) -> Requirements:
+    loc: Loc = ("requires",)
+    data = mapping(value, loc, ("app", "min_version"), what="an object")
+    app = data.get("app", False)
+    if not isinstance(app, bool):
+        raise Invalid((*loc, "app"), f"must be true or false (got {app!r})")
+    if app and not has_app:
+        raise Invalid((*loc, "app"), "is true but there is no 'app' block saying where the app is")
+    minimum = data.get("min_version")
+    if minimum is not None:
+        if not isinstance(minimum, str) or not is_version(minimum):
+            raise Invalid((*loc, "min_version"), f"must be dotted digits like '5.1' (got {minimum!r})")
+        if not app:
+            raise Invalid((*loc, "min_version"), "needs requires.app: true")
+    return Requirements(app, minimum)
+
+
+def _declaration(server: str, value: Any) -> ServerDeclaration:
+    data = mapping(value, (), ("app", "requires", "liveness"), what="an object")
+    app: AppSpec | None = None
+    if "app" in data:
+        raw = mapping(data["app"], ("app",), OSES, what="an object")
+        if not raw:
+            raise Invalid(("app",), "needs at least one of darwin, win32, linux")
+        app = AppSpec({os_name: _app_block(block, os_name) for os_name, block in raw.items()})
+    requires = _requirements(data.get("requires", {}), app is not None)
+    if requires.min_version and app is not None:
+        others = len(app.blocks) > 1
+        for os_name, block in app.blocks.items():
+            if block.version.kind == "none" and not (os_name == "linux" and others):
+                raise Invalid(("app", os_name, "version", "kind"),
+                              "is 'none', but requires.min_version needs every OS block to read a version")
+    liveness = optional(data, "liveness", (), lambda v, at: _liveness(v, at, None), None)
+    return ServerDeclaration(server, app, requires, liveness)
 
 
 def parse_declarations(plugin: Mapping[str, Any], mcp_servers: set[str] | frozenset[str], *,
@@ -396,5 +382,8 @@ def parse_declarations(plugin: Mapping[str, Any], mcp_servers: set[str] | frozen
                                    "does not name a server in mcp.json" + (
                                        f" (servers there: {', '.join(sorted(mcp_servers))})" if mcp_servers else ""),
                                    file=file)
-        declarations[name] = _Parser(name, file).declaration(value)
+        try:
+            declarations[name] = _declaration(name, value)
+        except Invalid as exc:
+            raise DeclarationError(name, dotted(exc.loc), exc.rule, file=file) from None
     return declarations

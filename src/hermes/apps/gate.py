@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hermes.apps.availability import Availability, check_availability
-from hermes.apps.declaration import ServerDeclaration
+from hermes.apps.declaration import LivenessKind, ServerDeclaration
 from hermes.apps.host import Host
-from hermes.apps.status import NO_INTERACTIVE_SESSION, AppStatus
+from hermes.apps.states import AppState
+from hermes.apps.status import AppStatus
 
 
 @dataclass(frozen=True)
@@ -22,12 +23,13 @@ class Gate:
 
 def app_gate(declaration: ServerDeclaration, host: Host, app_name: str) -> Gate:
     availability = check_availability(declaration, host)
+    supported = tuple(declaration.app.blocks) if declaration.app else ()
     status = AppStatus(declaration.server, availability.state, app_name, availability.version, availability.path,
-                       declaration.requires.min_version, host.os_name)
+                       declaration.requires.min_version, host.os_name, supported=supported)
     if not availability.ok:
         return Gate(availability, status)
     liveness = declaration.liveness_for(host.os_name)
-    if liveness is not None and liveness.kind == "interactive_session" and not host.interactive_session():
-        return Gate(availability, AppStatus(declaration.server, NO_INTERACTIVE_SESSION, app_name,
+    if liveness is not None and liveness.kind is LivenessKind.INTERACTIVE_SESSION and not host.interactive_session():
+        return Gate(availability, AppStatus(declaration.server, AppState.NO_INTERACTIVE_SESSION, app_name,
                                             availability.version, availability.path, os_name=host.os_name))
     return Gate(availability, None)

@@ -14,20 +14,19 @@ import plistlib
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from hermes.apps.windows import (
+    UninstallEntry,
+    has_interactive_session,
+    read_pe_file_version,
+    read_uninstall_entries,
+)
+
+__all__ = ["Host", "LocalHost", "UninstallEntry", "linux_interactive_session", "local_host"]
+
 _MAX_READ = 1 << 20
-
-
-@dataclass(frozen=True)
-class UninstallEntry:
-    """One entry of Windows' Uninstall keys, in lookup order: HKLM, HKLM WOW6432Node, HKCU."""
-
-    display_name: str
-    display_version: str | None
-    install_location: str | None
 
 
 class Host(Protocol):
@@ -100,18 +99,10 @@ class LocalHost:
         return shutil.which(name)
 
     def uninstall_entries(self) -> list[UninstallEntry]:
-        if sys.platform == "win32":
-            from hermes.apps.windows import read_uninstall_entries
-
-            return read_uninstall_entries()
-        return []
+        return read_uninstall_entries() if sys.platform == "win32" else []
 
     def pe_file_version(self, path: str) -> str | None:
-        if sys.platform == "win32":
-            from hermes.apps.windows import read_pe_file_version
-
-            return read_pe_file_version(path)
-        return None
+        return read_pe_file_version(path) if sys.platform == "win32" else None
 
     def rpm_version(self, package: str) -> str | None:
         rpm = shutil.which("rpm")
@@ -146,8 +137,6 @@ class LocalHost:
 
     def interactive_session(self) -> bool:
         if sys.platform == "win32":
-            from hermes.apps.windows import has_interactive_session
-
             return has_interactive_session()
         if sys.platform == "darwin":
             return True  # no way to ask without a subprocess; see SPEC 5.5

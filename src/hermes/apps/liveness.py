@@ -14,15 +14,15 @@ from pathlib import Path
 from hermes.apps.declaration import LivenessSpec
 from hermes.apps.host import Host
 from hermes.apps.locate import expand
+from hermes.apps.runtimefile import RuntimeFileError, RuntimeFileMissing, read_runtime_file
+from hermes.apps.states import AppState
 from hermes.errors import HermesError
-from hermes.runtimefile import RuntimeFileError, read_runtime_file
-
-APP_NOT_RUNNING = "app_not_running"
-ENDPOINT_UNAVAILABLE = "endpoint_unavailable"
 
 
 class LiveEndpointUnavailable(HermesError):
-    def __init__(self, server: str, state: str, reason: str) -> None:
+    """The app's live endpoint cannot be used; `state` says which link is broken."""
+
+    def __init__(self, server: str, state: AppState, reason: str) -> None:
         self.server = server
         self.state = state
         self.reason = reason
@@ -53,21 +53,24 @@ def resolve_live_endpoint(server: str, spec: LivenessSpec, host: Host, *,
                           app_path: str | None = None) -> LiveEndpoint:
     path = runtime_file_path(spec, host)
     if path is None:
-        raise LiveEndpointUnavailable(server, ENDPOINT_UNAVAILABLE,
+        raise LiveEndpointUnavailable(server, AppState.ENDPOINT_UNAVAILABLE,
                                       f"the runtime file path {spec.path} uses a variable that is not set")
     try:
         runtime = read_runtime_file(Path(path), pid_key=spec.pid_key, url_key=spec.url_key,
                                     token_key=spec.token_key)
+    except RuntimeFileMissing:
+        if app_path is not None and not host.process_running(app_path):
+            raise LiveEndpointUnavailable(server, AppState.APP_NOT_RUNNING, "the app is not running") from None
+        raise LiveEndpointUnavailable(server, AppState.ENDPOINT_UNAVAILABLE,
+                                      f"runtime file {path}: the file does not exist") from None
     except RuntimeFileError as exc:
-        missing = exc.reason == "the file does not exist"
-        if missing and app_path is not None and not host.process_running(app_path):
-            raise LiveEndpointUnavailable(server, APP_NOT_RUNNING, "the app is not running") from None
-        raise LiveEndpointUnavailable(server, ENDPOINT_UNAVAILABLE, f"runtime file {path}: {exc.reason}") from None
+        raise LiveEndpointUnavailable(server, AppState.ENDPOINT_UNAVAILABLE,
+                                      f"runtime file {path}: {exc.reason}") from None
     if not host.pid_alive(runtime.pid):
-        raise LiveEndpointUnavailable(server, APP_NOT_RUNNING,
+        raise LiveEndpointUnavailable(server, AppState.APP_NOT_RUNNING,
                                       f"the process {runtime.pid} named in {path} is not running")
     try:
         url = runtime.url(spec.endpoint_path)
     except ValueError as exc:
-        raise LiveEndpointUnavailable(server, ENDPOINT_UNAVAILABLE, str(exc)) from None
+        raise LiveEndpointUnavailable(server, AppState.ENDPOINT_UNAVAILABLE, str(exc)) from None
     return LiveEndpoint(url, runtime.pid, runtime.token, path)

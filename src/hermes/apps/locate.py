@@ -9,6 +9,7 @@ a flatpak's AppStream metainfo, or the rpm database.
 from __future__ import annotations
 
 import re
+import time
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -18,6 +19,8 @@ from hermes.apps.host import Host
 from hermes.apps.versions import debian_upstream, sort_key
 
 _ENV_REFERENCE = re.compile(r"%([A-Za-z_][A-Za-z0-9_]*)%|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+MAX_MATCHES = 64
+GLOB_SECONDS = 2.0
 _FLATPAK_ROOTS = ("/var/lib/flatpak/app", "~/.local/share/flatpak/app")
 
 
@@ -63,20 +66,27 @@ def expand(host: Host, text: str) -> str | None:
 
 
 def _glob(host: Host, pattern: str) -> list[str]:
-    """Expand `*` within single segments, highest version first at each level."""
+    """Expand `*` within single segments, highest version first at each level.
+
+    Bounded: at most MAX_MATCHES paths are kept at any level (the highest versions) and the walk
+    stops after GLOB_SECONDS, so no folder layout can make a lookup slow or large.
+    """
     parts = re.split(r"[\\/]", pattern)
     sep = _separator(host)
+    deadline = time.monotonic() + GLOB_SECONDS
     results = [parts[0] if parts[0] else ""]
     for part in parts[1:]:
         nxt: list[str] = []
         for base in results:
             if "*" in part:
+                if time.monotonic() > deadline:
+                    break
                 names = [n for n in host.list_dir(base or sep) if fnmatchcase(n, part)]
                 names.sort(key=lambda n: (sort_key(n), n), reverse=True)
-                nxt.extend(f"{base}{sep}{n}" for n in names)
+                nxt.extend(f"{base}{sep}{n}" for n in names[:MAX_MATCHES])
             else:
                 nxt.append(f"{base}{sep}{part}")
-        results = nxt
+        results = nxt[:MAX_MATCHES]
     return results
 
 

@@ -7,8 +7,17 @@ uses them through fixture hosts, and this module stays a thin, direct translatio
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 
-from hermes.apps.host import UninstallEntry
+
+@dataclass(frozen=True)
+class UninstallEntry:
+    """One entry of Windows' Uninstall keys, in lookup order: HKLM, HKLM WOW6432Node, HKCU."""
+
+    display_name: str
+    display_version: str | None
+    install_location: str | None
+
 
 _UNINSTALL = r"Software\Microsoft\Windows\CurrentVersion\Uninstall"
 _UNINSTALL_WOW = r"Software\WOW6432Node\Microsoft\Windows\CurrentVersion\Uninstall"

@@ -12,21 +12,40 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from hermes.catalog.manifest import CatalogServer, Setting, load_entries
+from hermes.catalog.manifest import CatalogServer, HttpEndpoint, Setting, StdioLaunch, load_entries
 from hermes.config.dotenv import read_dotenv, set_dotenv
 from hermes.config.edit import add_server, set_tool_include
 from hermes.config.store import ConfigStore
-from hermes.config.yamlfile import atomic_write, file_lock
 from hermes.errors import HermesError, UsageError
+from hermes.files import atomic_write, file_lock
 from hermes.home import Home
 
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
+class ToolInfo(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+
+
+class ProbeResult(Protocol):
+    """What installing needs to know of a probe (the session's `ProbeReport` is one)."""
+
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def reason(self) -> str | None: ...
+    @property
+    def tools(self) -> Sequence[ToolInfo]: ...
+
+
+Probe = Callable[[Home, str], ProbeResult]
 Ask = Callable[[Setting], str | None]
 ChooseTools = Callable[[list[tuple[str, str]], set[str]], list[str] | None]
 Confirm = Callable[[str], bool]
@@ -77,18 +96,19 @@ def _substitute(value: Any, literal: dict[str, str]) -> Any:
 def server_entry(entry: CatalogServer, values: dict[str, str], override: Override | None = None) -> dict[str, Any]:
     """The config.yaml entry: non-secret settings written in, secrets left as `${NAME}`."""
     literal = {s.name: values[s.name] for s in entry.settings if not s.secret and s.name in values}
-    transport = _substitute(entry.transport, literal)
+    transport = entry.transport
     result: dict[str, Any] = {}
-    if transport["type"] == "stdio":
-        result["command"] = transport["command"]
-        if transport.get("args"):
-            result["args"] = transport["args"]
-        if transport.get("env"):
-            result["env"] = transport["env"]
+    if isinstance(transport, StdioLaunch):
+        result["command"] = _substitute(transport.command, literal)
+        if transport.args:
+            result["args"] = _substitute(list(transport.args), literal)
+        if transport.env:
+            result["env"] = _substitute(dict(transport.env), literal)
     else:
-        result["url"] = transport["url"]
-        if transport.get("headers"):
-            result["headers"] = transport["headers"]
+        assert isinstance(transport, HttpEndpoint)
+        result["url"] = _substitute(transport.url, literal)
+        if transport.headers:
+            result["headers"] = _substitute(dict(transport.headers), literal)
         if entry.auth == "oauth":
             result["auth"] = "oauth"
             if entry.scope:
@@ -178,8 +198,7 @@ def preselection(entry: CatalogServer, tools: list[str], previous: tuple[str, ..
 
 
 def install_entry(home: Home, name: str, *, given: dict[str, str], ask: Ask | None, choose: ChooseTools | None,
-                  confirm_save_disabled: Confirm, override: Override | None = None,
-                  probe: Callable[[Home, str], dict[str, Any]] | None = None,
+                  confirm_save_disabled: Confirm, probe: Probe, override: Override | None = None,
                   login: Callable[[Home, str], None] | None = None,
                   prepare: Callable[[list[str]], str | None] | None = None) -> InstallOutcome:
     entries, _ = load_entries(home.mcp_catalog)
@@ -205,23 +224,16 @@ def install_entry(home: Home, name: str, *, given: dict[str, str], ask: Ask | No
         if problem is not None:
             warnings.append(f"The install step `{' '.join(entry.install)}` failed ({problem}); trying the server "
                             f"anyway.")
-    if entry.auth == "oauth" and login is not None:
-        from hermes.oauth.storage import has_tokens
-
-        if not has_tokens(home, name):
-            try:
-                login(home, name)
-            except HermesError as exc:
-                return _keep_disabled_or_restore(store, entry, str(exc), before, confirm_save_disabled)
-    if probe is None:
-        from hermes.probe import probe_server
-
-        probe = probe_server
+    if entry.auth == "oauth" and login is not None and not home.has_tokens(name):
+        try:
+            login(home, name)
+        except HermesError as exc:
+            return _keep_disabled_or_restore(store, entry, str(exc), before, confirm_save_disabled)
     report = probe(home, name)
-    if not report["ok"]:
-        reason = str(report.get("reason") or "unknown reason")
-        return _keep_disabled_or_restore(store, entry, reason, before, confirm_save_disabled)
-    tools = [(t["name"], t["description"]) for t in report["tools"]]
+    if not report.ok:
+        return _keep_disabled_or_restore(store, entry, report.reason or "unknown reason", before,
+                                         confirm_save_disabled)
+    tools = [(t.name, t.description) for t in report.tools]
     names = [t for t, _ in tools]
     preselected = preselection(entry, names, previous.tools.include if previous else None)
     picked = choose(tools, preselected) if choose is not None else sorted(preselected)
@@ -237,14 +249,12 @@ def catalog_states(home: Home) -> tuple[list[dict[str, Any]], list[dict[str, Any
     """Rows for every entry with its state, rows for configured servers that are not from the catalog."""
     entries, warnings = load_entries(home.mcp_catalog)
     config = ConfigStore(home).load()
-    from hermes.oauth.storage import has_tokens
-
     rows = []
     for name, entry in sorted(entries.items()):
         configured = config.mcp_servers.get(name)
         if configured is None:
             state = "available"
-        elif entry.auth == "oauth" and configured.enabled and has_tokens(home, name):
+        elif entry.auth == "oauth" and configured.enabled and home.has_tokens(name):
             state = "enabled"
         else:
             state = "installed (enabled)" if configured.enabled else "installed (disabled)"

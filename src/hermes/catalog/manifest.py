@@ -1,7 +1,8 @@
 """Catalog manifests: one JSON file per entry under `entries/`, with a versioned schema.
 
 A manifest with a schema version this hermes does not know is skipped with a warning (a newer
-hermes may have written it); one that is malformed is skipped with the file and the reason.
+hermes may have written it); one that is malformed is skipped with the file and the rule it
+broke. Read with the validation kit, like every other file hermes reads.
 """
 
 from __future__ import annotations
@@ -11,8 +12,51 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hermes.errors import InvalidFile
+from hermes.files import UnreadableFile, read_text_bounded
+from hermes.validation import (
+    Invalid,
+    Loc,
+    choice,
+    dotted,
+    flag,
+    items,
+    mapping,
+    nonempty_text,
+    optional,
+    required,
+    text,
+    text_map,
+    texts,
+)
+
 ENTRIES = Path(__file__).with_name("entries")
 SCHEMA = 1
+MAX_MANIFEST_BYTES = 256 * 1024
+_ENTRY_KEYS = ("schema", "name", "title", "description", "transport", "auth", "tools", "install", "post_install")
+
+
+class CatalogEntryError(InvalidFile):
+    """A catalog manifest broke a rule: `<file>: <key>: <rule>`."""
+
+    def __init__(self, file: str, key: str, rule: str) -> None:
+        super().__init__(f"{file}: {key}: {rule}" if key else f"{file}: {rule}", path=file, key=key, rule=rule)
+
+
+@dataclass(frozen=True)
+class StdioLaunch:
+    command: str
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class HttpEndpoint:
+    url: str
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+CatalogTransport = StdioLaunch | HttpEndpoint
 
 
 @dataclass(frozen=True)
@@ -23,13 +67,20 @@ class Setting:
     default: str | None = None
     required: bool = True
 
+    @classmethod
+    def read(cls, value: Any, loc: Loc) -> Setting:
+        data = mapping(value, loc, ("name", "prompt", "secret", "default", "required"))
+        return cls(required(data, "name", loc, nonempty_text), required(data, "prompt", loc, nonempty_text),
+                   optional(data, "secret", loc, flag, False), optional(data, "default", loc, text, None),
+                   optional(data, "required", loc, flag, True))
+
 
 @dataclass(frozen=True)
 class CatalogServer:
     name: str
     title: str
     description: str
-    transport: dict[str, Any]
+    transport: CatalogTransport
     auth: str  # "none" | "api_key" | "oauth"
     settings: tuple[Setting, ...]
     default_enabled: tuple[str, ...] | None
@@ -38,11 +89,10 @@ class CatalogServer:
     post_install: str
     scope: str | None = None
     file: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def is_remote(self) -> bool:
-        return self.transport.get("type") == "http"
+        return isinstance(self.transport, HttpEndpoint)
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "title": self.title, "description": self.description, "auth": self.auth,
@@ -51,48 +101,51 @@ class CatalogServer:
                              for s in self.settings]}
 
 
-class ManifestError(ValueError):
-    pass
-
-
-def _texts(value: Any, what: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ManifestError(f"{what} must be a list of strings")
-    return tuple(value)
+def _transport(value: Any, loc: Loc) -> CatalogTransport:
+    kind = mapping(value, loc).get("type")
+    if kind == "stdio":
+        data = mapping(value, loc, ("type", "command", "args", "env"))
+        return StdioLaunch(required(data, "command", loc, nonempty_text, why="is required for a stdio transport"),
+                           optional(data, "args", loc, texts, ()), optional(data, "env", loc, text_map, {}))
+    if kind == "http":
+        data = mapping(value, loc, ("type", "url", "headers"))
+        return HttpEndpoint(required(data, "url", loc, nonempty_text, why="is required for an http transport"),
+                            optional(data, "headers", loc, text_map, {}))
+    raise Invalid((*loc, "type"), f"must be 'stdio' or 'http' (got {kind!r})")
 
 
 def parse_manifest(data: Any, file: str) -> CatalogServer:
-    if not isinstance(data, dict):
-        raise ManifestError("must be a JSON object")
-    for key in ("name", "title", "description"):
-        if not isinstance(data.get(key), str) or not data[key]:
-            raise ManifestError(f"'{key}' must be a non-empty string")
-    transport = data.get("transport")
-    if not isinstance(transport, dict) or transport.get("type") not in ("stdio", "http"):
-        raise ManifestError("'transport.type' must be 'stdio' or 'http'")
-    if transport["type"] == "stdio" and not isinstance(transport.get("command"), str):
-        raise ManifestError("a stdio transport needs 'command'")
-    if transport["type"] == "http" and not isinstance(transport.get("url"), str):
-        raise ManifestError("an http transport needs 'url'")
-    auth = data.get("auth") or {"type": "none"}
-    kind = auth.get("type") if isinstance(auth, dict) else None
-    if kind not in ("none", "api_key", "oauth"):
-        raise ManifestError("'auth.type' must be none, api_key or oauth")
-    settings = []
-    for raw in auth.get("settings", []) if kind == "api_key" else []:
-        if not isinstance(raw, dict) or not isinstance(raw.get("name"), str) or not isinstance(raw.get("prompt"), str):
-            raise ManifestError("each setting needs 'name' and 'prompt'")
-        default = raw.get("default")
-        settings.append(Setting(raw["name"], raw["prompt"], bool(raw.get("secret", False)),
-                                default if isinstance(default, str) else None, bool(raw.get("required", True))))
-    tools = data.get("tools") or {}
-    enabled = _texts(tools["default_enabled"], "tools.default_enabled") if "default_enabled" in tools else None
-    excluded = _texts(tools.get("default_excluded", []), "tools.default_excluded")
-    install = data.get("install")
-    command = _texts(install["command"], "install.command") if isinstance(install, dict) else None
-    return CatalogServer(data["name"], data["title"], data["description"], transport, str(kind), tuple(settings),
-                         enabled, excluded, command, str(data.get("post_install") or ""),
-                         auth.get("scope") if isinstance(auth.get("scope"), str) else None, file)
+    """One manifest; `CatalogEntryError` names the file, the key and the rule."""
+    try:
+        return _manifest(data, file)
+    except Invalid as exc:
+        raise CatalogEntryError(file, dotted(exc.loc), exc.rule) from None
+
+
+def _manifest(value: Any, file: str) -> CatalogServer:
+    data = mapping(value, (), _ENTRY_KEYS, what="a JSON object")
+    nothing: dict[str, Any] = {}
+    no_settings: tuple[Setting, ...] = ()
+    auth = optional(data, "auth", (), lambda v, loc: mapping(v, loc, ("type", "settings", "scope")), nothing)
+    kind = optional(auth, "type", ("auth",), choice("none", "api_key", "oauth"), "none")
+    settings = optional(auth, "settings", ("auth",), lambda v, loc: items(v, loc, Setting.read), no_settings)
+    tools = optional(data, "tools", (), lambda v, loc: mapping(v, loc, ("default_enabled", "default_excluded")),
+                     nothing)
+    install = optional(data, "install", (), lambda v, loc: mapping(v, loc, ("command",)), None)
+    return CatalogServer(
+        name=required(data, "name", (), nonempty_text),
+        title=required(data, "title", (), nonempty_text),
+        description=required(data, "description", (), nonempty_text),
+        transport=required(data, "transport", (), _transport),
+        auth=kind,
+        settings=settings if kind == "api_key" else (),
+        default_enabled=optional(tools, "default_enabled", ("tools",), texts, None),
+        default_excluded=optional(tools, "default_excluded", ("tools",), texts, ()),
+        install=required(install, "command", ("install",), texts) if install is not None else None,
+        post_install=optional(data, "post_install", (), text, ""),
+        scope=optional(auth, "scope", ("auth",), text, None),
+        file=file,
+    )
 
 
 def load_entries(user_folder: Path | None = None) -> tuple[dict[str, CatalogServer], list[str]]:
@@ -102,9 +155,10 @@ def load_entries(user_folder: Path | None = None) -> tuple[dict[str, CatalogServ
     files = sorted(ENTRIES.glob("*.json")) + (sorted(user_folder.glob("*.json")) if user_folder else [])
     for path in files:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            warnings.append(f"{path.name}: skipped, not readable JSON ({exc})")
+            data = json.loads(read_text_bounded(path, MAX_MANIFEST_BYTES))
+        except (OSError, ValueError, RecursionError) as exc:
+            reason = exc.reason if isinstance(exc, UnreadableFile) else f"not readable JSON ({exc})"
+            warnings.append(f"{path.name}: skipped, {reason}")
             continue
         version = data.get("schema") if isinstance(data, dict) else None
         if version != SCHEMA:
@@ -113,8 +167,9 @@ def load_entries(user_folder: Path | None = None) -> tuple[dict[str, CatalogServ
             continue
         try:
             entry = parse_manifest(data, path.name)
-        except ManifestError as exc:
-            warnings.append(f"{path.name}: skipped, {exc}")
+        except CatalogEntryError as exc:
+            warnings.append(f"{path.name}: skipped, {exc.key}: {exc.rule}" if exc.key else
+                            f"{path.name}: skipped, {exc.rule}")
             continue
         entries[entry.name] = entry
     return entries, warnings

@@ -11,7 +11,8 @@ from hermes.catalog.manifest import Setting
 from hermes.cli.output import say
 from hermes.cli.progress import progress
 from hermes.home import Home
-from hermes.probe import probe_server
+from hermes.session.probe import probe_server
+from hermes.session.status import ProbeReport
 
 
 def _ask(setting: Setting) -> str | None:
@@ -33,7 +34,7 @@ def _choose(tools: list[tuple[str, str]], preselected: set[str]) -> list[str] | 
     return [str(p) for p in picked]
 
 
-def _probe(home: Home, name: str) -> dict[str, object]:
+def _probe(home: Home, name: str) -> ProbeReport:
     with progress(f"Starting '{name}' to list its tools (a cold npx/uvx start can take a minute)…"):
         return probe_server(home, name)
 
@@ -52,7 +53,7 @@ def run_install(home: Home, name: str, given: dict[str, str], *, interactive: bo
     def login(home: Home, server: str) -> None:
         import anyio
 
-        from hermes.oauth.login import login as oauth_login
+        from hermes.mcp.oauth.login import login as oauth_login
 
         say(f"'{server}' uses OAuth: authorize it in your browser.")
         anyio.run(lambda: oauth_login(home, server, say=say))

@@ -11,7 +11,7 @@ from hermes.cli.progress import progress
 from hermes.config.edit import set_tool_include
 from hermes.config.store import ConfigStore
 from hermes.home import Home
-from hermes.probe import probe_server
+from hermes.session.probe import probe_server
 
 
 def configure_tools(home: Home, name: str) -> int:
@@ -21,20 +21,20 @@ def configure_tools(home: Home, name: str) -> int:
         return 2
     with progress(f"Listing the tools of '{name}'…"):
         report = probe_server(home, name)
-    if not report["ok"]:
-        say(f"{name}: cannot list its tools: {report['reason']}", err=True)
+    if not report.ok:
+        say(f"{name}: cannot list its tools: {report.reason}", err=True)
         return 1
-    tools = report["tools"]
+    tools = report.tools
     if not tools:
         say(f"{name} offers no tools.")
         return 0
-    choices = [questionary.Choice(t["name"], value=t["name"], checked=t["selected"]) for t in tools]
+    choices = [questionary.Choice(t.name, value=t.name, checked=t.selected) for t in tools]
     picked = questionary.checkbox(f"Tools of '{name}' to offer (space toggles, enter saves):",
                                   choices=choices).ask()
     if picked is None:
         say("Nothing changed.")
         return 1
-    include = None if len(picked) == len(tools) else [t["name"] for t in tools if t["name"] in picked]
+    include = None if len(picked) == len(tools) else [t.name for t in tools if t.name in picked]
     with ConfigStore(home).edit() as doc:
         set_tool_include(doc, name, include)
     if include is None:

@@ -33,7 +33,7 @@ cli.add_command(skills_group)
 @click.option("--home", "home_dir", help="Use this HERMES_HOME instead of a temporary folder.")
 def demo_command(home_dir: str | None) -> None:
     """Walk the whole story offline: a plain server, then an app-bound server and its app."""
-    from hermes.cli.demo import run_demo
+    from hermes.demo.story import run_demo
 
     sys.exit(run_demo(home_dir))
 

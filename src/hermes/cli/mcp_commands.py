@@ -146,7 +146,7 @@ def remove_command(name: str) -> None:
     store = ConfigStore(Home.from_env())
     config = store.load()
     if name not in config.mcp_servers:
-        from hermes.servers import configured_servers
+        from hermes.session.servers import configured_servers
 
         server = configured_servers(store.home, config).get(name)
         if server is not None:
@@ -154,7 +154,7 @@ def remove_command(name: str) -> None:
                              f"(hermes plugins disable {server.source.removeprefix('plugin:')}).")
     with store.edit() as doc:
         remove_server(doc, name)
-    from hermes.oauth.storage import delete_tokens
+    from hermes.mcp.oauth.storage import delete_tokens
 
     removed = delete_tokens(store.home, name)
     say(f"Removed MCP server '{name}'" + (" and its OAuth tokens." if removed else "."))
@@ -182,7 +182,7 @@ def list_rows(home: Home, config: HermesConfig) -> tuple[list[dict[str, Any]], l
     the environment never reach this output; env and header values are not shown at all.
     """
     from hermes.plugins.registry import load_enabled
-    from hermes.servers import DesiredServer, desired_servers
+    from hermes.session.servers import DesiredServer, desired_servers
 
     plugins = load_enabled(home, config)
     server_set = desired_servers(config, plugins)
@@ -226,7 +226,7 @@ def list_command(as_json: bool) -> None:
 
 
 def _require_server(home: Home, name: str) -> None:
-    from hermes.servers import configured_servers
+    from hermes.session.servers import configured_servers
 
     if name not in configured_servers(home, ConfigStore(home).load()):
         raise NoSuchServer(name)
@@ -237,28 +237,28 @@ def _require_server(home: Home, name: str) -> None:
 @json_option
 def test_command(name: str, as_json: bool) -> None:
     """Connect, handshake and list tools, with timings; on failure the exact cause."""
-    from hermes.probe import probe_server
+    from hermes.session.probe import probe_server
 
     home = Home.from_env()
     _require_server(home, name)
     with progress(f"Connecting to '{name}' (a cold npx/uvx start can take a minute)…"):
         report = probe_server(home, name)
     if as_json:
-        print_json(report)
-    elif report["ok"]:
-        say(f"{name}: connected in {report['connect_ms']} ms ({report['transport']}), "
-            f"server {report['server_info'] or 'unnamed'}", fg="green")
-        say(f"{len(report['tools'])} tools offered, {report['selected']} selected by the config:")
-        for tool in report["tools"]:
-            mark = "x" if tool["selected"] else " "
-            say(f"  [{mark}] {tool['name']}  {tool['description']}".rstrip())
+        print_json(report.to_json())
+    elif report.ok:
+        say(f"{name}: connected in {report.connect_ms} ms ({report.transport}), "
+            f"server {report.server_info or 'unnamed'}", fg="green")
+        say(f"{len(report.tools)} tools offered, {report.selected} selected by the config:")
+        for tool in report.tools:
+            mark = "x" if tool.selected else " "
+            say(f"  [{mark}] {tool.name}  {tool.description}".rstrip())
     else:
-        say(f"{name}: {report['state']}: {report['reason']}", fg="red")
-        if report.get("stderr_tail"):
+        say(f"{name}: {report.state}: {report.reason}", fg="red")
+        if report.stderr_tail:
             say("Last lines of the server's stderr:")
-            for line in report["stderr_tail"].splitlines():
+            for line in report.stderr_tail.splitlines():
                 say(f"  {line}")
-    sys.exit(0 if report["ok"] else 1)
+    sys.exit(0 if report.ok else 1)
 
 
 @mcp_group.command("configure")
@@ -298,7 +298,7 @@ def login_command(name: str, timeout: float, no_browser: bool) -> None:
     """Authorize an OAuth server: browser or pasted redirect URL, callback on 127.0.0.1."""
     import anyio
 
-    from hermes.oauth.login import login
+    from hermes.mcp.oauth.login import login
 
     result = anyio.run(lambda: login(Home.from_env(), name, timeout=timeout, open_browser=not no_browser, say=say))
     say(f"Authorized '{name}': token stored ({result.tools} tools offered).")
@@ -311,6 +311,6 @@ def login_command(name: str, timeout: float, no_browser: bool) -> None:
 @click.option("--deferred", is_flag=True, help="Offer one tool_search tool with a catalog instead of every schema.")
 def serve_command(http: bool, port: int, platform: str | None, deferred: bool) -> None:
     """Run a session and expose its whole tool surface as one MCP server."""
-    from hermes.serve import run_serve
+    from hermes.live.serve import run_serve
 
     sys.exit(run_serve(Home.from_env(), http=http, port=port, platform=platform, deferred=deferred))

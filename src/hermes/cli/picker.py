@@ -23,7 +23,7 @@ def _set_enabled(home: Home, name: str, enabled: bool) -> None:
 
 
 def _remove(home: Home, name: str) -> None:
-    from hermes.oauth.storage import delete_tokens
+    from hermes.mcp.oauth.storage import delete_tokens
 
     with ConfigStore(home).edit() as doc:
         remove_server(doc, name)

@@ -93,15 +93,14 @@ def list_command(as_json: bool) -> None:
 
     rows = list_plugins(Home.from_env(), _host())
     if as_json:
-        print_json({"plugins": rows})
+        print_json({"plugins": [r.to_json() for r in rows]})
         return
     if not rows:
         say("No plugins installed. See `hermes plugins catalog`.")
         return
     print_table(["PLUGIN", "VERSION", "ENABLED", "COMMIT", "SOURCE", "SERVERS"], [[
-        r["name"], r["version"] or "-", "yes" if r["enabled"] else "no", (r["commit"] or "-")[:12],
-        r["source"] or "-",
-        r["error"] or ", ".join(f"{s['name']}: {s['availability']}" for s in r["servers"]) or "-",
+        r.name, r.version or "-", "yes" if r.enabled else "no", (r.commit or "-")[:12], r.source or "-",
+        r.error or ", ".join(f"{s.name}: {s.availability.value}" for s in r.servers) or "-",
     ] for r in rows])
 
 

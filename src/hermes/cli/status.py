@@ -8,22 +8,15 @@ import anyio
 
 from hermes.cli.output import print_json, print_table, say
 from hermes.cli.progress import progress
-from hermes.control_client import ask, live_sessions
 from hermes.home import Home
+from hermes.live.control_client import ask, live_sessions
+from hermes.session.status import ServerStatus
 
 
-def _status_rows(servers: list[dict[str, Any]]) -> list[list[str]]:
-    rows = []
-    for s in servers:
-        why = s.get("unavailable", {}).get("error", "") if s.get("unavailable") else ""
-        rows.append([s["name"], s["state"], str(s["tools"]), s["transport"], s["source"], why])
-    return rows
+def _fresh_status(home: Home) -> list[ServerStatus]:
+    from hermes.session.core import Session
 
-
-def _fresh_status(home: Home) -> list[dict[str, Any]]:
-    from hermes.session import Session
-
-    async def run() -> list[dict[str, Any]]:
+    async def run() -> list[ServerStatus]:
         async with Session(home) as session:
             return session.status()
 
@@ -32,26 +25,26 @@ def _fresh_status(home: Home) -> list[dict[str, Any]]:
 
 
 def show_status(home: Home, as_json: bool) -> int:
-    sessions = live_sessions(home)
-    reports: list[dict[str, Any]] = []
-    for live in sessions:
+    reports: list[tuple[int | None, list[ServerStatus]]] = []
+    for live in live_sessions(home):
         code, body = ask(live, "GET", "/status")
-        if code == 200:
-            reports.append({"session_pid": live.endpoint.pid, "servers": body.get("servers", [])})
+        servers = body.get("servers")
+        if code == 200 and isinstance(servers, list):
+            reports.append((live.endpoint.pid, [ServerStatus.from_json(s) for s in servers if isinstance(s, dict)]))
     if not reports:
-        reports.append({"session_pid": None, "servers": _fresh_status(home)})
+        reports.append((None, _fresh_status(home)))
     if as_json:
-        print_json({"sessions": reports})
+        print_json({"sessions": [{"session_pid": pid, "servers": [s.to_json() for s in servers]}
+                                 for pid, servers in reports]})
         return 0
-    for report in reports:
-        origin = f"running session (pid {report['session_pid']})" if report["session_pid"] else \
-            "a fresh connection (no session is running)"
+    for pid, servers in reports:
+        origin = f"running session (pid {pid})" if pid else "a fresh connection (no session is running)"
         say(f"Status from {origin}:")
-        if not report["servers"]:
+        if not servers:
             say("  No MCP servers configured.")
             continue
         print_table(["SERVER", "STATE", "TOOLS", "TRANSPORT", "SOURCE", "WHY UNAVAILABLE"],
-                    _status_rows(report["servers"]))
+                    [[s.name, s.state, str(s.tools), s.transport, s.source, s.why_unavailable] for s in servers])
     return 0
 
 

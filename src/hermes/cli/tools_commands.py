@@ -27,11 +27,11 @@ def tools_group() -> None:
 @json_option
 def list_command(platform: str | None, as_json: bool) -> None:
     """Every registered tool, plus skipped tools and unavailable servers with the reason."""
-    from hermes.probe import first_line
-    from hermes.session import Session
+    from hermes.session.core import Session, SessionSettings
+    from hermes.session.probe import first_line
 
     async def run() -> dict[str, Any]:
-        async with Session(Home.from_env(), platform=platform) as session:
+        async with Session(Home.from_env(), SessionSettings(platform=platform)) as session:
             surface = session.surface()
             return {
                 "platform": platform,
@@ -59,14 +59,13 @@ def list_command(platform: str | None, as_json: bool) -> None:
         say(f"warning: {warning}", err=True)
 
 
-def _server_for(name: str, home: Home) -> set[str] | None:
+def _server_for(name: str, home: Home) -> frozenset[str] | None:
     """Start only the server a registered name belongs to; None (all) when it is not clear."""
-    from hermes.servers import configured_servers
-    from hermes.tools.naming import sanitize
+    from hermes.session.servers import configured_servers
+    from hermes.tools.naming import owners
 
-    servers = configured_servers(home, ConfigStore(home).load())
-    owners = {s for s in servers if name.startswith(f"mcp__{sanitize(s)}__")}
-    return owners or None
+    found = owners(name, configured_servers(home, ConfigStore(home).load()))
+    return frozenset(found) or None
 
 
 @tools_group.command("call")
@@ -76,7 +75,7 @@ def _server_for(name: str, home: Home) -> set[str] | None:
 @json_option
 def call_command(name: str, raw_args: str, platform: str | None, as_json: bool) -> None:
     """Call one tool by its registered name; exit 1 if the tool reports an error."""
-    from hermes.session import Session
+    from hermes.session.core import Session, SessionSettings
 
     try:
         arguments = json.loads(raw_args)
@@ -87,7 +86,8 @@ def call_command(name: str, raw_args: str, platform: str | None, as_json: bool) 
     home = Home.from_env()
 
     async def run() -> Any:
-        async with Session(home, platform=platform, only=_server_for(name, home)) as session:
+        settings = SessionSettings(platform=platform, only=_server_for(name, home))
+        async with Session(home, settings) as session:
             return await session.call(name, arguments)
 
     with progress(f"Calling {name}…"):
@@ -108,10 +108,10 @@ def call_command(name: str, raw_args: str, platform: str | None, as_json: bool) 
 @platform_option
 def catalog_command(platform: str | None) -> None:
     """The deferred tool catalog text a model would see (byte-stable for the same state)."""
-    from hermes.session import Session
+    from hermes.session.core import Session, SessionSettings
 
     async def run() -> str:
-        async with Session(Home.from_env(), platform=platform) as session:
+        async with Session(Home.from_env(), SessionSettings(platform=platform)) as session:
             return session.deferred_catalog()
 
     with progress("Connecting to the configured MCP servers…"):
@@ -125,10 +125,10 @@ def catalog_command(platform: str | None) -> None:
 @json_option
 def search_command(query: str, platform: str | None, as_json: bool) -> None:
     """What `tool_search` answers for QUERY: matching tools, or what exists and why not."""
-    from hermes.session import Session
+    from hermes.session.core import Session, SessionSettings
 
     async def run() -> tuple[list[dict[str, Any]], str]:
-        async with Session(Home.from_env(), platform=platform) as session:
+        async with Session(Home.from_env(), SessionSettings(platform=platform)) as session:
             tools, text = session.tool_search(query)
             return [t.to_json() for t in tools], text
 

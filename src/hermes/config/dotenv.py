@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from hermes.config.yamlfile import atomic_write, file_lock
 from hermes.errors import ConfigError
+from hermes.files import TooLarge, UnreadableFile, atomic_write, file_lock, read_text_bounded
 
+MAX_DOTENV_BYTES = 1024 * 1024
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -19,9 +20,13 @@ def _unquote(value: str) -> str:
 
 def read_dotenv(path: Path) -> dict[str, str]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_bounded(path, MAX_DOTENV_BYTES)
     except FileNotFoundError:
         return {}
+    except TooLarge:
+        raise ConfigError(f"is larger than {MAX_DOTENV_BYTES} bytes.", path=path) from None
+    except UnreadableFile as exc:
+        raise ConfigError(f"cannot be read: {exc.reason}.", path=path) from None
     values: dict[str, str] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
@@ -44,9 +49,11 @@ def set_dotenv(path: Path, updates: dict[str, str]) -> None:
             raise ConfigError(f"'{key}' is not a valid variable name.", path=path)
     with file_lock(path):
         try:
-            lines = path.read_text(encoding="utf-8").splitlines()
+            lines = read_text_bounded(path, MAX_DOTENV_BYTES).splitlines()
         except FileNotFoundError:
             lines = []
+        except UnreadableFile as exc:
+            raise ConfigError(f"cannot be read: {exc.reason}.", path=path) from None
         pending = dict(updates)
         out: list[str] = []
         for raw in lines:

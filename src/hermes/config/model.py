@@ -1,8 +1,7 @@
 """The typed shape of `config.yaml`, validated strictly; errors point at the file, line and key.
 
-Written by hand on purpose: `hermes mcp list` and `--help` must start in well under 150 ms, and
-importing pydantic alone costs about 100 ms. The schema is small, so a strict reader over frozen
-dataclasses is both fast and easy to keep exact.
+Written in the validation kit (`hermes.validation`, which says why not pydantic); errors carry the
+dotted key, and `parse_config` adds the file and the line.
 
 Values stay uninterpolated here: `${VAR}` is resolved at connect time (see `interpolate`), so a
 missing variable only affects the one server that needs it.
@@ -12,88 +11,29 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
 
 from hermes.config.yamlfile import line_of
 from hermes.errors import ConfigError
-
-Loc = tuple[str | int, ...]
-T = TypeVar("T")
-
-
-class Invalid(Exception):
-    """One rule broken at one location of the document."""
-
-    def __init__(self, loc: Loc, message: str) -> None:
-        self.loc = loc
-        self.message = message
-        super().__init__(message)
-
-
-def _shown(value: Any) -> str:
-    if isinstance(value, (dict, list)):
-        return "a mapping" if isinstance(value, dict) else "a list"
-    return repr(value)
-
-
-def _mapping(value: Any, loc: Loc, allowed: frozenset[str] | set[str] | None = None) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise Invalid(loc, f"must be a mapping (got {_shown(value)})")
-    for key in value:
-        if not isinstance(key, str):
-            raise Invalid(loc, f"keys must be text (got {key!r})")
-        if allowed is not None and key not in allowed:
-            raise Invalid((*loc, key), "is not a known key")
-    return value
-
-
-def _text(value: Any, loc: Loc) -> str:
-    if not isinstance(value, str):
-        raise Invalid(loc, f"must be text (got {_shown(value)})")
-    return value
-
-
-def _flag(value: Any, loc: Loc) -> bool:
-    if not isinstance(value, bool):
-        raise Invalid(loc, f"must be true or false (got {_shown(value)})")
-    return value
-
-
-def _seconds(value: Any, loc: Loc) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise Invalid(loc, f"must be a positive number of seconds (got {_shown(value)})")
-    return float(value)
-
-
-def _texts(value: Any, loc: Loc) -> tuple[str, ...]:
-    if not isinstance(value, list):
-        raise Invalid(loc, f"must be a list (got {_shown(value)})")
-    return tuple(_text(item, (*loc, i)) for i, item in enumerate(value))
-
-
-def _text_map(value: Any, loc: Loc) -> dict[str, str]:
-    return {key: _text(item, (*loc, key)) for key, item in _mapping(value, loc).items()}
-
-
-def _optional(data: Mapping[str, Any], key: str, loc: Loc, read: Callable[[Any, Loc], T], default: T) -> T:
-    if key not in data or data[key] is None:
-        return default
-    return read(data[key], (*loc, key))
-
-
-def _choice(choices: tuple[str, ...]) -> Callable[[Any, Loc], str]:
-    def read(value: Any, loc: Loc) -> str:
-        if value not in choices:
-            raise Invalid(loc, f"must be one of {', '.join(choices)} (got {_shown(value)})")
-        return str(value)
-
-    return read
-
+from hermes.validation import (
+    Invalid,
+    Loc,
+    choice,
+    dotted,
+    flag,
+    mapping,
+    optional,
+    port,
+    seconds,
+    text,
+    text_map,
+    texts,
+)
 
 SERVER_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
 
@@ -114,12 +54,12 @@ class ToolFilter:
 
     @classmethod
     def read(cls, value: Any, loc: Loc) -> ToolFilter:
-        data = _mapping(value, loc, {"include", "exclude", "resources", "prompts"})
+        data = mapping(value, loc, {"include", "exclude", "resources", "prompts"})
         return cls(
-            include=_texts(data["include"], (*loc, "include")) if data.get("include") is not None else None,
-            exclude=_texts(data["exclude"], (*loc, "exclude")) if data.get("exclude") is not None else None,
-            resources=_optional(data, "resources", loc, _flag, True),
-            prompts=_optional(data, "prompts", loc, _flag, True),
+            include=texts(data["include"], (*loc, "include")) if data.get("include") is not None else None,
+            exclude=texts(data["exclude"], (*loc, "exclude")) if data.get("exclude") is not None else None,
+            resources=optional(data, "resources", loc, flag, True),
+            prompts=optional(data, "prompts", loc, flag, True),
         )
 
 
@@ -132,15 +72,12 @@ class OAuthSettings:
 
     @classmethod
     def read(cls, value: Any, loc: Loc) -> OAuthSettings:
-        data = _mapping(value, loc, {"client_id", "client_secret", "scope", "redirect_port"})
-        port = data.get("redirect_port")
-        if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535):
-            raise Invalid((*loc, "redirect_port"), f"must be a port between 1 and 65535 (got {_shown(port)})")
+        data = mapping(value, loc, {"client_id", "client_secret", "scope", "redirect_port"})
         return cls(
-            client_id=_optional(data, "client_id", loc, _text, None),
-            client_secret=_optional(data, "client_secret", loc, _text, None),
-            scope=_optional(data, "scope", loc, _text, None),
-            redirect_port=port,
+            client_id=optional(data, "client_id", loc, text, None),
+            client_secret=optional(data, "client_secret", loc, text, None),
+            scope=optional(data, "scope", loc, text, None),
+            redirect_port=optional(data, "redirect_port", loc, port, None),
         )
 
     def __repr__(self) -> str:
@@ -158,7 +95,7 @@ def _args(value: Any, loc: Loc) -> tuple[str, ...]:
             return tuple(shlex.split(value))
         except ValueError as exc:
             raise Invalid(loc, f"cannot be split like a shell command line ({exc})") from None
-    return _texts(value, loc)
+    return texts(value, loc)
 
 
 @dataclass(frozen=True, repr=False)
@@ -181,21 +118,21 @@ class ServerConfig:
 
     @classmethod
     def read(cls, value: Any, loc: Loc) -> ServerConfig:
-        data = _mapping(value, loc, _SERVER_KEYS)
+        data = mapping(value, loc, _SERVER_KEYS)
         config = cls(
-            command=_optional(data, "command", loc, _text, None) or None,
-            args=_optional(data, "args", loc, _args, ()),
-            env=_optional(data, "env", loc, _text_map, {}),
-            cwd=_optional(data, "cwd", loc, _text, None),
-            url=_optional(data, "url", loc, _text, None) or None,
-            headers=_optional(data, "headers", loc, _text_map, {}),
-            transport=_optional(data, "transport", loc, _choice(_TRANSPORTS), None),
-            auth=_optional(data, "auth", loc, _choice(("oauth",)), None),
-            oauth=_optional(data, "oauth", loc, OAuthSettings.read, None),
-            enabled=_optional(data, "enabled", loc, _flag, True),
-            timeout=_optional(data, "timeout", loc, _seconds, 300.0),
-            connect_timeout=_optional(data, "connect_timeout", loc, _seconds, 60.0),
-            tools=_optional(data, "tools", loc, ToolFilter.read, ToolFilter()),
+            command=optional(data, "command", loc, text, None) or None,
+            args=optional(data, "args", loc, _args, ()),
+            env=optional(data, "env", loc, text_map, {}),
+            cwd=optional(data, "cwd", loc, text, None),
+            url=optional(data, "url", loc, text, None) or None,
+            headers=optional(data, "headers", loc, text_map, {}),
+            transport=optional(data, "transport", loc, choice(*_TRANSPORTS), None),
+            auth=optional(data, "auth", loc, choice("oauth"), None),
+            oauth=optional(data, "oauth", loc, OAuthSettings.read, None),
+            enabled=optional(data, "enabled", loc, flag, True),
+            timeout=optional(data, "timeout", loc, seconds, 300.0),
+            connect_timeout=optional(data, "connect_timeout", loc, seconds, 60.0),
+            tools=optional(data, "tools", loc, ToolFilter.read, ToolFilter()),
         )
         if config.command and config.url:
             raise Invalid(loc, "has both 'command' and 'url'; a server is either stdio or HTTP, not both")
@@ -236,9 +173,9 @@ class McpSettings:
 
     @classmethod
     def read(cls, value: Any, loc: Loc) -> McpSettings:
-        data = _mapping(value, loc)
-        return cls(client=_optional(data, "client", loc, _flag, True),
-                   stdio_servers=_optional(data, "stdio_servers", loc, _flag, True))
+        data = mapping(value, loc, {"client", "stdio_servers"})
+        return cls(client=optional(data, "client", loc, flag, True),
+                   stdio_servers=optional(data, "stdio_servers", loc, flag, True))
 
 
 @dataclass(frozen=True)
@@ -247,8 +184,8 @@ class PluginSettings:
 
     @classmethod
     def read(cls, value: Any, loc: Loc) -> PluginSettings:
-        data = _mapping(value, loc)
-        return cls(enabled=_optional(data, "enabled", loc, _texts, ()))
+        data = mapping(value, loc, {"enabled"})
+        return cls(enabled=optional(data, "enabled", loc, texts, ()))
 
 
 @dataclass(frozen=True)
@@ -263,15 +200,15 @@ class HermesConfig:
     @classmethod
     def read(cls, data: Mapping[str, Any]) -> HermesConfig:
         empty: dict[str, Any] = {}
-        servers = _optional(data, "mcp_servers", (), _mapping, empty)
-        toolsets = _optional(data, "platform_toolsets", (), _mapping, empty)
+        servers = optional(data, "mcp_servers", (), mapping, empty)
+        toolsets = optional(data, "platform_toolsets", (), mapping, empty)
         for name in servers:
             check_server_name(name, ("mcp_servers", name))
         return cls(
             mcp_servers={name: ServerConfig.read(entry, ("mcp_servers", name)) for name, entry in servers.items()},
-            platform_toolsets={name: _texts(value, ("platform_toolsets", name)) for name, value in toolsets.items()},
-            mcp=_optional(data, "mcp", (), McpSettings.read, McpSettings()),
-            plugins=_optional(data, "plugins", (), PluginSettings.read, PluginSettings()),
+            platform_toolsets={name: texts(value, ("platform_toolsets", name)) for name, value in toolsets.items()},
+            mcp=optional(data, "mcp", (), McpSettings.read, McpSettings()),
+            plugins=optional(data, "plugins", (), PluginSettings.read, PluginSettings()),
         )
 
 
@@ -280,5 +217,5 @@ def parse_config(doc: CommentedMap, path: Path) -> HermesConfig:
     try:
         return HermesConfig.read(doc)
     except Invalid as exc:
-        key = ".".join(str(part) for part in exc.loc) or "(top level)"
-        raise ConfigError(f"{key}: {exc.message}.", path=path, line=line_of(doc, exc.loc), key=key) from None
+        key = dotted(exc.loc) or "(top level)"
+        raise ConfigError(f"{key}: {exc.rule}.", path=path, line=line_of(doc, exc.loc), key=key) from None

@@ -3,26 +3,30 @@
 Edits go through `edit_yaml`, which holds an exclusive file lock across read-modify-write so that
 concurrent `hermes` processes never lose each other's changes, and replaces the file with a rename
 so a reader never sees half a file. Comments, key order and formatting survive (ruamel round-trip).
+
+The file is read like any hostile input: bounded in size, UTF-8 only, and nested no deeper than
+any real configuration needs; every problem is one `ConfigError` naming the file (and the line
+where the parser knows it), never a traceback.
 """
 
 from __future__ import annotations
 
-import contextlib
 import io
 import os
-import tempfile
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from hermes.errors import ConfigError
+from hermes.files import TooLarge, UnreadableFile, atomic_write, file_lock, read_text_bounded, write_target
 
-if TYPE_CHECKING:
-    from filelock import FileLock
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
+MAX_DEPTH = 64
 
 
 def _yaml() -> YAML:
@@ -32,14 +36,45 @@ def _yaml() -> YAML:
     return yaml
 
 
+def _nesting(text: str) -> int:
+    """An upper bound on how deeply flow collections nest (`[[[[`), cheap to compute before parsing."""
+    depth = deepest = 0
+    for char in text:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth = max(0, depth - 1)
+    return deepest
+
+
+def _check_shape(node: Any, path: Path, depth: int = 0) -> None:
+    """Every key is a scalar and nothing nests deeper than MAX_DEPTH."""
+    if depth > MAX_DEPTH:
+        raise ConfigError(f"nests deeper than {MAX_DEPTH} levels.", path=path)
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if isinstance(key, (dict, list, tuple)):
+                line = node.lc.key(key)[0] + 1 if isinstance(node, CommentedMap) and node.lc.key(key) else None
+                raise ConfigError("has a mapping key that is not plain text (a complex key).", path=path, line=line)
+            _check_shape(value, path, depth + 1)
+    elif isinstance(node, list):
+        for value in node:
+            _check_shape(value, path, depth + 1)
+
+
 def load_yaml(path: Path) -> CommentedMap:
     """Parse `path` into a round-trip mapping; a missing or empty file is an empty mapping."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_bounded(path, MAX_CONFIG_BYTES)
     except FileNotFoundError:
         return CommentedMap()
-    except OSError as exc:
-        raise ConfigError(f"cannot be read ({exc.strerror}).", path=path) from None
+    except TooLarge:
+        raise ConfigError(f"is larger than {MAX_CONFIG_BYTES} bytes.", path=path) from None
+    except UnreadableFile as exc:
+        raise ConfigError(f"cannot be read: {exc.reason}.", path=path) from None
+    if _nesting(text) > MAX_DEPTH:
+        raise ConfigError(f"nests deeper than {MAX_DEPTH} levels.", path=path)
     try:
         data = _yaml().load(text)
     except MarkedYAMLError as exc:
@@ -47,12 +82,15 @@ def load_yaml(path: Path) -> CommentedMap:
         line = mark.line + 1 if mark is not None else None
         problem = exc.problem or exc.context or "invalid YAML"
         raise ConfigError(f"is not valid YAML: {problem}.", path=path, line=line) from None
-    except YAMLError as exc:
-        raise ConfigError(f"is not valid YAML: {exc}.", path=path) from None
+    except (YAMLError, RecursionError, ValueError, TypeError) as exc:
+        # ruamel raises plain Python errors for some inputs (deep nesting, unhashable keys).
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"is not valid YAML: {detail}.", path=path) from None
     if data is None:
         return CommentedMap()
     if not isinstance(data, CommentedMap):
         raise ConfigError("must hold a mapping at the top level.", path=path, line=1)
+    _check_shape(data, path)
     return data
 
 
@@ -80,40 +118,20 @@ def dump_yaml(doc: CommentedMap) -> str:
     return buf.getvalue()
 
 
-def atomic_write(path: Path, text: str, *, mode: int = 0o600) -> None:
-    """Replace `path` with `text` through a temp file in the same folder and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-def file_lock(path: Path) -> FileLock:
-    # Imported here: only editing commands lock, and filelock's import is not free.
-    from filelock import FileLock
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return FileLock(str(path.with_name(path.name + ".lock")), timeout=30)
-
-
-@contextlib.contextmanager
+@contextmanager
 def edit_yaml(path: Path, validate: Callable[[CommentedMap], object]) -> Iterator[CommentedMap]:
     """Yield the locked document for editing; on a clean exit validate it and write it back.
 
-    If the body raises, or the edited document fails `validate`, nothing is written.
+    If the body raises, or the edited document fails `validate`, nothing is written. A symlinked
+    file is written through to its target; a read-only file is refused, not replaced.
     """
+    target = write_target(path)
+    if target.exists() and not os.access(target, os.W_OK):
+        raise ConfigError("is read-only; hermes will not replace it. Make it writable or edit it by hand.",
+                          path=path)
     with file_lock(path):
         doc = load_yaml(path)
         yield doc
         validate(doc)
-        mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-        atomic_write(path, dump_yaml(doc), mode=mode)
+        mode = target.stat().st_mode & 0o777 if target.exists() else 0o600
+        atomic_write(target, dump_yaml(doc), mode=mode)

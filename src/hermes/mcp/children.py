@@ -1,42 +1,46 @@
-"""Keeping child processes from outliving hermes.
+"""Keeping child processes from outliving hermes, and noticing when one exits.
 
-Each stdio server starts in its own process group (so a shutdown can kill it and everything it
-started) and, on Linux, with a parent-death signal so that even a SIGKILLed host takes its children
-with it. The kernel ties that signal to the thread that forked, which for us is always the event
-loop's thread.
+Three layers, because each covers what the others cannot:
+- Every stdio server starts in its own session and process group, so stopping it signals the
+  whole group: the server and whatever it started (npx -> node, uv -> python).
+- On Linux, util-linux's `setpriv --pdeathsig KILL` execs the server with a parent-death signal,
+  so a SIGKILLed hermes still takes its direct children with it.
+- A parent-death signal reaches direct children only. A *watchdog* (one small `/bin/sh` per
+  session, reading from a pipe only hermes holds) kills every registered process group when
+  that pipe closes — which the kernel does however hermes dies, SIGKILL included. Grandchildren
+  that stay in their server's group therefore die too. (A grandchild that calls setsid() leaves
+  the group on purpose; no unprivileged mechanism can follow it, and none of the servers we run
+  do that.) A watchdog costs one shell per session; a subreaper cannot help here, because a
+  subreaper's orphans are handed to init when the subreaper itself is killed.
+
+Exit detection is event-driven: on Linux a pidfd becomes readable when the child exits, so an
+idle session makes no wake-ups at all (the asyncio child watcher still reaps the child).
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import os
 import shutil
 import signal
+import subprocess
 import sys
+import threading
 from collections.abc import Callable
 
-_PR_SET_PDEATHSIG = 1
+import anyio
 
-
-@functools.cache
-def _prctl() -> Callable[..., int]:
-    # Looked up once in the parent: the forked child should run as little Python as possible
-    # before exec, since the spawning thread waits for it.
-    return ctypes.CDLL(None, use_errno=True).prctl
-
-
-def _linux_die_with_parent(parent_pid: int) -> Callable[[], None]:
-    prctl = _prctl()
-
-    def arm() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        # The parent may have died between fork and prctl; then nobody would send the signal.
-        if os.getppid() != parent_pid:
-            os._exit(1)
-
-    return arm
+_EXIT_POLL = 0.05  # only where pidfd is missing (macOS, old kernels)
+_WATCHDOG = (
+    # Lines "+ PGID" register a group, "- PGID" forget it; at EOF (hermes gone) kill what is left.
+    'groups=" "; '
+    'while read -r op group; do case "$op" in '
+    '+) groups="$groups$group ";; '
+    '-) groups=$(printf %s "$groups" | sed "s/ $group / /");; '
+    "esac; done; "
+    'for group in $groups; do kill -s KILL -- -"$group" 2>/dev/null; done'
+)
 
 
 @functools.cache
@@ -44,19 +48,12 @@ def _setpriv() -> str | None:
     return shutil.which("setpriv") if sys.platform.startswith("linux") else None
 
 
-def spawn_plan(command: str, args: list[str]) -> tuple[list[str], Callable[[], None] | None]:
-    """The argv to execute and the `preexec_fn` (if any) so that the child dies with us.
-
-    util-linux's `setpriv --pdeathsig` arms the signal and execs the server; it keeps the fast
-    vfork spawn path, which a Python `preexec_fn` disables (a full fork of the host costs several
-    milliseconds per server). Without setpriv, a `preexec_fn` calls prctl directly.
-    """
+def spawn_argv(command: str, args: list[str]) -> list[str]:
+    """The argv that starts a server so it dies with us (see the module docstring)."""
     setpriv = _setpriv()
     if setpriv is not None:
-        return [setpriv, "--pdeathsig", "KILL", "--", command, *args], None
-    if sys.platform.startswith("linux"):
-        return [command, *args], _linux_die_with_parent(os.getpid())
-    return [command, *args], None
+        return [setpriv, "--pdeathsig", "KILL", "--", command, *args]
+    return [command, *args]
 
 
 def resolve_command(command: str, path: str | None, cwd: str | None) -> str:
@@ -77,3 +74,94 @@ def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
         return
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
+
+
+class Watchdog:
+    """Kills registered process groups when hermes dies, however it dies; one per session.
+
+    Started on the first `watch()`; `close()` (at session end) lets it exit once every group it
+    was told about has been forgotten.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def close(self) -> None:
+        with self._lock:
+            process, self._process = self._process, None
+        if process is not None and process.stdin is not None:
+            with contextlib.suppress(OSError):
+                process.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=5)
+
+    def _pipe(self) -> subprocess.Popen[bytes] | None:
+        if sys.platform == "win32" or not os.path.exists("/bin/sh"):
+            return None
+        if self._process is None or self._process.poll() is not None:
+            # Its own session: a Ctrl-C to hermes's terminal group must not kill the watchdog
+            # before hermes has stopped its servers.
+            self._process = subprocess.Popen(["/bin/sh", "-c", _WATCHDOG], stdin=subprocess.PIPE,
+                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                             start_new_session=True, close_fds=True)
+        return self._process
+
+    def _send(self, line: str) -> None:
+        with self._lock:
+            process = self._pipe()
+            if process is None or process.stdin is None:
+                return
+            with contextlib.suppress(OSError):
+                process.stdin.write(line.encode())
+                process.stdin.flush()
+
+    def watch(self, group: int) -> None:
+        self._send(f"+ {group}\n")
+
+    def forget(self, group: int) -> None:
+        self._send(f"- {group}\n")
+
+
+
+def _returncode(status: os.waitid_result) -> int:
+    return status.si_status if status.si_code == os.CLD_EXITED else -status.si_status
+
+
+async def wait_for_exit(pid: int, returncode: Callable[[], int | None]) -> int:
+    """Wait until the child `pid` exits, without polling where the OS allows; its exit status.
+
+    Not `process.wait()`: on asyncio that also waits for the pipes to close, and a grandchild
+    holding them would make an exited server look alive.
+    """
+    pidfd = _open_pidfd(pid)
+    if pidfd is None:
+        while (code := returncode()) is None:
+            await anyio.sleep(_EXIT_POLL)
+        return code
+    try:
+        await anyio.wait_readable(pidfd)
+        try:
+            # WNOWAIT: read the status but leave reaping to asyncio's child watcher.
+            status = os.waitid(os.P_PIDFD, pidfd, os.WEXITED | os.WNOWAIT)
+            if status is not None:
+                return _returncode(status)
+        except ChildProcessError:
+            pass  # the child watcher reaped it first; its status is on its way to the process object
+        while (code := returncode()) is None:
+            await anyio.sleep(0.001)  # the child has exited: this loop ends within a few iterations
+        return code
+    finally:
+        os.close(pidfd)
+
+
+def _open_pidfd(pid: int) -> int | None:
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None or not hasattr(os, "P_PIDFD"):
+        return None
+    try:
+        return int(opener(pid))
+    except ProcessLookupError:
+        return None  # already gone and reaped: the returncode is (about to be) known
+    except OSError:
+        return None

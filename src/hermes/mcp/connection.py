@@ -1,29 +1,37 @@
 """One supervisor per configured server: connect, serve calls, restart after a crash, park.
 
-Lifecycle (all transitions happen inside `run`, which the owning session runs in its task group):
+`run()` is the supervisor loop; the owning session runs it in its task group. Each turn of the
+loop is one *attempt*: open the transport, handshake, list the tools, then wait in the attempt's
+mailbox for the first outcome that ends it. Outcomes are typed and posted by whoever saw them:
 
-    connecting -> connected -> (child died) -> restarting -> connecting -> ...
-    connecting -> failed           first attempt failed; waits for `revive()` (a reload)
-    restarting x3 in a row -> parked   the crash budget is spent; waits for `revive()`
-    disabled                       never started (config or global switch); `run` returns at once
-    stopped                        `stop()` was called; `run` returns
+    Exited           the stdio child exited, or a call found the connection closed
+    EndpointChanged  the app behind an app-bound server restarted (new pid, port or token)
+    AppGone          the app's endpoint went away while connected
+    Stopped          the session stopped this server
+    Failed           the attempt never connected (returned by the attempt itself)
 
-A stdio server that stayed up for `RestartPolicy.healthy_after` seconds, or served a successful
-call, gets its crash budget back. An HTTP server whose connection drops is reconnected the same way
-(it may be restarting); one that never connected waits for a reload, like any failed first attempt.
+and the loop decides from the outcome alone:
+
+    connecting -> connected -> Exited -> restarting (backoff) -> connecting -> ...
+    Failed on the first attempt, or AppGone/app unavailable -> failed, waits for revive()
+    Exited more than `RestartPolicy.attempts` times in a row -> parked, waits for revive()
+    EndpointChanged -> reconnect at once, no budget spent
+    Stopped -> stopped; run() returns
+
+A server that stayed up for `healthy_after` seconds after its handshake, or served a successful
+call, gets its budget back. Waiting is always on events (revive, stop, the app watcher, a backoff
+deadline): an idle supervisor makes no wake-ups. The app watcher of an app-bound server is the one
+periodic task; it reads the runtime file in a worker thread.
 """
 
 from __future__ import annotations
 
 import math
 import random
-import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from enum import StrEnum
-from pathlib import Path
-from typing import Any, Protocol, TextIO, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import httpx2
@@ -31,35 +39,34 @@ import mcp_types as types
 from anyio.abc import TaskGroup
 from mcp import Client
 from mcp.client.session import IncomingMessage
-from mcp.client.sse import sse_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
+from hermes import __version__
 from hermes.apps.liveness import LiveEndpointUnavailable
+from hermes.apps.states import AppState
 from hermes.config.model import ServerConfig
 from hermes.config.resolve import ResolvedServer
-from hermes.errors import HermesError, ServerNotConnected
+from hermes.errors import HermesError
 from hermes.mcp.describe import describe_failure, leaf
-from hermes.mcp.endpoint import EndpointResolver
-from hermes.mcp.stdio import StdioTransport
-from hermes.security.environment import child_environment
-from hermes.security.redact import Redactor, credential_parts
+from hermes.mcp.endpoint import ConfiguredEndpoint, EndpointSource, Identity, LiveEndpointSource
+from hermes.mcp.states import WAITING_FOR_RELOAD, ConnectionState
+from hermes.mcp.transports import Link, TransportOpener
 
-_CLIENT_INFO = types.Implementation(name="hermes", version="0.1.0")
+CLIENT_INFO = types.Implementation(name="hermes", version=__version__)
 T = TypeVar("T")
 _MAX_TOOL_PAGES = 100
 
 
-class State(StrEnum):
-    CONNECTING = "connecting"
-    CONNECTED = "connected"
-    RESTARTING = "restarting"
-    FAILED = "failed"
-    PARKED = "parked"
-    DISABLED = "disabled"
-    STOPPED = "stopped"
+class ServerNotConnected(HermesError):
+    """A request to a server that is not connected; carries why."""
+
+    def __init__(self, server: str, state: ConnectionState, reason: str, stderr_tail: str = "") -> None:
+        self.server = server
+        self.state = state
+        self.reason = reason
+        self.stderr_tail = stderr_tail
+        super().__init__(f"Server '{server}' is {state.value}: {reason}")
 
 
 @dataclass(frozen=True)
@@ -75,58 +82,126 @@ class RestartPolicy:
         return float(capped * rng.uniform(0.5, 1.0))
 
 
-@dataclass
-class ConnectionEnv:
-    """What every connection of one session shares."""
-
-    redactor: Redactor
-    resolver: EndpointResolver
-    policy: RestartPolicy
-    logs: Path
-    parent_environ: dict[str, str]
-    watch_interval: float = 0.5
-    # Builds the httpx2 auth (OAuth) for a server with `auth: oauth`; never interactive in a session.
-    auth_for: Callable[[ResolvedServer, str], Any] | None = None
+# -- outcomes ----------------------------------------------------------------------------------
 
 
-class LivenessWatch(Protocol):
-    """What an app-bound connection watches: the identity of the app's live endpoint."""
+@dataclass(frozen=True)
+class Exited:
+    reason: str
 
-    def identity(self) -> Any: ...
+
+@dataclass(frozen=True)
+class EndpointChanged:
+    pass
+
+
+@dataclass(frozen=True)
+class AppGone:
+    state: AppState
+    reason: str
+
+
+@dataclass(frozen=True)
+class Stopped:
+    pass
+
+
+@dataclass(frozen=True)
+class Failed:
+    reason: str
+    app_state: AppState | None = None
+
+
+Ended = Exited | EndpointChanged | AppGone | Stopped | Failed
+
+
+class Mailbox:
+    """Where an attempt learns how it ended: the first outcome posted wins."""
+
+    def __init__(self) -> None:
+        self.outcome: Ended | None = None
+        self._posted = anyio.Event()
+
+    def post(self, outcome: Ended) -> None:
+        if self.outcome is None:
+            self.outcome = outcome
+            self._posted.set()
+
+    async def wait(self) -> Ended:
+        await self._posted.wait()
+        assert self.outcome is not None
+        return self.outcome
+
+
+class Signal:
+    """A level-triggered wake-up: `set()` before `wait()` is not lost; `wait()` consumes it."""
+
+    def __init__(self) -> None:
+        self._event = anyio.Event()
+
+    def set(self) -> None:
+        self._event.set()
+
+    async def wait(self, timeout: float = math.inf) -> None:
+        with anyio.move_on_after(timeout):
+            await self._event.wait()
+        if self._event.is_set():
+            self._event = anyio.Event()
+
+
+class Progress:
+    """A counter others can wait on ("until more than N attempts have finished")."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._changed = anyio.Event()
+
+    def bump(self) -> None:
+        self.count += 1
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def beyond(self, count: int) -> None:
+        while self.count <= count:
+            await self._changed.wait()
+
+
+# -- the supervisor ------------------------------------------------------------------------------
 
 
 class ServerConnection:
     def __init__(self, name: str, config: ServerConfig, resolve: Callable[[], ResolvedServer],
-                 env: ConnectionEnv, *, on_tools_changed: Callable[[str], None],
-                 disabled_reason: str | None = None, resolver: EndpointResolver | None = None,
-                 watch: LivenessWatch | None = None) -> None:
+                 opener: TransportOpener, *, policy: RestartPolicy, on_change: Callable[[str], None],
+                 endpoint: EndpointSource | None = None, disabled_reason: str | None = None,
+                 app_state: AppState | None = None, watch_interval: float = 0.5) -> None:
         self.name = name
         self.config = config
         self._resolve = resolve
-        self._env = env
-        self._resolver = resolver
-        self._watch = watch
-        # Set when the app behind an app-bound server is the reason there is no connection.
-        self.app_state: str | None = None
-        self._live_identity: Any = None
-        self._restart_now = False
-        self._on_tools_changed = on_tools_changed
-        self.state = State.DISABLED if disabled_reason else State.CONNECTING
+        self._opener = opener
+        self._policy = policy
+        self._on_change = on_change
+        self._endpoint: EndpointSource = endpoint or ConfiguredEndpoint()
+        self._watch_interval = watch_interval
+        self.state = ConnectionState.DISABLED if disabled_reason else ConnectionState.CONNECTING
         self.reason = disabled_reason or ""
+        # Set when the app behind an app-bound server is why there is no connection.
+        self.app_state = app_state
         self.stderr_tail = ""
         self.tools: list[types.Tool] = []
         self.capabilities: types.ServerCapabilities | None = None
         self.server_info: types.Implementation | None = None
         self.connect_seconds: float | None = None
         self.restarts = 0
-        self.attempts = 0  # attempts that connected or failed, so callers can wait for the next one
         self.pid: int | None = None
+        self.live_identity: Identity | None = None
+        self.attempts = Progress()
         self.first_attempt_done = anyio.Event()
         self._client: Client | None = None
         self._tasks: TaskGroup | None = None
-        self._end = anyio.Event()
-        self._wake = anyio.Event()
-        self._stopping = False
+        self._mailbox = Mailbox()
+        self._attempt_scope: anyio.CancelScope | None = None
+        self._wake = Signal()
+        self._stopping = anyio.Event()
         self._served_call = False
         self._connected_at: float | None = None
         self._rng = random.Random()
@@ -136,236 +211,211 @@ class ServerConnection:
     # -- control -------------------------------------------------------------------------------
 
     def stop(self) -> None:
-        self._stopping = True
-        self._end.set()
+        self._stopping.set()
+        self._mailbox.post(Stopped())
+        if self._attempt_scope is not None and not self.connected:
+            self._attempt_scope.cancel()
         self._wake.set()
 
     def revive(self) -> bool:
         """Give a failed or parked server a fresh start; True if it was waiting for one."""
-        if self.state in (State.FAILED, State.PARKED):
+        if self.state in WAITING_FOR_RELOAD:
             self._wake.set()
             return True
         return False
 
     async def next_attempt(self, after: int) -> None:
-        """Wait until an attempt after the first `after` ones has connected or failed."""
+        """Wait until more than `after` attempts have connected or failed (bounded by connect_timeout)."""
         with anyio.move_on_after(self.config.connect_timeout + 1):
-            while self.attempts <= after and self.state is not State.STOPPED:
-                await anyio.sleep(0.02)
+            await self.attempts.beyond(after)
+
+    @property
+    def connected(self) -> bool:
+        return self.state is ConnectionState.CONNECTED and self._client is not None
 
     @property
     def live_pid(self) -> int | None:
         """For an app-bound server: the app process the current connection goes to."""
-        identity = self._live_identity
-        if not self.connected or not (isinstance(identity, tuple) and len(identity) == 3):
-            return None
-        return int(identity[1])
+        return self.live_identity[1] if self.connected and self.live_identity else None
 
     @property
-    def connected(self) -> bool:
-        return self.state is State.CONNECTED and self._client is not None
+    def app_bound(self) -> bool:
+        return isinstance(self._endpoint, LiveEndpointSource)
 
     # -- the supervisor loop -------------------------------------------------------------------
 
     async def run(self) -> None:
-        if self.state is State.DISABLED:
+        if self.state is ConnectionState.DISABLED:
             return
         async with anyio.create_task_group() as tasks:
-            if self._watch is not None:
-                tasks.start_soon(self._watch_liveness)
+            if isinstance(self._endpoint, LiveEndpointSource):
+                tasks.start_soon(self._watch_app, self._endpoint)
             await self._supervise()
             tasks.cancel_scope.cancel()
 
     async def _supervise(self) -> None:
         failures_in_row = 0
         ever_connected = False
-        while not self._stopping:
-            connected = await self._attempt()
+        while not self._stopping.is_set():
+            outcome = await self._attempt()
             self.first_attempt_done.set()
-            if self._stopping:
+            if isinstance(outcome, Stopped) or self._stopping.is_set():
                 break
-            if self._restart_now:
-                # The app restarted with a new pid, port or token: reconnect at once, no crash counted.
-                self._restart_now = False
+            if isinstance(outcome, EndpointChanged):
                 self.restarts += 1
                 continue
-            if self.app_state is not None:
-                await self._wait_for_revival(State.FAILED)
+            if isinstance(outcome, AppGone) or (isinstance(outcome, Failed) and outcome.app_state is not None):
+                # The app is the reason: wait for the watcher (or a reload) to see it come back.
+                self.app_state = outcome.state if isinstance(outcome, AppGone) else outcome.app_state
+                self.reason = outcome.reason
+                await self._wait_for_revival(ConnectionState.FAILED)
                 failures_in_row = 0
                 continue
-            # Healthy means it stayed up (from the handshake, not from the spawn) or served a call.
-            up_for = time.monotonic() - self._connected_at if self._connected_at is not None else 0.0
-            healthy = connected and (self._served_call or up_for >= self._env.policy.healthy_after)
+            self.reason = outcome.reason
+            connected = isinstance(outcome, Exited)
             ever_connected = ever_connected or connected
-            if healthy:
+            if connected and self._was_healthy():
                 failures_in_row = 0
             failures_in_row += 1
             if not ever_connected:
-                await self._wait_for_revival(State.FAILED)
+                await self._wait_for_revival(ConnectionState.FAILED)
                 failures_in_row = 0
                 continue
-            if failures_in_row > self._env.policy.attempts:
+            if failures_in_row > self._policy.attempts:
                 self.reason = f"crashed {failures_in_row} times in a row; parked until the next reload " \
                               f"(last: {self.reason})"
-                await self._wait_for_revival(State.PARKED)
+                await self._wait_for_revival(ConnectionState.PARKED)
                 failures_in_row = 0
                 continue
-            self.state = State.RESTARTING
+            self._set_state(ConnectionState.RESTARTING)
             self.restarts += 1
-            with anyio.move_on_after(self._env.policy.delay(failures_in_row, self._rng)):
-                await self._wake.wait()
-            if not self._stopping:
-                self._wake = anyio.Event()
-        self.state = State.STOPPED
-        self.first_attempt_done.set()
+            await self._wake.wait(self._policy.delay(failures_in_row, self._rng))
+        self._set_state(ConnectionState.STOPPED)
 
-    async def _wait_for_revival(self, state: State) -> None:
-        self.state = state
-        self._on_tools_changed(self.name)
+    def _was_healthy(self) -> bool:
+        """Healthy means it stayed up (counted from the handshake, not the spawn) or served a call."""
+        if self._served_call:
+            return True
+        up_since = self._connected_at
+        return up_since is not None and anyio.current_time() - up_since >= self._policy.healthy_after
+
+    async def _wait_for_revival(self, state: ConnectionState) -> None:
+        self._set_state(state)
         await self._wake.wait()
-        self._wake = anyio.Event()
 
-    async def _attempt(self) -> bool:
-        """One connection from spawn to end; returns whether the handshake completed."""
-        self.state = State.CONNECTING
-        self._end = anyio.Event()
+    def _set_state(self, state: ConnectionState) -> None:
+        self.state = state
+        self._on_change(self.name)
+
+    # -- one attempt -----------------------------------------------------------------------------
+
+    async def _attempt(self) -> Ended:
+        """One connection from opening the transport to its end."""
+        self.state = ConnectionState.CONNECTING
+        self.app_state = None
         self._served_call = False
         self._connected_at = None
-        self.app_state = None
-        self._http_failure: str | None = None
-        connected = False
-        transport: StdioTransport | None = None
-        url: str | None = None
-        started = time.monotonic()
+        mailbox = self._mailbox = Mailbox()
+        if self._stopping.is_set():
+            return Stopped()
+        link: Link | None = None
+        outcome: Ended | None = None
+        started = anyio.current_time()
         try:
-            with anyio.CancelScope() as deadline:
-                deadline.deadline = anyio.current_time() + self.config.connect_timeout
+            with anyio.CancelScope(deadline=started + self.config.connect_timeout) as scope:
+                self._attempt_scope = scope
                 async with AsyncExitStack() as stack:
-                    server = self._resolve()
-                    self._env.redactor.register(*server.secrets)
-                    resolver = self._resolver or self._env.resolver
-                    if server.command is not None:
-                        if self._resolver is not None:
-                            # An app-bound stdio server talks to the app itself: only start it
-                            # while the app's endpoint is live.
-                            self._live_identity = (await self._resolver.resolve(server)).identity
-                        transport = self._stdio_transport(server, stack)
-                        target: Any = transport
-                    else:
-                        endpoint = await resolver.resolve(server)
-                        self._live_identity = endpoint.identity
-                        for value in endpoint.headers.values():
-                            self._env.redactor.register(*credential_parts(value))
-                        url = endpoint.url
-                        auth = self._env.auth_for(server, endpoint.url) \
-                            if self._env.auth_for is not None and server.config.auth == "oauth" else None
-                        target = await self._http_transport(endpoint.url, dict(endpoint.headers), stack, auth)
-                    client = Client(target, mode="legacy", message_handler=self._on_message,
-                                    client_info=_CLIENT_INFO, cache=None)
+                    link = await self._opener.open(self.name, self._resolve(), self._endpoint,
+                                                   app_bound=self.app_bound, stack=stack)
+                    client = Client(link.transport, mode="legacy", message_handler=self._on_message,
+                                    client_info=CLIENT_INFO, cache=None)
                     await stack.enter_async_context(client)
-                    self.pid = transport.pid if transport else None
-                    self.capabilities = client.server_capabilities
-                    self.server_info = client.server_info
-                    self.tools = await _list_all_tools(client)
-                    tasks = await stack.enter_async_context(anyio.create_task_group())
-                    stack.callback(tasks.cancel_scope.cancel)
-                    deadline.deadline = math.inf
-                    self._tasks = tasks
-                    self._client = client
-                    self.connect_seconds = time.monotonic() - started
-                    self.state = State.CONNECTED
-                    self.reason = ""
-                    self.stderr_tail = ""
-                    connected = True
-                    self._connected_at = time.monotonic()
-                    self.attempts += 1
-                    self.first_attempt_done.set()
-                    self._on_tools_changed(self.name)
-                    if transport is not None:
-                        tasks.start_soon(self._end_when_exited, transport)
-                    await self._end.wait()
+                    tools = await _list_all_tools(client)
+                    scope.deadline = math.inf
+                    self._connected(client, link, tools, anyio.current_time() - started)
+                    async with anyio.create_task_group() as tasks:
+                        self._tasks = tasks
+                        if link.process is not None:
+                            tasks.start_soon(self._post_exit, link, mailbox)
+                        outcome = await mailbox.wait()
+                        tasks.cancel_scope.cancel()
                     self._client = None
-            if deadline.cancelled_caught and not connected:
-                self.reason = f"did not finish starting within {self.config.connect_timeout:g} s (connect_timeout)"
+            if outcome is None:
+                outcome = Stopped() if self._stopping.is_set() else Failed(
+                    f"did not finish starting within {self.config.connect_timeout:g} s (connect_timeout)")
         except LiveEndpointUnavailable as exc:
-            self.app_state = exc.state
-            self.reason = self._env.redactor(exc.reason)
+            outcome = Failed(self._opener.redactor(exc.reason), exc.state)
         except Exception as exc:
-            # Our own errors (an OAuth login that is needed, say) explain more than the HTTP status.
-            own = isinstance(leaf(exc), HermesError)
-            self.reason = self._env.redactor((None if own else self._http_failure) or describe_failure(
-                exc, command=transport.command if transport else None, url=url,
-                returncode=transport.returncode if transport else None))
+            outcome = self._classify(exc, link, connected=self._connected_at is not None)
         finally:
             self._client = None
-        if transport is not None:
-            self.stderr_tail = "\n".join(transport.stderr_tail)
-            if connected and not self._stopping and self.app_state is None and not self._restart_now \
-                    and transport.returncode is not None:
-                self.reason = f"the server exited (exit code {transport.returncode})"
-        if connected:
-            self._on_tools_changed(self.name)
+            self._tasks = None
+            self._attempt_scope = None
+        if link is not None and link.process is not None:
+            self.stderr_tail = "\n".join(link.process.stderr_tail)
+        if self._connected_at is None:
+            self.attempts.bump()
         else:
-            self.attempts += 1
-        return connected
+            self._on_change(self.name)
+        return outcome
 
-    async def _watch_liveness(self) -> None:
+    def _connected(self, client: Client, link: Link, tools: list[types.Tool], seconds: float) -> None:
+        self._client = client
+        self.pid = link.process.pid if link.process else None
+        self.live_identity = link.identity
+        self.capabilities = client.server_capabilities
+        self.server_info = client.server_info
+        self.tools = tools
+        self.connect_seconds = seconds
+        self.reason = ""
+        self.stderr_tail = ""
+        self._connected_at = anyio.current_time()
+        self.state = ConnectionState.CONNECTED
+        self.attempts.bump()
+        self.first_attempt_done.set()
+        self._on_change(self.name)
+
+    def _classify(self, exc: BaseException, link: Link | None, *, connected: bool) -> Ended:
+        process = link.process if link else None
+        # Our own errors (an OAuth login that is needed, say) explain more than the HTTP status.
+        own = isinstance(leaf(exc), HermesError)
+        http_failure = link.http.failure if link and not own else None
+        reason = http_failure or describe_failure(
+            exc, command=process.command if process else None, url=link.url if link else None,
+            returncode=process.returncode if process else None)
+        reason = self._opener.redactor(reason)
+        return Exited(reason) if connected else Failed(reason)
+
+    async def _post_exit(self, link: Link, mailbox: Mailbox) -> None:
+        assert link.process is not None
+        await link.process.exited.wait()
+        mailbox.post(Exited(f"the server exited (exit code {link.process.returncode})"))
+
+    async def _watch_app(self, source: LiveEndpointSource) -> None:
         """Follow the app's runtime file: reconnect when the app restarts, let go when it leaves."""
-        assert self._watch is not None
-        last: Any = object()
+        last: object = None
         while True:
-            await anyio.sleep(self._env.watch_interval)
+            await anyio.sleep(self._watch_interval)
             try:
-                identity, down = self._watch.identity(), None
+                identity: Identity | None = await source.identity()
+                gone: AppGone | None = None
             except LiveEndpointUnavailable as exc:
-                identity, down = None, exc
-            key = identity if down is None else ("down", down.state)
-            if key == last:
+                identity, gone = None, AppGone(exc.state, self._opener.redactor(exc.reason))
+            except Exception as exc:  # the watcher survives anything a runtime file holds
+                identity, gone = None, AppGone(AppState.ENDPOINT_UNAVAILABLE,
+                                               self._opener.redactor(f"the runtime file could not be used "
+                                                                     f"({type(exc).__name__})"))
+            seen = identity if gone is None else (gone.state, gone.reason)
+            if seen == last:
                 continue
-            last = key
-            if down is not None:
+            last = seen
+            if gone is not None:
                 if self.connected:
-                    self.app_state = down.state
-                    self.reason = self._env.redactor(down.reason)
-                    self._end.set()
-            elif self.connected and identity != self._live_identity:
-                self._restart_now = True
-                self._end.set()
-            elif self.state in (State.FAILED, State.PARKED, State.RESTARTING):
+                    self._mailbox.post(gone)
+            elif self.connected and identity != self.live_identity:
+                self._mailbox.post(EndpointChanged())
+            elif self.state in (*WAITING_FOR_RELOAD, ConnectionState.RESTARTING):
                 self._wake.set()
-
-    async def _end_when_exited(self, transport: StdioTransport) -> None:
-        await transport.exited.wait()
-        self._end.set()
-
-    def _stdio_transport(self, server: ResolvedServer, stack: AsyncExitStack) -> StdioTransport:
-        assert server.command is not None
-        self._env.logs.mkdir(parents=True, exist_ok=True)
-        log: TextIO = stack.enter_context((self._env.logs / f"mcp-{self.name}.log").open("a", encoding="utf-8"))
-        return StdioTransport(
-            server.command, list(server.args),
-            env=child_environment(self._env.parent_environ, server.env),
-            cwd=server.cwd, log=log, redact=self._env.redactor,
-        )
-
-    async def _http_transport(self, url: str, headers: dict[str, str], stack: AsyncExitStack,
-                              oauth: httpx2.Auth | None = None) -> Any:
-        # The SDK folds HTTP failures into a generic JSON-RPC error; a response hook keeps the status
-        # so "401 Unauthorized" reaches the user instead of "an error response".
-        async def remember_status(response: httpx2.Response) -> None:
-            if response.status_code >= 400:
-                self._http_failure = f"the server answered HTTP {response.status_code} {response.reason_phrase}"
-
-        def client_factory(headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None,
-                           auth: httpx2.Auth | None = None) -> httpx2.AsyncClient:
-            client = create_mcp_http_client(headers=headers, timeout=timeout, auth=auth or oauth)
-            client.event_hooks["response"].append(remember_status)
-            return client
-
-        if self.config.transport == "sse":
-            return sse_client(url, headers=headers, httpx_client_factory=client_factory)
-        http = await stack.enter_async_context(client_factory(headers=headers))
-        return streamable_http_client(url, http_client=http)
 
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, types.ToolListChangedNotification) and self._client and self._tasks:
@@ -373,48 +423,50 @@ class ServerConnection:
 
     async def _refresh_tools(self, client: Client) -> None:
         try:
-            self.tools = await _list_all_tools(client)
+            tools = await _list_all_tools(client)
         except (MCPError, httpx2.HTTPError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             return
-        self._on_tools_changed(self.name)
+        if client is self._client:
+            self.tools = tools
+            self._on_change(self.name)
 
-    # -- calls -----------------------------------------------------------------------------------
+    # -- requests --------------------------------------------------------------------------------
 
     def _live_client(self) -> Client:
         client = self._client
-        if client is None or self.state is not State.CONNECTED:
-            raise ServerNotConnected(self.name, self.state.value, self.reason or "it is still starting",
-                                     self.stderr_tail)
+        if client is None or self.state is not ConnectionState.CONNECTED:
+            raise ServerNotConnected(self.name, self.state, self.reason or "it is still starting", self.stderr_tail)
         return client
 
-    async def _request(self, request: Awaitable[T]) -> T:
-        """Run one request; a connection found closed is let go at once so the supervisor reconnects."""
+    async def _request(self, request: Callable[[Client], Awaitable[T]]) -> T:
+        """One request; a connection found closed is let go at once so the supervisor reconnects."""
+        mailbox = self._mailbox
+        client = self._live_client()
         try:
-            return await request
+            return await request(client)
         except MCPError as exc:
-            if exc.error.code == CONNECTION_CLOSED and self._client is not None:
-                self._client = None
-                self._end.set()
+            if exc.error.code == CONNECTION_CLOSED and self._client is client:
+                self._client = None  # not connected from this moment, before the attempt winds down
+                mailbox.post(Exited("the connection closed"))
             raise
 
     async def call_tool(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        client = self._live_client()
-        result = await self._request(client.call_tool(tool, arguments, read_timeout_seconds=self.config.timeout))
+        result = await self._request(lambda c: c.call_tool(tool, arguments, read_timeout_seconds=self.config.timeout))
         if not result.is_error:
             self._served_call = True
         return result
 
     async def list_resources(self) -> types.ListResourcesResult:
-        return await self._request(self._live_client().list_resources())
+        return await self._request(lambda c: c.list_resources())
 
     async def read_resource(self, uri: str) -> types.ReadResourceResult:
-        return await self._request(self._live_client().read_resource(uri))
+        return await self._request(lambda c: c.read_resource(uri))
 
     async def list_prompts(self) -> types.ListPromptsResult:
-        return await self._request(self._live_client().list_prompts())
+        return await self._request(lambda c: c.list_prompts())
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
-        return await self._request(self._live_client().get_prompt(name, arguments))
+        return await self._request(lambda c: c.get_prompt(name, arguments))
 
 
 async def _list_all_tools(client: Client) -> list[types.Tool]:

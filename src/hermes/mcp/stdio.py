@@ -1,148 +1,222 @@
 """A stdio transport that owns its child process completely.
 
 Why not the SDK's `stdio_client`: hermes needs the exact environment allowlist (the SDK adds its own
-defaults), a parent-death signal so children never outlive a killed host, stderr redacted line by
-line into the server's log with a tail kept for error messages, and the child's exit as an event
-the supervisor can wait on to restart the server.
+defaults), a child that dies with hermes (see `children`), stderr redacted line by line into the
+server's log with a tail kept for error messages, the child's exit as an event the supervisor can
+wait on (without polling), and stdout read in linear time (the SDK re-splits its whole buffer on
+every chunk, which makes a 48 MB result take almost a minute).
+
+Lifecycle, like the SDK's: `__aenter__` spawns the process and starts three pipe tasks and an
+exit watcher in a task group; `__aexit__` runs the shutdown under a shield — close stdin, give
+the server `_EXIT_GRACE` to exit, SIGTERM its group, SIGKILL it — with every wait bounded, so a
+cancelled caller can neither leak a process nor hang on one.
 """
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import contextlib
+import math
 import signal
-from collections.abc import Callable
 from types import TracebackType
 from typing import TextIO
 
 import anyio
+import anyio.abc
 import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
-from hermes.mcp.children import kill_group, resolve_command, spawn_plan
+from hermes.mcp.children import Watchdog, kill_group, resolve_command, spawn_argv, wait_for_exit
+from hermes.security.redact import Redactor
 
 # A server gets this long to exit by itself after its stdin closes, then SIGTERM, then SIGKILL.
 _EXIT_GRACE = 1.0
 _TERM_GRACE = 1.0
+_KILL_REAP = 5.0
+_WRITER_FLUSH = 0.5
 _STDERR_TAIL_LINES = 20
-_READ_CHUNK = 1 << 16
-_EXIT_POLL = 0.05
+_MAX_STDERR_LINE = 4096
+# One JSON-RPC message may be large (a tool result of many megabytes), but not unbounded.
+MAX_MESSAGE_BYTES = 512 * 1024 * 1024
+
+Streams = tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
 
 
-class StdioTransport:
+class MessageTooLarge(ValueError):
+    pass
+
+
+class LineSplitter:
+    """Splits a byte stream into lines in linear time: each byte is scanned and copied O(1) times."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._buffer = bytearray()
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """The complete lines `chunk` finishes (without their newline); raises past `limit`."""
+        scan_from = len(self._buffer)
+        self._buffer += chunk
+        last = self._buffer.rfind(b"\n", scan_from)
+        if last == -1:
+            if len(self._buffer) > self.limit:
+                self._buffer.clear()
+                raise MessageTooLarge(f"a message from the server is larger than {self.limit} bytes")
+            return []
+        complete = bytes(self._buffer[:last])
+        del self._buffer[:last + 1]
+        return complete.split(b"\n")
+
+
+class StdioProcess:
+    """The SDK `Transport` for one server process, with its pid, exit status and stderr tail."""
+
     def __init__(self, command: str, args: list[str], *, env: dict[str, str], cwd: str | None,
-                 log: TextIO, redact: Callable[[str], str]) -> None:
+                 log: TextIO, redact: Redactor, watchdog: Watchdog | None = None) -> None:
         self.command = command
         self.args = args
         self.env = env
         self.cwd = cwd
         self._log = log
         self._redact = redact
-        self.process: asyncio.subprocess.Process | None = None
+        self._watchdog = watchdog
+        self.process: anyio.abc.Process | None = None
+        self.returncode: int | None = None
         self.exited = anyio.Event()
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL_LINES)
-        self._tasks: list[asyncio.Task[None]] = []
-        self._incoming_send: MemoryObjectSendStream[SessionMessage | Exception]
-        self._incoming: MemoryObjectReceiveStream[SessionMessage | Exception]
-        self._outgoing: MemoryObjectSendStream[SessionMessage]
-        self._outgoing_receive: MemoryObjectReceiveStream[SessionMessage]
+        self._tasks: anyio.abc.TaskGroup | None = None
+        self._writer_done = anyio.Event()
 
     @property
     def pid(self) -> int | None:
         return self.process.pid if self.process else None
 
-    @property
-    def returncode(self) -> int | None:
-        return self.process.returncode if self.process else None
-
-    async def __aenter__(self) -> tuple[MemoryObjectReceiveStream[SessionMessage | Exception],
-                                        MemoryObjectSendStream[SessionMessage]]:
+    async def __aenter__(self) -> Streams:
         program = resolve_command(self.command, self.env.get("PATH"), self.cwd)
-        argv, preexec = spawn_plan(program, self.args)
-        self.process = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            env=self.env, cwd=self.cwd, start_new_session=True, preexec_fn=preexec,
-            limit=_READ_CHUNK,
-        )
-        self._incoming_send, self._incoming = anyio.create_memory_object_stream[SessionMessage | Exception](16)
-        self._outgoing, self._outgoing_receive = anyio.create_memory_object_stream[SessionMessage](16)
-        loop = asyncio.get_running_loop()
-        self._tasks = [loop.create_task(self._read_stdout()), loop.create_task(self._write_stdin()),
-                       loop.create_task(self._read_stderr()), loop.create_task(self._watch_exit())]
-        return self._incoming, self._outgoing
+        self.process = await anyio.open_process(spawn_argv(program, self.args), env=self.env, cwd=self.cwd,
+                                                start_new_session=True)
+        # No await between the spawn and the task group: a cancellation there would leak the child.
+        if self._watchdog is not None:
+            self._watchdog.watch(self.process.pid)
+        incoming_send, incoming = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+        outgoing, outgoing_receive = anyio.create_memory_object_stream[SessionMessage](16)
+        self._incoming, self._incoming_send = incoming, incoming_send
+        self._outgoing, self._outgoing_receive = outgoing, outgoing_receive
+        self._tasks = anyio.create_task_group()
+        await self._tasks.__aenter__()
+        self._tasks.start_soon(self._read_stdout)
+        self._tasks.start_soon(self._write_stdin)
+        self._tasks.start_soon(self._read_stderr)
+        self._tasks.start_soon(self._watch_exit)
+        return incoming, outgoing
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> bool | None:
+        assert self._tasks is not None
+        with anyio.CancelScope(shield=True):
+            await self._shutdown()
+        self._tasks.cancel_scope.cancel()
+        return await self._tasks.__aexit__(exc_type, exc, tb)
+
+    # -- pipe tasks ------------------------------------------------------------------------------
 
     async def _read_stdout(self) -> None:
         assert self.process and self.process.stdout
-        buffer = b""
+        splitter = LineSplitter(MAX_MESSAGE_BYTES)
         try:
-            while chunk := await self.process.stdout.read(_READ_CHUNK):
-                *lines, buffer = (buffer + chunk).split(b"\n")
-                for line in lines:
-                    if line.strip():
-                        await self._incoming_send.send(_parse(line))
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
-            pass
-        finally:
-            self._incoming_send.close()
+            async with self._incoming_send:
+                async for chunk in self.process.stdout:
+                    try:
+                        lines = splitter.feed(chunk)
+                    except MessageTooLarge as exc:
+                        await self._incoming_send.send(exc)
+                        continue
+                    for line in lines:
+                        if line.strip():
+                            await self._incoming_send.send(_parse(line))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError):
+            pass  # the session or the process went away; the closed stream tells the session
 
     async def _write_stdin(self) -> None:
         assert self.process and self.process.stdin
-        stdin = self.process.stdin
         try:
-            async for message in self._outgoing_receive:
-                data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                stdin.write(data.encode() + b"\n")
-                await stdin.drain()
-        except (ConnectionError, BrokenPipeError, anyio.ClosedResourceError):
-            self._incoming_send.close()
+            async with self._outgoing_receive:
+                async for message in self._outgoing_receive:
+                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await self.process.stdin.send(data.encode() + b"\n")
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            # The server stopped reading: end the session's view of the connection instead of
+            # letting a request wait forever.
+            await self._incoming_send.aclose()
+        finally:
+            self._writer_done.set()
 
     async def _read_stderr(self) -> None:
         assert self.process and self.process.stderr
-        while raw := await self.process.stderr.readline():
-            line = self._redact(raw.decode(errors="replace").rstrip("\n"))
-            self.stderr_tail.append(line)
+        splitter = LineSplitter(1 << 20)
+        try:
+            async for chunk in self.process.stderr:
+                try:
+                    lines = splitter.feed(chunk)
+                except MessageTooLarge:
+                    lines = [b"[a stderr line longer than 1 MiB was dropped]"]
+                for raw in lines:
+                    self._log_line(raw)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError):
+            pass
+
+    def _log_line(self, raw: bytes) -> None:
+        text = raw.decode(errors="replace").rstrip("\r")
+        if len(text) > _MAX_STDERR_LINE:
+            text = text[:_MAX_STDERR_LINE] + " [...]"
+        line = self._redact(text)
+        self.stderr_tail.append(line)
+        with contextlib.suppress(OSError, ValueError):
             self._log.write(line + "\n")
             self._log.flush()
 
     async def _watch_exit(self) -> None:
-        # Poll the exit status rather than `process.wait()`, which also waits for the pipes to close;
-        # a grandchild that inherited them would make an exited server look alive.
-        assert self.process
-        while self.process.returncode is None:
-            await asyncio.sleep(_EXIT_POLL)
-        self.exited.set()
+        await self._wait_exit()
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        with anyio.CancelScope(shield=True):
-            await self.close()
+    async def _wait_exit(self, timeout: float = math.inf) -> None:
+        """Wait (at most `timeout`) until the process has exited; then `exited` is set.
 
-    async def close(self) -> None:
+        The shutdown calls this itself rather than relying on `_watch_exit`: when the caller is
+        cancelled, the pipe tasks are cancelled with it, and only the shielded shutdown runs on.
+        """
         process = self.process
-        if process is None:
+        assert process is not None
+        if self.exited.is_set():
             return
+        with anyio.move_on_after(timeout):
+            self.returncode = await wait_for_exit(process.pid, lambda: process.returncode)
+            self.exited.set()
+
+    # -- shutdown --------------------------------------------------------------------------------
+
+    async def _shutdown(self) -> None:
+        process = self.process
+        assert process is not None
         self._outgoing.close()
-        if process.stdin:
-            with contextlib.suppress(Exception):
-                process.stdin.close()
-        with anyio.move_on_after(_EXIT_GRACE):
-            await self.exited.wait()
-        if process.returncode is None:
+        with anyio.move_on_after(_WRITER_FLUSH):
+            await self._writer_done.wait()
+        if process.stdin is not None:
+            with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await process.stdin.aclose()
+        await self._wait_exit(_EXIT_GRACE)
+        if not self.exited.is_set():
             kill_group(process.pid, signal.SIGTERM)
-            with anyio.move_on_after(_TERM_GRACE):
-                await self.exited.wait()
+            await self._wait_exit(_TERM_GRACE)
         # Whatever the server started in its group goes too, even if the server itself exited.
         kill_group(process.pid, signal.SIGKILL)
-        await self.exited.wait()
-        for task in self._tasks:
-            if not task.done():
-                task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await self._wait_exit(_KILL_REAP)
+        if self._watchdog is not None:
+            self._watchdog.forget(process.pid)
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    await stream.aclose()
         self._incoming.close()
 
 

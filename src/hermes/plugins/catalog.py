@@ -13,11 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hermes.files import UnreadableFile, read_text_bounded
 from hermes.home import Home
 from hermes.plugins.manifest import PLUGIN_NAME, PluginError
+from hermes.validation import Invalid, Loc, choice, dotted, items, mapping, matching, nonempty_text, optional, required
 
 SHIPPED = Path(__file__).with_name("catalog.json")
-_SHA = re.compile(r"^[0-9a-f]{40}$")
+MAX_CATALOG_BYTES = 1024 * 1024
+_SHA = re.compile(r"[0-9a-f]{40}")
 PLATFORM_ALIASES = {"windows": "win32", "macos": "darwin", "win32": "win32", "darwin": "darwin", "linux": "linux"}
 PLATFORM_NAMES = {"win32": "windows", "darwin": "macos", "linux": "linux"}
 
@@ -47,38 +50,38 @@ class CatalogEntry:
                 "description": self.description, "platforms": [PLATFORM_NAMES[p] for p in self.platforms]}
 
 
-def _entry(raw: Any, file: Path, index: int) -> CatalogEntry:
-    where = f"plugins[{index}]"
-    if not isinstance(raw, dict):
-        raise PluginError(file, f"{where} must be an object")
-    values: dict[str, str] = {}
-    for key in ("name", "repo", "sha", "version", "title", "description"):
-        value = raw.get(key)
-        if not isinstance(value, str) or not value:
-            raise PluginError(file, f"{where}.{key} must be a non-empty string")
-        values[key] = value
-    if not PLUGIN_NAME.match(values["name"]):
-        raise PluginError(file, f"{where}.name must be 1-64 lowercase letters, digits, '.' or '-'")
-    if not _SHA.match(values["sha"]):
-        raise PluginError(file, f"{where}.sha must be a full 40-character commit id (a pin, not a branch)")
-    platforms = raw.get("platforms", [])
-    if not isinstance(platforms, list) or any(p not in PLATFORM_ALIASES for p in platforms):
-        raise PluginError(file, f"{where}.platforms must list windows, macos, linux (or win32, darwin)")
-    normalized = tuple(dict.fromkeys(PLATFORM_ALIASES[p] for p in platforms))
-    return CatalogEntry(values["name"], values["repo"], values["sha"], values["version"], values["title"],
-                        values["description"], normalized, str(file))
+def _platforms(value: Any, loc: Loc) -> tuple[str, ...]:
+    names = items(value, loc, choice(*PLATFORM_ALIASES))
+    return tuple(dict.fromkeys(PLATFORM_ALIASES[p] for p in names))
+
+
+def _entry(raw: Any, loc: Loc, file: Path) -> CatalogEntry:
+    data = mapping(raw, loc, ("name", "repo", "sha", "version", "title", "description", "platforms"),
+                   what="an object")
+    name = required(data, "name", loc, matching(PLUGIN_NAME, "must be 1-64 lowercase letters, digits, '.' or '-', "
+                                                            "starting with a letter or digit"))
+    values = {key: required(data, key, loc, nonempty_text)
+              for key in ("repo", "version", "title", "description")}
+    sha = required(data, "sha", loc, matching(_SHA, "must be a full 40-character commit id (a pin, not a branch)"))
+    return CatalogEntry(name, values["repo"], sha, values["version"], values["title"], values["description"],
+                        optional(data, "platforms", loc, _platforms, ()), str(file))
 
 
 def _read(file: Path) -> list[CatalogEntry]:
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        data = json.loads(read_text_bounded(file, MAX_CATALOG_BYTES))
     except FileNotFoundError:
         return []
-    except (OSError, ValueError) as exc:
-        raise PluginError(file, f"is not a readable JSON catalog ({exc})") from None
-    if not isinstance(data, dict) or data.get("schema") != 1 or not isinstance(data.get("plugins"), list):
-        raise PluginError(file, "must be an object with \"schema\": 1 and a \"plugins\" list")
-    return [_entry(raw, file, i) for i, raw in enumerate(data["plugins"])]
+    except (OSError, ValueError, RecursionError) as exc:
+        reason = exc.reason if isinstance(exc, UnreadableFile) else f"not valid JSON ({exc})"
+        raise PluginError(file, f"is not a readable JSON catalog: {reason}") from None
+    try:
+        top = mapping(data, (), ("schema", "plugins", "$schema"), what="an object")
+        if top.get("schema") != 1:
+            raise Invalid(("schema",), "must be 1")
+        return list(required(top, "plugins", (), lambda v, loc: items(v, loc, lambda e, at: _entry(e, at, file))))
+    except Invalid as exc:
+        raise PluginError(file, f"{dotted(exc.loc)} {exc.rule}", key=dotted(exc.loc)) from None
 
 
 def user_catalog_path(home: Home) -> Path:

@@ -26,10 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hermes.apps.availability import MISSING_APP, UNSUPPORTED_OS, VERSION_TOO_OLD, check_availability
+from hermes.apps.availability import check_availability
 from hermes.apps.host import Host
-from hermes.config.yamlfile import atomic_write
+from hermes.apps.states import REFUSED_AT_INSTALL, AppState
 from hermes.errors import HermesError
+from hermes.files import atomic_write
 from hermes.home import Home
 from hermes.plugins import git
 from hermes.plugins.catalog import CatalogEntry, load_catalog
@@ -39,7 +40,6 @@ PROVENANCE = ".hermes-install.json"
 _STAGING = ".staging-"
 _ASIDE = ".old-"
 _GITHUB_SHORTHAND = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
-_REFUSED = (MISSING_APP, VERSION_TOO_OLD, UNSUPPORTED_OS)
 # Fault injection for the interruption tests: the install SIGKILLs itself right after this step.
 _FAULT_ENV = "HERMES_TEST_KILL_AFTER_STEP"
 
@@ -171,14 +171,14 @@ def gate_refusals(plugin: Plugin, host: Host) -> list[str]:
     refusals = []
     for server, declaration in sorted(plugin.declarations.items()):
         availability = check_availability(declaration, host)
-        if availability.state not in _REFUSED:
+        if availability.state not in REFUSED_AT_INSTALL:
             continue
         detail = ""
-        if availability.state == VERSION_TOO_OLD:
+        if availability.state is AppState.VERSION_TOO_OLD:
             detail = f", found version {availability.version}"
-        elif availability.state == MISSING_APP and availability.path:
+        elif availability.state is AppState.MISSING_APP and availability.path:
             detail = f", path {availability.path}"
-        refusals.append(f"Plugin '{plugin.name}' server '{server}' is unavailable: {availability.state}{detail}.")
+        refusals.append(f"Plugin '{plugin.name}' server '{server}' is unavailable: {availability.state.value}{detail}.")
     return refusals
 
 

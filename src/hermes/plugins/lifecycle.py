@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hermes.apps.availability import check_availability
 from hermes.apps.host import Host
+from hermes.apps.states import AppState
 from hermes.config.edit import set_plugin_enabled
 from hermes.config.store import ConfigStore
 from hermes.errors import HermesError
 from hermes.home import Home
 from hermes.plugins.catalog import load_catalog
 from hermes.plugins.install import InstallResult, PluginInstallError, install, read_provenance, recover_if_idle
-from hermes.plugins.manifest import load_plugin
+from hermes.plugins.manifest import PLUGIN_NAME, load_plugin
 
 
 class NoSuchPlugin(HermesError):
@@ -24,12 +26,21 @@ class NoSuchPlugin(HermesError):
 
 
 def installed_names(home: Home) -> list[str]:
+    """Folders under plugins/ that can be plugins (hermes's own bookkeeping starts with a dot)."""
     if not home.plugins.is_dir():
         return []
-    return sorted(p.name for p in home.plugins.iterdir() if p.is_dir() and not p.name.startswith("."))
+    return sorted(p.name for p in home.plugins.iterdir() if p.is_dir() and PLUGIN_NAME.fullmatch(p.name))
+
+
+def check_name(name: str) -> str:
+    """A plugin name given on the command line; anything that could not be one is no plugin."""
+    if not PLUGIN_NAME.fullmatch(name):
+        raise NoSuchPlugin(name)
+    return name
 
 
 def set_enabled(home: Home, name: str, enabled: bool) -> bool:
+    check_name(name)
     if enabled:
         if not (home.plugins / name).is_dir():
             raise NoSuchPlugin(name)
@@ -41,48 +52,78 @@ def set_enabled(home: Home, name: str, enabled: bool) -> bool:
         return set_plugin_enabled(doc, name, enabled)
 
 
-def list_plugins(home: Home, host: Host) -> list[dict[str, Any]]:
-    """The stable rows of `hermes plugins list --json` (documented in the README)."""
+@dataclass(frozen=True)
+class PluginServerRow:
+    name: str
+    availability: AppState
+    version: str | None = None
+    path: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "availability": self.availability.value, "version": self.version,
+                "path": self.path}
+
+
+@dataclass(frozen=True)
+class PluginRow:
+    """One row of `hermes plugins list --json`; the keys are documented in the README and stable."""
+
+    name: str
+    enabled: bool
+    version: str | None = None
+    title: str | None = None
+    source: str | None = None
+    source_kind: str | None = None
+    commit: str | None = None
+    catalog_pin: str | None = None
+    installed_at: str | None = None
+    servers: tuple[PluginServerRow, ...] = ()
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version, "title": self.title, "enabled": self.enabled,
+                "source": self.source, "source_kind": self.source_kind, "commit": self.commit,
+                "catalog_pin": self.catalog_pin, "installed_at": self.installed_at,
+                "servers": [s.to_json() for s in self.servers], "error": self.error}
+
+
+def _text(record: dict[str, Any], key: str) -> str | None:
+    value = record.get(key)
+    return value if isinstance(value, str) else None
+
+
+def list_plugins(home: Home, host: Host) -> list[PluginRow]:
     recover_if_idle(home)
     enabled = set(ConfigStore(home).load().plugins.enabled)
-    rows: list[dict[str, Any]] = []
+    rows: list[PluginRow] = []
     for name in installed_names(home):
-        provenance = read_provenance(home.plugins / name) or {}
-        row: dict[str, Any] = {
-            "name": name,
-            "version": None,
-            "title": None,
-            "enabled": name in enabled,
-            "source": provenance.get("location"),
-            "source_kind": provenance.get("source"),
-            "commit": provenance.get("commit"),
-            "catalog_pin": (provenance.get("catalog") or {}).get("sha"),
-            "installed_at": provenance.get("installed_at"),
-            "servers": [],
-            "error": None,
-        }
+        record = read_provenance(home.plugins / name) or {}
+        catalog = record.get("catalog")
+        base = PluginRow(name, name in enabled, source=_text(record, "location"), source_kind=_text(record, "source"),
+                         commit=_text(record, "commit"),
+                         catalog_pin=_text(catalog, "sha") if isinstance(catalog, dict) else None,
+                         installed_at=_text(record, "installed_at"))
         try:
             plugin = load_plugin(home.plugins / name, home.plugin_data)
         except HermesError as exc:
-            row["error"] = str(exc)
-            rows.append(row)
+            rows.append(replace(base, error=str(exc)))
             continue
-        row["version"], row["title"] = plugin.manifest.version, plugin.manifest.title
+        servers = []
         for server in sorted(plugin.servers):
             declaration = plugin.declarations.get(server)
             if declaration is None:
-                row["servers"].append({"name": server, "availability": "no_requirements", "version": None,
-                                       "path": None})
+                servers.append(PluginServerRow(server, AppState.NO_REQUIREMENTS))
                 continue
             availability = check_availability(declaration, host)
-            row["servers"].append({"name": server, "availability": availability.state,
-                                   "version": availability.version, "path": availability.path})
-        rows.append(row)
+            servers.append(PluginServerRow(server, availability.state, availability.version, availability.path))
+        rows.append(replace(base, version=plugin.manifest.version, title=plugin.manifest.title,
+                            servers=tuple(servers)))
     return rows
 
 
 def update(home: Home, name: str, host: Host) -> InstallResult | None:
     """Re-pin a catalog install to the catalog's current commit (never `git pull`); None if current."""
+    check_name(name)
     if not (home.plugins / name).is_dir():
         raise NoSuchPlugin(name)
     provenance = read_provenance(home.plugins / name) or {}

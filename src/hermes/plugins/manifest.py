@@ -16,23 +16,27 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from hermes.apps.declaration import ServerDeclaration, parse_declarations
-from hermes.config.model import SERVER_NAME, Invalid, ServerConfig
-from hermes.errors import HermesError
-from hermes.runtimefile import LOOPBACK_HOSTS
+from hermes.apps.runtimefile import LOOPBACK_HOSTS
+from hermes.config.model import SERVER_NAME, ServerConfig
+from hermes.errors import InvalidFile
+from hermes.files import TooLarge, UnreadableFile, read_bounded
+from hermes.validation import Invalid, Loc, choice, dotted, mapping, nonempty_text, optional, required, shown, text
 
-PLUGIN_NAME = re.compile(r"^[a-z0-9.-]{1,64}$")
+# Plugin names become folder names beside hermes's own bookkeeping (`.staging-*`, `.old-*`, the
+# lock): never a leading dot or dash, never a control character.
+PLUGIN_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{0,63}")
 _KNOWN_FIELDS = {"$schema", "name", "version", "description", "title", "extensions", "author", "homepage",
                  "repository", "license", "keywords"}
 _SERVER_FIELDS = {"type", "command", "args", "env", "url", "headers", "cwd", "timeout", "connect_timeout"}
 _MAX_MANIFEST = 1 << 20
 
 
-class PluginError(HermesError):
-    exit_code = 2
+class PluginError(InvalidFile):
+    """A plugin file broke a rule: `<file>: <key> <rule>`."""
 
-    def __init__(self, file: Path | str, message: str) -> None:
+    def __init__(self, file: Path | str, message: str, *, key: str | None = None) -> None:
         self.file = str(file)
-        super().__init__(f"{file}: {message}")
+        super().__init__(f"{file}: {message}", path=str(file), key=key, rule=message)
 
 
 @dataclass(frozen=True)
@@ -68,16 +72,16 @@ class Plugin:
 
 def _load_json(path: Path) -> dict[str, Any]:
     try:
-        raw = path.read_bytes()[: _MAX_MANIFEST + 1]
+        raw = read_bounded(path, _MAX_MANIFEST, follow_symlinks=False)
     except FileNotFoundError:
         raise PluginError(path, "is missing") from None
-    except OSError as exc:
-        raise PluginError(path, f"cannot be read ({exc.strerror})") from None
-    if len(raw) > _MAX_MANIFEST:
-        raise PluginError(path, f"is larger than {_MAX_MANIFEST} bytes")
+    except TooLarge:
+        raise PluginError(path, f"is larger than {_MAX_MANIFEST} bytes") from None
+    except UnreadableFile as exc:
+        raise PluginError(path, f"cannot be read: {exc.reason}") from None
     try:
         data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         where = f" (line {exc.lineno})" if isinstance(exc, json.JSONDecodeError) else ""
         raise PluginError(path, f"is not valid JSON{where}") from None
     if not isinstance(data, dict):
@@ -85,51 +89,65 @@ def _load_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def _optional_text(data: dict[str, Any], key: str, file: Path) -> str | None:
-    value = data.get(key)
-    if value is not None and not isinstance(value, str):
-        raise PluginError(file, f"'{key}' must be a string")
-    return value
+def _manifest(data: dict[str, Any], path: Path) -> PluginManifest:
+    name = data.get("name")
+    if not isinstance(name, str) or not PLUGIN_NAME.fullmatch(name):
+        raise Invalid(("name",), f"must be 1-64 lowercase letters, digits, '.' or '-', starting with a letter or "
+                                 f"digit (got {shown(name)})")
+    warnings = tuple(f"{path}: unknown field '{key}' ignored" for key in data if key not in _KNOWN_FIELDS)
+    return PluginManifest(name, optional(data, "version", (), text, None), optional(data, "title", (), text, None),
+                          optional(data, "description", (), text, None), data, warnings)
 
 
 def read_manifest(root: Path) -> PluginManifest:
     path = root / "plugin.json"
     data = _load_json(path)
-    name = data.get("name")
-    if not isinstance(name, str) or not PLUGIN_NAME.match(name):
-        raise PluginError(path, f"'name' must be 1-64 lowercase letters, digits, '.' or '-' (got {name!r})")
-    warnings = tuple(f"{path}: unknown field '{key}' ignored" for key in data if key not in _KNOWN_FIELDS)
-    return PluginManifest(name, _optional_text(data, "version", path), _optional_text(data, "title", path),
-                          _optional_text(data, "description", path), data, warnings)
+    try:
+        return _manifest(data, path)
+    except Invalid as exc:
+        raise PluginError(path, f"'{dotted(exc.loc)}' {exc.rule}", key=dotted(exc.loc)) from None
 
 
 def _expand(text: str, root: Path, data_dir: Path) -> str:
     return text.replace("${PLUGIN_ROOT}", str(root)).replace("${PLUGIN_DATA}", str(data_dir))
 
 
-def _server_config(name: str, entry: Any, root: Path, data_dir: Path, file: Path) -> ServerConfig:
-    if not SERVER_NAME.match(name):
-        raise PluginError(file, f"mcpServers.{name!r} is not a valid server name (letters, digits, '_', '.', '-')")
-    if not isinstance(entry, dict):
-        raise PluginError(file, f"mcpServers.{name} must be an object")
-    unknown = sorted(set(entry) - _SERVER_FIELDS)
-    if unknown:
-        raise PluginError(file, f"mcpServers.{name}.{unknown[0]} is not a known key")
-    kind = entry.get("type", "stdio" if "command" in entry else "streamable-http")
-    if kind not in ("stdio", "streamable-http", "http", "sse"):
-        raise PluginError(file, f"mcpServers.{name}.type must be stdio or streamable-http (got {kind!r})")
-    values: dict[str, Any] = {k: v for k, v in entry.items() if k != "type"}
+def _command(value: Any, loc: Loc, root: Path) -> str:
+    command = nonempty_text(value, loc)
+    if command.startswith("./"):
+        if ".." in command.split("/"):
+            raise Invalid(loc, "must stay inside the plugin")
+        return str(root / command[2:])
+    if "/" in command or "\\" in command:
+        raise Invalid(loc, f"must be a bare name or ./relative (got {command!r})")
+    return command
+
+
+def _remote_url(value: Any, loc: Loc) -> str:
+    url = nonempty_text(value, loc)
+    try:
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+    except ValueError:
+        raise Invalid(loc, f"is not a valid URL (got {shown(url)})") from None
+    if parts.scheme != "https" and not (parts.scheme == "http" and host in LOOPBACK_HOSTS):
+        raise Invalid(loc, "must be https (plain http only on loopback)")
+    return url
+
+
+def _server_config(name: str, entry: Any, root: Path, data_dir: Path) -> ServerConfig:
+    """One `mcpServers` entry in the shape other hosts use, as a `ServerConfig`."""
+    loc: Loc = ("mcpServers", name)
+    if not SERVER_NAME.match(name) or set(name) <= {"."}:
+        raise Invalid(loc, "is not a valid server name (letters, digits, '_', '.', '-')")
+    data = mapping(entry, loc, _SERVER_FIELDS, what="an object")
+    kind = optional(data, "type", loc, choice("stdio", "streamable-http", "http", "sse"),
+                    "stdio" if "command" in data else "streamable-http")
+    values: dict[str, Any] = {k: v for k, v in data.items() if k != "type"}
     if kind == "stdio":
-        command = values.get("command")
-        if not isinstance(command, str) or not command:
-            raise PluginError(file, f"mcpServers.{name}.command is required for a stdio server")
-        if command.startswith("./"):
-            if ".." in command.split("/"):
-                raise PluginError(file, f"mcpServers.{name}.command must stay inside the plugin")
-            values["command"] = str(root / command[2:])
-        elif "/" in command or "\\" in command:
-            raise PluginError(file, f"mcpServers.{name}.command must be a bare name or ./relative (got {command!r})")
-        values["command"] = _expand(values["command"], root, data_dir)
+        command = required(data, "command", loc, lambda v, at: _command(v, at, root),
+                           why="is required for a stdio server")
+        values["command"] = _expand(command, root, data_dir)
         if isinstance(values.get("args"), list):
             values["args"] = [_expand(a, root, data_dir) if isinstance(a, str) else a for a in values["args"]]
         if isinstance(values.get("env"), dict):
@@ -137,20 +155,10 @@ def _server_config(name: str, entry: Any, root: Path, data_dir: Path, file: Path
                              for k, v in values["env"].items()}
         values["cwd"] = _expand(values["cwd"], root, data_dir) if isinstance(values.get("cwd"), str) else str(root)
     else:
-        url = values.get("url")
-        if not isinstance(url, str) or not url:
-            raise PluginError(file, f"mcpServers.{name}.url is required for a {kind} server")
-        parts = urlsplit(url)
-        loopback = (parts.hostname or "").lower() in LOOPBACK_HOSTS
-        if parts.scheme != "https" and not (parts.scheme == "http" and loopback):
-            raise PluginError(file, f"mcpServers.{name}.url must be https (plain http only on loopback)")
+        required(data, "url", loc, _remote_url, why=f"is required for a {kind} server")
         if kind == "sse":
             values["transport"] = "sse"
-    try:
-        return ServerConfig.read(values, ("mcpServers", name))
-    except Invalid as exc:
-        key = ".".join(str(p) for p in exc.loc)
-        raise PluginError(file, f"{key}: {exc.message}") from None
+    return ServerConfig.read(values, loc)
 
 
 def load_plugin(root: Path, data_root: Path) -> Plugin:
@@ -167,7 +175,10 @@ def load_plugin(root: Path, data_root: Path) -> Plugin:
         entries = mcp.get("mcpServers", {})
         if not isinstance(entries, dict):
             raise PluginError(mcp_path, "'mcpServers' must be an object")
-        servers = {name: _server_config(name, entry, root, data_dir, mcp_path) for name, entry in entries.items()}
+        try:
+            servers = {name: _server_config(name, entry, root, data_dir) for name, entry in entries.items()}
+        except Invalid as exc:
+            raise PluginError(mcp_path, f"{dotted(exc.loc)}: {exc.rule}", key=dotted(exc.loc)) from None
     declarations = parse_declarations(manifest.raw, set(servers), file=str(root / "plugin.json"))
     skills = tuple(sorted(root.glob("skills/*/SKILL.md")))
     return Plugin(root, manifest, servers, declarations, data_dir, tuple(warnings), skills)

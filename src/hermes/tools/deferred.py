@@ -31,16 +31,9 @@ class HiddenServer:
         return f"{self.server} ({count}: {self.reason})"
 
 
-def _groups(surface: Surface) -> dict[str, list[SurfaceTool]]:
-    groups: dict[str, list[SurfaceTool]] = {}
-    for tool in surface.tools.values():
-        groups.setdefault(tool.server, []).append(tool)
-    return groups
-
-
 def catalog_text(surface: Surface, hidden: list[HiddenServer]) -> str:
     lines: list[tuple[str, str]] = []
-    for server, tools in _groups(surface).items():
+    for server, tools in surface.servers():
         names = ", ".join(sorted(t.original for t in tools))
         lines.append((server, f"{server} ({len(tools)} tools): {names}"))
     lines += [(h.server, h.line()) for h in hidden]
@@ -55,24 +48,38 @@ def _words(text: str) -> set[str]:
     return {w for w in re.split(r"[^a-z0-9]+", text.lower()) if w and w not in _STOPWORDS}
 
 
+class SearchIndex:
+    """The words of every tool, computed once per surface, so a query only intersects small sets."""
+
+    def __init__(self, surface: Surface) -> None:
+        self.surface = surface
+        # word -> (tool, weight): 3 for a word of the server or tool name, 1 for the description.
+        self._postings: dict[str, list[tuple[SurfaceTool, int]]] = {}
+        for tool in surface.tools.values():
+            name_words = _words(f"{tool.server} {tool.original}")
+            for word in name_words | _words(tool.description):
+                self._postings.setdefault(word, []).append((tool, 3 if word in name_words else 1))
+
+    def search(self, hidden: list[HiddenServer], query: str) -> tuple[list[SurfaceTool], str]:
+        """Matching tools (best first) and, when nothing matches, a text that says what exists and why."""
+        scores: dict[str, int] = {}
+        tools: dict[str, SurfaceTool] = {}
+        for word in _words(query):
+            for tool, weight in self._postings.get(word, ()):
+                scores[tool.name] = scores.get(tool.name, 0) + weight
+                tools[tool.name] = tool
+        ranked = sorted(scores, key=lambda name: (-scores[name], name))[:_MAX_RESULTS]
+        if ranked:
+            return [tools[name] for name in ranked], ""
+        sources = [f"{server} ({len(tools)} tools)" for server, tools in self.surface.servers()]
+        lines = [f"No tool matched '{query}'."]
+        lines.append("Available sources: " + (", ".join(sources) if sources else "none") + ".")
+        if hidden:
+            lines.append("Hidden sources:")
+            lines += [f"- {h.line()}" for h in sorted(hidden, key=lambda h: h.server)]
+        lines.append(SEARCH_HINT)
+        return [], "\n".join(lines)
+
+
 def search(surface: Surface, hidden: list[HiddenServer], query: str) -> tuple[list[SurfaceTool], str]:
-    """Matching tools (best first) and, when nothing matches, a text that says what exists and why."""
-    wanted = _words(query)
-    scored: list[tuple[int, str, SurfaceTool]] = []
-    for tool in surface.tools.values():
-        haystack = _words(f"{tool.server} {tool.original} {tool.description}")
-        name_words = _words(f"{tool.server} {tool.original}")
-        score = sum(3 if w in name_words else 1 for w in wanted if w in haystack)
-        if score:
-            scored.append((-score, tool.name, tool))
-    found = [tool for _, _, tool in sorted(scored)[:_MAX_RESULTS]]
-    if found:
-        return found, ""
-    sources = [f"{server} ({len(tools)} tools)" for server, tools in sorted(_groups(surface).items())]
-    lines = [f"No tool matched '{query}'."]
-    lines.append("Available sources: " + (", ".join(sources) if sources else "none") + ".")
-    if hidden:
-        lines.append("Hidden sources:")
-        lines += [f"- {h.line()}" for h in sorted(hidden, key=lambda h: h.server)]
-    lines.append(SEARCH_HINT)
-    return [], "\n".join(lines)
+    return SearchIndex(surface).search(hidden, query)

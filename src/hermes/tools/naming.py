@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 
 MAX_NAME = 64
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]")
@@ -21,5 +22,16 @@ def clamp(name: str) -> str:
     return f"{name[: MAX_NAME - 9]}_{digest}"
 
 
+def prefix(server: str) -> str:
+    """`mcp__<server>__`: what every registered name of `server` starts with."""
+    return f"mcp__{sanitize(server)}__"
+
+
 def registered_name(server: str, tool: str) -> str:
-    return clamp(f"mcp__{sanitize(server)}__{sanitize(tool)}")
+    return clamp(prefix(server) + sanitize(tool))
+
+
+def owners(name: str, servers: Iterable[str]) -> list[str]:
+    """The servers whose registered names start like `name` (a name clamped to 64 characters keeps
+    its server's prefix unless the server's own name is longer than about 50 characters)."""
+    return [server for server in servers if name.startswith(prefix(server))]

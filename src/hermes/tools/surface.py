@@ -3,12 +3,14 @@
 Pure: the input is plain data about servers (their filter, tools and capabilities), the output is
 the registry a model sees plus the entries that were skipped and why. Two tools whose registered
 names collide are both skipped: silently letting one win would call the wrong server's tool.
+Building is linear in the number of tools, and the surface keeps an index by server so that
+per-server questions (status, counts) are too.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -18,22 +20,9 @@ from hermes.config.model import ToolFilter
 from hermes.tools.filters import tool_allowed
 from hermes.tools.naming import registered_name
 from hermes.tools.toolsets import toolset_name
+from hermes.tools.utilities import NO_ARGS, PROMPT_UTILITIES, RESOURCE_UTILITIES, UTILITIES, UtilityKind
 
-Kind = Literal["tool", "list_resources", "read_resource", "list_prompts", "get_prompt"]
-
-_NO_ARGS: dict[str, Any] = {"type": "object", "properties": {}}
-_UTILITIES: dict[Kind, tuple[str, dict[str, Any]]] = {
-    "list_resources": ("List the resources of MCP server '{server}'.", _NO_ARGS),
-    "read_resource": ("Read one resource of MCP server '{server}' by its URI.", {
-        "type": "object", "properties": {"uri": {"type": "string", "description": "The resource URI."}},
-        "required": ["uri"]}),
-    "list_prompts": ("List the prompts of MCP server '{server}'.", _NO_ARGS),
-    "get_prompt": ("Get one prompt of MCP server '{server}' by name, with its arguments.", {
-        "type": "object", "properties": {
-            "name": {"type": "string", "description": "The prompt name."},
-            "arguments": {"type": "object", "additionalProperties": {"type": "string"}}},
-        "required": ["name"]}),
-}
+Kind = Literal["tool"] | UtilityKind
 
 
 @dataclass(frozen=True)
@@ -55,6 +44,9 @@ class SurfaceTool:
     original: str
     description: str
     input_schema: dict[str, Any]
+    # The server's own definition of the tool (title, annotations, output schema, ...); None for
+    # the utility tools hermes adds.
+    definition: types.Tool | None = None
 
     @property
     def toolset(self) -> str:
@@ -80,22 +72,29 @@ class SkippedTool:
 class Surface:
     tools: dict[str, SurfaceTool] = field(default_factory=dict)
     skipped: list[SkippedTool] = field(default_factory=list)
+    _by_server: dict[str, list[SurfaceTool]] = field(default_factory=dict, repr=False)
 
     def for_server(self, server: str) -> list[SurfaceTool]:
-        return [t for t in self.tools.values() if t.server == server]
+        return self._by_server.get(server, [])
+
+    def servers(self) -> Iterator[tuple[str, list[SurfaceTool]]]:
+        """(server, its tools), sorted by server name."""
+        return iter(sorted(self._by_server.items()))
 
 
-def _candidates(server: ServerTools) -> Iterable[SurfaceTool]:
+def server_entries(server: ServerTools) -> Iterator[SurfaceTool]:
+    """Every entry this server puts on the surface, before collisions with other servers."""
     for tool in server.tools:
-        yield SurfaceTool(registered_name(server.name, tool.name), server.name, "tool", tool.name,
-                          tool.description or "", dict(tool.input_schema or _NO_ARGS))
-    wanted: list[Kind] = []
+        if tool_allowed(tool.name, server.rule):
+            yield SurfaceTool(registered_name(server.name, tool.name), server.name, "tool", tool.name,
+                              tool.description or "", dict(tool.input_schema or NO_ARGS), tool)
+    wanted: list[UtilityKind] = []
     if server.has_resources and server.rule.resources:
-        wanted += ["list_resources", "read_resource"]
+        wanted += RESOURCE_UTILITIES
     if server.has_prompts and server.rule.prompts:
-        wanted += ["list_prompts", "get_prompt"]
+        wanted += PROMPT_UTILITIES
     for kind in wanted:
-        description, schema = _UTILITIES[kind]
+        description, schema = UTILITIES[kind]
         yield SurfaceTool(registered_name(server.name, kind), server.name, kind, kind,
                           description.format(server=server.name), schema)
 
@@ -104,14 +103,13 @@ def build_surface(servers: Iterable[ServerTools]) -> Surface:
     surface = Surface()
     by_name: dict[str, list[SurfaceTool]] = defaultdict(list)
     for server in servers:
-        for candidate in _candidates(server):
-            if candidate.kind == "tool" and not tool_allowed(candidate.original, server.rule):
-                continue
-            by_name[candidate.name].append(candidate)
+        for entry in server_entries(server):
+            by_name[entry.name].append(entry)
     for name in sorted(by_name):
         entries = by_name[name]
         if len(entries) == 1:
             surface.tools[name] = entries[0]
+            surface._by_server.setdefault(entries[0].server, []).append(entries[0])
             continue
         others = ", ".join(f"'{e.original}' of '{e.server}'" for e in entries)
         for entry in entries:

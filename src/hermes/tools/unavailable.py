@@ -5,53 +5,55 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-AFTER_USER_ACTION = "after_user_action"
-NEVER_HERE = "never_here"
+from hermes.apps.states import Retry
+from hermes.mcp.states import ConnectionState
 
+_FIX = "Fix the cause (see the server's log in HERMES_HOME/logs), then run `hermes mcp reload`."
 _ACTIONS = {
-    "failed": "Fix the cause (see the server's log in HERMES_HOME/logs), then run `hermes mcp reload`.",
-    "parked": "Fix the cause (see the server's log in HERMES_HOME/logs), then run `hermes mcp reload`.",
-    "disabled": "Enable the server in config.yaml, then run `hermes mcp reload`.",
-    "connecting": "Wait until the server has started, then try again.",
-    "restarting": "Wait until the server has restarted, then try again.",
-    "stopped": "Run `hermes mcp reload` to start it again.",
+    ConnectionState.FAILED: _FIX,
+    ConnectionState.PARKED: _FIX,
+    ConnectionState.DISABLED: "Enable the server in config.yaml, then run `hermes mcp reload`.",
+    ConnectionState.CONNECTING: "Wait until the server has started, then try again.",
+    ConnectionState.RESTARTING: "Wait until the server has restarted, then try again.",
+    ConnectionState.STOPPED: "Run `hermes mcp reload` to start it again.",
+    ConnectionState.CONNECTED: "Run `hermes mcp reload`, then try again.",
 }
-
-
 _PHRASES = {
-    "failed": "could not be connected",
-    "parked": "is parked",
-    "disabled": "is disabled",
-    "connecting": "is still connecting",
-    "restarting": "is restarting",
-    "stopped": "is stopped",
+    ConnectionState.FAILED: "could not be connected",
+    ConnectionState.PARKED: "is parked",
+    ConnectionState.DISABLED: "is disabled",
+    ConnectionState.CONNECTING: "is still connecting",
+    ConnectionState.RESTARTING: "is restarting",
+    ConnectionState.STOPPED: "is stopped",
+    ConnectionState.CONNECTED: "is not connected",
 }
 
 
 @dataclass(frozen=True)
 class Unavailable:
+    """A server that is not connected, with its state's reason (undeclared servers, SPEC 5.5)."""
+
     server: str
-    state: str
+    state: ConnectionState
     reason: str
     stderr_tail: str = ""
 
     @property
     def user_action(self) -> str:
-        return _ACTIONS.get(self.state, "Run `hermes mcp reload`, then try again.")
+        return _ACTIONS[self.state]
 
     @property
     def sentence(self) -> str:
-        what = _PHRASES.get(self.state, f"is {self.state}")
-        return f"MCP server '{self.server}' {what}: {self.reason.rstrip('.')}. {self.user_action}"
+        return f"MCP server '{self.server}' {_PHRASES[self.state]}: {self.reason.rstrip('.')}. {self.user_action}"
 
     def payload(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "error": self.sentence,
             "server": self.server,
-            "state": self.state,
+            "state": self.state.value,
             "reason": self.reason,
             "user_action": self.user_action,
-            "retry": AFTER_USER_ACTION,
+            "retry": Retry.AFTER_USER_ACTION.value,
         }
         if self.stderr_tail:
             data["stderr_tail"] = self.stderr_tail

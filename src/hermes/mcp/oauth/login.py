@@ -18,7 +18,6 @@ from urllib.parse import parse_qs, urlsplit
 import anyio
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.auth import AuthorizationCodeResult
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -29,12 +28,13 @@ from hermes.config.resolve import resolve_server
 from hermes.config.store import ConfigStore
 from hermes.errors import HermesError, NoSuchServer, UsageError
 from hermes.home import Home
-from hermes.logs import redacted_file_logging
-from hermes.loopback_http import bind_loopback, serve_asgi
+from hermes.loopback import bind_loopback, serve_asgi
 from hermes.mcp.describe import leaf
-from hermes.oauth.provider import build_provider
-from hermes.oauth.storage import client_path, has_tokens, read_json
+from hermes.mcp.oauth.provider import build_provider
+from hermes.mcp.oauth.storage import client_path, has_tokens, read_json
+from hermes.mcp.sdk import create_http_client
 from hermes.security.redact import Redactor
+from hermes.security.redacted_log import redacted_file_logging
 
 LOGIN_TIMEOUT = 300.0
 
@@ -137,7 +137,7 @@ async def login(home: Home, name: str, *, timeout: float = LOGIN_TIMEOUT, open_b
             async with anyio.create_task_group() as tasks:
                 await tasks.start(serve_asgi, app, bind_loopback(port))
                 try:
-                    http = create_mcp_http_client(headers=dict(server.headers), auth=provider)
+                    http = create_http_client(headers=dict(server.headers), auth=provider)
                     async with http, Client(streamable_http_client(server.url, http_client=http), mode="legacy",
                                             cache=None) as client:
                         tools = len((await client.list_tools()).tools)

@@ -9,8 +9,8 @@ from typing import Any
 
 import psutil
 
+from hermes.apps.runtimefile import RuntimeEndpoint, RuntimeFileError, read_runtime_file
 from hermes.home import Home
-from hermes.runtimefile import RuntimeEndpoint, RuntimeFileError, read_runtime_file
 
 
 @dataclass(frozen=True)

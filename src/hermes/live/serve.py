@@ -32,11 +32,12 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from hermes import __version__
-from hermes.control import publish_control
 from hermes.home import Home
-from hermes.loopback_http import bind_loopback, serve_asgi
-from hermes.session import Session
-from hermes.stdin_lines import stdin_is_pollable, stdin_lines
+from hermes.live.control import publish_control
+from hermes.live.stdin_lines import stdin_is_pollable, stdin_lines
+from hermes.loopback import bind_loopback, serve_asgi
+from hermes.mcp.sdk import client_connection
+from hermes.session.core import Session, SessionSettings
 
 
 class SurfaceServer:
@@ -59,8 +60,8 @@ class SurfaceServer:
     def _remember(self, ctx: ServerRequestContext[Any]) -> None:
         # `ctx.session` is a per-request proxy; the connection behind it is what lives as long as
         # the client does, and its standalone channel is where unsolicited notifications go.
-        connection = getattr(ctx.session, "_connection", None)
-        if isinstance(connection, Connection):
+        connection = client_connection(ctx)
+        if connection is not None:
             self._clients.add(connection)
 
     async def _list_tools(self, ctx: ServerRequestContext[Any],
@@ -166,7 +167,7 @@ async def serve(home: Home, *, http: bool, port: int, platform: str | None, defe
 
 
 async def _serve_session(home: Home, *, http: bool, port: int, platform: str | None, deferred: bool) -> None:
-    async with Session(home, platform=platform) as session, anyio.create_task_group() as tasks:
+    async with Session(home, SessionSettings(platform=platform)) as session, anyio.create_task_group() as tasks:
         surface = SurfaceServer(session, deferred=deferred)
         await tasks.start(publish_control, session)
         tasks.start_soon(surface.announce_changes)

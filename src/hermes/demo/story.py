@@ -24,11 +24,11 @@ from typing import Any
 
 import anyio
 
-from hermes.apps import demo_setup
 from hermes.apps.host import local_host
 from hermes.cli.output import say
 from hermes.config.edit import add_server
 from hermes.config.store import ConfigStore
+from hermes.demo import setup as demo_setup
 from hermes.errors import HermesError
 from hermes.home import Home
 from hermes.plugins.install import install
@@ -68,7 +68,7 @@ async def _until(predicate: Callable[[], bool], timeout: float = _WAIT) -> bool:
 
 
 async def _walk(home: Home, story: Story) -> None:
-    from hermes.session import Session
+    from hermes.session.core import Session, SessionSettings
 
     story.step("A plain MCP server: add the bundled example server (stdio) to config.yaml.")
     with ConfigStore(home).edit() as doc:
@@ -102,7 +102,7 @@ async def _walk(home: Home, story: Story) -> None:
                 f"installed {result.name!r}")
 
     story.step("Start a session: every configured server connects in parallel. Call the example's echo tool:")
-    async with Session(home, watch_interval=0.1) as session:
+    async with Session(home, SessionSettings(watch_interval=0.1)) as session:
         echo = await session.call("mcp__example__echo", {"text": "hello from hermes"})
         say(f"   mcp__example__echo -> {echo.text}")
         story.check(echo.text == "hello from hermes", "the plain server's tool works", f"echo answered {echo.text!r}")

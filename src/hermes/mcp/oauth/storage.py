@@ -11,16 +11,16 @@ import os
 from pathlib import Path
 from typing import Any
 
-from hermes.config.yamlfile import atomic_write
+from hermes.files import atomic_write
 from hermes.home import Home
 
 
 def token_path(home: Home, server: str) -> Path:
-    return home.tokens / f"{server}.json"
+    return home.token_file(server)
 
 
 def client_path(home: Home, server: str) -> Path:
-    return home.tokens / f"{server}.client.json"
+    return home.client_file(server)
 
 
 def ensure_folder(home: Home) -> None:
@@ -41,7 +41,7 @@ def read_json(path: Path) -> dict[str, Any] | None:
 
 
 def has_tokens(home: Home, server: str) -> bool:
-    return token_path(home, server).exists()
+    return home.has_tokens(server)
 
 
 def delete_tokens(home: Home, server: str) -> list[Path]:
@@ -65,7 +65,8 @@ class FileTokenStorage:
         self.home = home
         self.server = server
         self.preregistered = preregistered
-        self.metadata: dict[str, Any] | None = None  # the AS metadata, set by the provider when known
+        # The provider's `OAuthContext`, whose expiry time and AS metadata are saved with each token.
+        self.context: Any = None
         self.on_tokens: list[Any] = []
 
     async def get_tokens(self) -> Any:
@@ -86,8 +87,9 @@ class FileTokenStorage:
         expires_in = getattr(tokens, "expires_in", None)
         record: dict[str, Any] = {"token": tokens.model_dump(mode="json", exclude_none=True),
                                   "expires_at": time.time() + expires_in if expires_in else None}
-        if self.metadata is not None:
-            record["authorization_server"] = self.metadata
+        metadata = getattr(self.context, "oauth_metadata", None)
+        if metadata is not None:
+            record["authorization_server"] = metadata.model_dump(mode="json", exclude_none=True)
         write_json(token_path(self.home, self.server), record)
         for callback in self.on_tokens:
             callback(tokens)

@@ -43,14 +43,15 @@ def _disabled_reason(config: HermesConfig, entry: ServerConfig, source: str) -> 
     return None
 
 
-def desired_servers(config: HermesConfig, plugins: LoadedPlugins | None = None, *, only: set[str] | None = None,
-                    ignore_disabled: bool = False) -> ServerSet:
+def desired_servers(config: HermesConfig, plugins: LoadedPlugins | None = None, *,
+                    only: frozenset[str] | set[str] | None = None,
+                    include_disabled: bool = False) -> ServerSet:
     result = ServerSet()
 
     def add(server: DesiredServer) -> None:
         if only is not None and server.name not in only:
             return
-        if ignore_disabled:
+        if include_disabled:
             server = DesiredServer(server.name, server.config, server.source, None, server.declaration,
                                    server.app_name)
         if server.name in result.servers:

@@ -11,21 +11,20 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import json
-import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from hermes.config.yamlfile import atomic_write
 from hermes.errors import HermesError
+from hermes.files import TooLarge, UnreadableFile, atomic_write, read_bounded
 
 MAX_RUNTIME_FILE_BYTES = 64 * 1024
 MAX_PID = 2**31 - 1
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 _PLAIN_PATH = re.compile(r"^/[A-Za-z0-9._~/-]*$")
+_TOKEN = re.compile(r"[\x21-\x7e]{1,4096}")
 
 
 class RuntimeFileError(HermesError):
@@ -35,6 +34,13 @@ class RuntimeFileError(HermesError):
         self.path = path
         self.reason = reason
         super().__init__(f"Runtime file {path}: {reason}.")
+
+
+class RuntimeFileMissing(RuntimeFileError):
+    """No runtime file at all: the process that would write it has not (or has gone)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, "the file does not exist")
 
 
 @dataclass(frozen=True)
@@ -71,26 +77,17 @@ def plain_endpoint_path(text: str) -> bool:
 
 def _read_object(path: Path) -> dict[str, Any]:
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        raw = read_bounded(path, MAX_RUNTIME_FILE_BYTES, follow_symlinks=False)
     except FileNotFoundError:
-        raise RuntimeFileError(path, "the file does not exist") from None
-    except OSError as exc:
-        if os.path.islink(path):
-            raise RuntimeFileError(path, "the file is a symbolic link, which is not trusted") from None
-        raise RuntimeFileError(path, f"the file cannot be read ({exc.strerror})") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise RuntimeFileError(path, "it is not a regular file")
-    except BaseException:
-        os.close(fd)
-        raise
-    with os.fdopen(fd, "rb") as handle:
-        raw = handle.read(MAX_RUNTIME_FILE_BYTES + 1)
-    if len(raw) > MAX_RUNTIME_FILE_BYTES:
-        raise RuntimeFileError(path, f"the file is larger than {MAX_RUNTIME_FILE_BYTES} bytes")
+        raise RuntimeFileMissing(path) from None
+    except TooLarge:
+        raise RuntimeFileError(path, f"the file is larger than {MAX_RUNTIME_FILE_BYTES} bytes") from None
+    except UnreadableFile as exc:
+        raise RuntimeFileError(path, exc.reason.replace("it is", "the file is", 1)) from None
     try:
         data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        # ValueError covers invalid JSON and integers too long to convert; RecursionError deep nesting.
         raise RuntimeFileError(path, "the file is not valid JSON") from None
     if not isinstance(data, dict):
         raise RuntimeFileError(path, "the file does not hold a JSON object")
@@ -133,6 +130,10 @@ def read_runtime_file(path: Path, *, pid_key: str = "pid", url_key: str = "http"
     token = data.get(token_key)
     if token is not None and (not isinstance(token, str) or not token):
         raise RuntimeFileError(path, f"'{token_key}' must be a non-empty string")
+    if token is not None and not _TOKEN.fullmatch(token):
+        # A header value with a line break or NUL would be refused by the HTTP library with an
+        # error that quotes it; a token is printable ASCII without spaces.
+        raise RuntimeFileError(path, f"'{token_key}' must be printable ASCII without spaces or control characters")
     return RuntimeEndpoint(pid, host.lower(), port, token)
 
 

@@ -9,6 +9,7 @@ first, and a rotated refresh token is saved the moment it arrives.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -19,7 +20,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata, OAuthM
 from hermes.config.model import OAuthSettings
 from hermes.errors import HermesError
 from hermes.home import Home
-from hermes.oauth.storage import FileTokenStorage
+from hermes.mcp.oauth.storage import FileTokenStorage
 
 DEFAULT_REDIRECT_PORT = 33418
 
@@ -31,7 +32,14 @@ class LoginRequired(HermesError):
 
 
 class HermesOAuthProvider(OAuthClientProvider):
-    """Restores expiry and authorization-server metadata from storage so refresh needs no browser."""
+    """The SDK's provider with the token expiry and the authorization server's metadata restored.
+
+    The SDK keeps both in memory only (`context.token_expiry_time`, `context.oauth_metadata`);
+    without the expiry a stored token counts as valid, comes back 401, and the SDK starts a full
+    browser flow instead of refreshing. They are restored right after construction (the SDK's lazy
+    initialisation loads only tokens and client info) and saved with every token (`FileTokenStorage`
+    reads them from this provider's context).
+    """
 
     def __init__(self, server_url: str, metadata: OAuthClientMetadata, *, file_storage: FileTokenStorage,
                  redirect_handler: Callable[[str], Awaitable[None]],
@@ -39,28 +47,15 @@ class HermesOAuthProvider(OAuthClientProvider):
         super().__init__(server_url, metadata, file_storage, redirect_handler=redirect_handler,
                          callback_handler=callback_handler)
         self.file_storage = file_storage
-
-    async def _initialize(self) -> None:
-        await super()._initialize()
-        stored = self.file_storage.stored()
+        file_storage.context = self.context
+        stored = file_storage.stored()
         expires_at = stored.get("expires_at")
-        if isinstance(expires_at, (int, float)):
+        if isinstance(expires_at, (int, float)) and not isinstance(expires_at, bool):
             self.context.token_expiry_time = float(expires_at)
-        metadata = stored.get("authorization_server")
-        if isinstance(metadata, dict) and self.context.oauth_metadata is None:
-            self.context.oauth_metadata = OAuthMetadata.model_validate(metadata)
-
-    async def _handle_token_response(self, response: Any) -> None:
-        self._remember_metadata()
-        await super()._handle_token_response(response)
-
-    async def _handle_refresh_response(self, response: Any) -> bool:
-        self._remember_metadata()
-        return await super()._handle_refresh_response(response)
-
-    def _remember_metadata(self) -> None:
-        if self.context.oauth_metadata is not None:
-            self.file_storage.metadata = self.context.oauth_metadata.model_dump(mode="json", exclude_none=True)
+        metadata_record = stored.get("authorization_server")
+        if isinstance(metadata_record, dict):
+            with contextlib.suppress(ValueError):
+                self.context.oauth_metadata = OAuthMetadata.model_validate(metadata_record)
 
 
 def client_metadata(settings: OAuthSettings | None, redirect_port: int) -> OAuthClientMetadata:

@@ -9,14 +9,14 @@ import sys
 import time
 from pathlib import Path
 
+from hermes.apps.runtimefile import RuntimeFileError, read_runtime_file
 from hermes.config.edit import set_plugin_enabled
 from hermes.config.store import ConfigStore
 from hermes.home import Home
-from hermes.runtimefile import RuntimeFileError, read_runtime_file
 
 PLUGIN_NAME = "hermes-demo"
 SERVER_NAME = "demo-app"
-PLUGIN_SOURCE = Path(__file__).parent / "demo_plugin"
+PLUGIN_SOURCE = Path(__file__).parent / "plugin"
 
 
 def app_path(home: Home) -> Path:
@@ -31,7 +31,7 @@ def install_app(home: Home) -> Path:
     """'Install' the demo app where its plugin declares it: an executable launcher."""
     path = app_path(home)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"#!{sys.executable}\nfrom hermes.apps.demo_app import main\n\nmain()\n")
+    path.write_text(f"#!{sys.executable}\nfrom hermes.demo.app import main\n\nmain()\n")
     path.chmod(0o755)
     return path
 

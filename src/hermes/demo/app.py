@@ -5,7 +5,7 @@ token that is new at each start, and publishes pid, URL and token with the bridg
 restart moves it to a new port with a new token, which is exactly what a static URL in a config
 file can never follow.
 
-    python -m hermes.apps.demo_app --runtime-file PATH
+    python -m hermes.demo.app --runtime-file PATH
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ async def run(runtime_file: str) -> None:
     import anyio
 
     from hermes.apps.bridge import new_token, publish_endpoint
-    from hermes.loopback_http import bind_loopback, serve_asgi
+    from hermes.loopback import bind_loopback, serve_asgi
 
     token = new_token()
     sock = bind_loopback()

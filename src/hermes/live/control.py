@@ -18,10 +18,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from hermes.apps.runtimefile import remove_runtime_file, write_runtime_file
 from hermes.errors import HermesError
-from hermes.loopback_http import bind_loopback, serve_asgi
-from hermes.runtimefile import remove_runtime_file, write_runtime_file
-from hermes.session import Session
+from hermes.loopback import bind_loopback, serve_asgi
+from hermes.session.core import Session
 
 
 def control_app(session: Session, token: str) -> Starlette:
@@ -32,7 +32,7 @@ def control_app(session: Session, token: str) -> Starlette:
     async def status(request: Request) -> JSONResponse:
         if not authorized(request):
             return JSONResponse({"error": "unauthorized"}, status_code=401)
-        return JSONResponse({"pid": os.getpid(), "servers": session.status()})
+        return JSONResponse({"pid": os.getpid(), "servers": [s.to_json() for s in session.status()]})
 
     async def reload(request: Request) -> JSONResponse:
         if not authorized(request):

@@ -3,7 +3,10 @@
 A `Session` is an async context manager. Entering it reads the config, starts every enabled server
 in parallel and waits until each one has either connected or failed (each bounded by its own
 `connect_timeout`, so one slow server never holds up the rest for longer than its own budget).
-Leaving it stops every server and waits until each child process is gone.
+Leaving it stops every server at once and waits until each child process is gone.
+
+The surface is rebuilt lazily after any change a connection reports (linear in the number of
+tools); listeners registered with `on_surface_change` hear about every change.
 """
 
 from __future__ import annotations
@@ -14,55 +17,53 @@ import os
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import anyio
+import anyio.to_thread
+import httpx2
 from anyio.abc import TaskGroup
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
-from hermes.apps.declaration import ServerDeclaration
+from hermes.apps.declaration import LivenessKind
 from hermes.apps.gate import Gate, app_gate
 from hermes.apps.host import Host, local_host
-from hermes.apps.status import APP_STATES, HERMES_NOT_CONNECTED, AppStatus
+from hermes.apps.states import AppState
+from hermes.apps.status import AppStatus
 from hermes.config.model import HermesConfig
 from hermes.config.resolve import ResolvedServer, resolve_server
 from hermes.config.store import ConfigStore
-from hermes.config.yamlfile import atomic_write
-from hermes.errors import ServerNotConnected
+from hermes.files import atomic_write
 from hermes.home import Home
-from hermes.logs import redacted_file_logging
-from hermes.mcp.connection import ConnectionEnv, RestartPolicy, ServerConnection
+from hermes.mcp.children import Watchdog
+from hermes.mcp.connection import RestartPolicy, ServerConnection, ServerNotConnected
 from hermes.mcp.describe import describe_failure
-from hermes.mcp.endpoint import ConfiguredEndpoint, EndpointResolver
-from hermes.mcp.live import LiveEndpointResolver
+from hermes.mcp.endpoint import LiveEndpointSource
+from hermes.mcp.transports import TransportOpener
 from hermes.plugins.registry import load_enabled
 from hermes.security.redact import Redactor
-from hermes.servers import DesiredServer, desired_servers
-from hermes.tools.deferred import HiddenServer, catalog_text, search
+from hermes.security.redacted_log import redacted_file_logging
+from hermes.session.servers import DesiredServer, desired_servers
+from hermes.session.status import ServerStatus
+from hermes.tools import utilities
+from hermes.tools.deferred import HiddenServer, SearchIndex, catalog_text
 from hermes.tools.filters import filter_warnings, tool_allowed
-from hermes.tools.naming import sanitize
+from hermes.tools.naming import owners, registered_name
 from hermes.tools.results import RenderedResult, render_result
-from hermes.tools.surface import ServerTools, Surface, SurfaceTool, build_surface
+from hermes.tools.surface import ServerTools, Surface, SurfaceTool, build_surface, server_entries
 from hermes.tools.toolsets import servers_for_platform
 from hermes.tools.unavailable import Unavailable
 
 
-def _read_known_tools(path: Path) -> dict[str, int]:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    return {k: v for k, v in data.items() if isinstance(k, str) and type(v) is int and v >= 0}
-
-
-def _write_known_tools(path: Path, counts: dict[str, int]) -> None:
-    with contextlib.suppress(OSError):
-        atomic_write(path, json.dumps(counts, sort_keys=True) + "\n", mode=0o600)
+@dataclass(frozen=True)
+class SessionSettings:
+    platform: str | None = None  # whose platform_toolsets apply
+    only: frozenset[str] | None = None  # start only these servers (a probe, `tools call`)
+    include_disabled: bool = False  # start them even when disabled (a probe)
+    policy: RestartPolicy = field(default_factory=RestartPolicy)
+    watch_interval: float = 0.5  # how often an app-bound server's runtime file is checked
 
 
 @dataclass
@@ -106,36 +107,57 @@ class CallOutcome:
         return {"is_error": True, "error": self.error}
 
 
+class KnownToolCounts:
+    """How many tools each server offered when it was last connected (for hidden-server lines)."""
+
+    def __init__(self, path: Any) -> None:
+        self.path = path
+        self.counts: dict[str, int] = {}
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError, RecursionError):
+            return
+        if isinstance(data, dict):
+            self.counts = {k: v for k, v in data.items() if isinstance(k, str) and type(v) is int and v >= 0}
+
+    def remember(self, server: str, count: int) -> None:
+        if self.counts.get(server) == count:
+            return
+        self.counts[server] = count
+        with contextlib.suppress(OSError):  # a cache: losing it only loses a count in a hidden-server line
+            atomic_write(self.path, json.dumps(self.counts, sort_keys=True) + "\n")
+
+
 class Session:
-    def __init__(self, home: Home, *, platform: str | None = None, policy: RestartPolicy | None = None,
-                 resolver: EndpointResolver | None = None, environ: Mapping[str, str] | None = None,
-                 only: set[str] | None = None, ignore_disabled: bool = False, host: Host | None = None,
-                 watch_interval: float = 0.5) -> None:
+    def __init__(self, home: Home, settings: SessionSettings | None = None, *, host: Host | None = None,
+                 environ: Mapping[str, str] | None = None) -> None:
         self.home = home
+        self.settings = settings or SessionSettings()
         self.host = host or local_host()
-        self._only = only
-        self._ignore_disabled = ignore_disabled
-        self.platform = platform
         self.store = ConfigStore(home)
         self.redactor = Redactor()
         self.warnings: list[str] = []
+        self.plugin_errors: list[str] = []
         self._environ = dict(os.environ if environ is None else environ)
         self._cache_dir = home.cache  # computed once: building paths shows up in per-call cost
-        self._conn_env = ConnectionEnv(self.redactor, resolver or ConfiguredEndpoint(),
-                                       policy or RestartPolicy(), home.logs, self._environ, watch_interval)
-        self._conn_env.auth_for = self._oauth_for
-        self._gates: dict[str, Gate] = {}
-        self.plugin_errors: list[str] = []
-        self._known_tools_file = home.cache / "known-tools.json"
-        self._known_tools = _read_known_tools(self._known_tools_file)
+        self._watchdog = Watchdog()
+        self._opener = TransportOpener(self.redactor, home.logs, self._environ, self._watchdog, self._oauth_for,
+                                       windows=self.host.os_name == "win32")
+        self._known_tools = KnownToolCounts(home.known_tools)
         self._config = HermesConfig()
         self._desired: dict[str, DesiredServer] = {}
+        self._gates: dict[str, Gate] = {}
         self._connections: dict[str, ServerConnection] = {}
         self._finished: dict[str, anyio.Event] = {}
         self._surface: Surface | None = None
+        self._search: SearchIndex | None = None
         self._listeners: list[Callable[[], None]] = []
         self._stack: AsyncExitStack | None = None
         self._tasks: TaskGroup | None = None
+
+    @property
+    def platform(self) -> str | None:
+        return self.settings.platform
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -158,14 +180,14 @@ class Session:
 
     async def _stop_all(self) -> None:
         with anyio.CancelScope(shield=True):
-            for name in list(self._connections):
-                await self._stop(name)
+            await self._stop(list(self._connections))
+            await anyio.to_thread.run_sync(self._watchdog.close)
 
     def _apply_config(self, config: HermesConfig) -> None:
         plugins = load_enabled(self.home, config)
         self._config = config
-        self._desired = desired_servers(config, plugins, only=self._only,
-                                        ignore_disabled=self._ignore_disabled).servers
+        self._desired = desired_servers(config, plugins, only=self.settings.only,
+                                        include_disabled=self.settings.include_disabled).servers
         self.plugin_errors = plugins.errors
         self.warnings = [w for d in self._desired.values() for w in filter_warnings(d.name, d.config.tools)]
         self.warnings += plugins.warnings
@@ -188,41 +210,34 @@ class Session:
             started.append(connection)
         for connection in started:
             await connection.first_attempt_done.wait()
-        self._tools_changed(None)
+        self._changed(None)
 
-    def _oauth_for(self, server: ResolvedServer, url: str) -> Any:
+    def _oauth_for(self, server: ResolvedServer, url: str) -> httpx2.Auth:
         """A non-interactive OAuth provider: refreshes stored tokens, never opens a browser."""
-        from hermes.oauth.provider import build_provider
+        from hermes.mcp.oauth.provider import build_provider
 
         return build_provider(self.home, server.name, url, server.config.oauth)
 
     def _connection_for(self, desired: DesiredServer, resolve: Callable[[], ResolvedServer]) -> ServerConnection:
         """A supervisor for one server; a declared server first passes the app gate."""
         declaration = desired.declaration
-        resolver: LiveEndpointResolver | None = None
+        endpoint: LiveEndpointSource | None = None
         disabled = desired.disabled_reason
-        gate: Gate | None = None
+        refused: AppState | None = None
+        self._gates.pop(desired.name, None)
         if declaration is not None and disabled is None:
             gate = app_gate(declaration, self.host, desired.app_name or desired.name)
             self._gates[desired.name] = gate
             if gate.refusal is not None:
-                disabled = gate.refusal.sentence
+                disabled, refused = gate.refusal.sentence, gate.refusal.state
             else:
-                resolver = self._live_resolver(declaration, gate)
-        else:
-            self._gates.pop(desired.name, None)
-        connection = ServerConnection(desired.name, desired.config, resolve, self._conn_env,
-                                      on_tools_changed=self._tools_changed, disabled_reason=disabled,
-                                      resolver=resolver, watch=resolver)
-        if gate is not None and gate.refusal is not None:
-            connection.app_state = gate.refusal.state
-        return connection
-
-    def _live_resolver(self, declaration: ServerDeclaration, gate: Gate) -> LiveEndpointResolver | None:
-        spec = declaration.liveness_for(self.host.os_name)
-        if spec is None or spec.kind != "server_json":
-            return None
-        return LiveEndpointResolver(declaration.server, spec, self.host, self.redactor, gate.availability.path)
+                spec = declaration.liveness_for(self.host.os_name)
+                if spec is not None and spec.kind is LivenessKind.SERVER_JSON:
+                    endpoint = LiveEndpointSource(declaration.server, spec, self.host, self.redactor,
+                                                  gate.availability.path)
+        return ServerConnection(desired.name, desired.config, resolve, self._opener, policy=self.settings.policy,
+                                on_change=self._changed, endpoint=endpoint, disabled_reason=disabled,
+                                app_state=refused, watch_interval=self.settings.watch_interval)
 
     @staticmethod
     async def _supervise(connection: ServerConnection, finished: anyio.Event) -> None:
@@ -231,13 +246,17 @@ class Session:
         finally:
             finished.set()
 
-    async def _stop(self, name: str) -> None:
-        connection = self._connections.pop(name, None)
-        finished = self._finished.pop(name, None)
-        if connection is None or finished is None:
-            return
-        connection.stop()
-        await finished.wait()
+    async def _stop(self, names: list[str]) -> None:
+        """Stop these servers all at once and wait until every one has let go of its process."""
+        finished = []
+        for name in names:
+            connection = self._connections.pop(name, None)
+            event = self._finished.pop(name, None)
+            if connection is not None and event is not None:
+                connection.stop()
+                finished.append(event)
+        for event in finished:
+            await event.wait()
 
     async def reload(self) -> ReloadReport:
         """Re-read the config and apply only the difference; a broken config changes nothing."""
@@ -251,28 +270,26 @@ class Session:
             before, after = old.get(name), self._desired.get(name)
             if after is None:
                 report.removed.append(name)
-                await self._stop(name)
             elif before is None:
                 report.added.append(name)
             elif before != after:
                 report.restarted.append(name)
-                await self._stop(name)
             else:
                 report.unchanged.append(name)
                 if self._gate_changed(after):
-                    await self._stop(name)
                     regated.append(name)
                     report.revived.append(name)
                 else:
                     connection = self._connections[name]
-                    attempts = connection.attempts
+                    attempts = connection.attempts.count
                     if connection.revive():
                         report.revived.append(name)
                         revived[name] = attempts
+        await self._stop(report.removed + report.restarted + regated)
         await self._start(report.added + report.restarted + regated)
         for name, attempts in revived.items():
             await self._connections[name].next_attempt(attempts)
-        self._tools_changed(None)
+        self._changed(None)
         return report
 
     def _gate_changed(self, desired: DesiredServer) -> bool:
@@ -288,17 +305,30 @@ class Session:
     def on_surface_change(self, listener: Callable[[], None]) -> None:
         self._listeners.append(listener)
 
-    def _tools_changed(self, _server: str | None) -> None:
+    def _changed(self, server: str | None) -> None:
         self._surface = None
+        self._search = None
+        connection = self._connections.get(server) if server else None
+        if connection is not None and connection.connected:
+            self._known_tools.remember(server or "", sum(1 for _ in server_entries(self._server_tools(connection))))
         for listener in self._listeners:
             listener()
 
-    def _remember_tool_counts(self, surface: Surface) -> None:
-        """Keep how many tools each connected server offered, for stable hidden-server lines."""
-        counts = {name: len(surface.for_server(name)) for name, c in self._connections.items() if c.connected}
-        if any(self._known_tools.get(name) != count for name, count in counts.items()):
-            self._known_tools.update(counts)
-            _write_known_tools(self._known_tools_file, self._known_tools)
+    @staticmethod
+    def _server_tools(connection: ServerConnection) -> ServerTools:
+        caps = connection.capabilities
+        return ServerTools(connection.name, connection.config.tools, list(connection.tools),
+                           bool(caps and caps.resources), bool(caps and caps.prompts))
+
+    def _platform_servers(self) -> set[str]:
+        return servers_for_platform(self._connections, self._config.platform_toolsets, self.platform)
+
+    def surface(self) -> Surface:
+        if self._surface is None:
+            allowed = self._platform_servers()
+            self._surface = build_surface(self._server_tools(c) for name, c in sorted(self._connections.items())
+                                          if name in allowed and c.connected)
+        return self._surface
 
     def hidden_servers(self) -> list[HiddenServer]:
         """Declared servers on this platform whose tools are all hidden, with the reason."""
@@ -307,31 +337,18 @@ class Session:
         for name, connection in sorted(self._connections.items()):
             desired = self._desired.get(name)
             if name in allowed and not connection.connected and desired and desired.declaration is not None:
-                hidden.append(HiddenServer(name, self._known_tools.get(name), self._unavailable(connection).sentence))
+                hidden.append(HiddenServer(name, self._known_tools.counts.get(name),
+                                           self._unavailable(connection).sentence))
         return hidden
 
     def deferred_catalog(self) -> str:
         return catalog_text(self.surface(), self.hidden_servers())
 
     def tool_search(self, query: str) -> tuple[list[SurfaceTool], str]:
-        return search(self.surface(), self.hidden_servers(), query)
-
-    def _platform_servers(self) -> set[str]:
-        return servers_for_platform(self._connections, self._config.platform_toolsets, self.platform)
-
-    def surface(self) -> Surface:
-        if self._surface is None:
-            allowed = self._platform_servers()
-            servers = []
-            for name, connection in sorted(self._connections.items()):
-                if name not in allowed or not connection.connected:
-                    continue
-                caps = connection.capabilities
-                servers.append(ServerTools(name, connection.config.tools, list(connection.tools),
-                                           bool(caps and caps.resources), bool(caps and caps.prompts)))
-            self._surface = build_surface(servers)
-            self._remember_tool_counts(self._surface)
-        return self._surface
+        surface = self.surface()
+        if self._search is None or self._search.surface is not surface:
+            self._search = SearchIndex(surface)
+        return self._search.search(self.hidden_servers(), query)
 
     def unavailable(self) -> list[Unavailable | AppStatus]:
         """Servers on this platform whose tools are missing from the surface, with the reason."""
@@ -343,7 +360,7 @@ class Session:
         desired = self._desired.get(connection.name)
         if desired is not None and desired.declaration is not None and desired.disabled_reason is None:
             return self._app_status(desired, connection)
-        return Unavailable(connection.name, connection.state.value,
+        return Unavailable(connection.name, connection.state,
                            self.redactor(connection.reason or "it has not connected yet"),
                            self.redactor(connection.stderr_tail))
 
@@ -354,8 +371,8 @@ class Session:
         declaration = desired.declaration
         assert declaration is not None
         availability = gate.availability if gate else None
-        state = connection.app_state if connection.app_state in APP_STATES else HERMES_NOT_CONNECTED
-        detail = connection.reason or ("it is still connecting" if state == HERMES_NOT_CONNECTED else None)
+        state = connection.app_state or AppState.HERMES_NOT_CONNECTED
+        detail = connection.reason or ("it is still connecting" if state is AppState.HERMES_NOT_CONNECTED else None)
         return AppStatus(desired.name, state, desired.app_name or desired.name,
                          availability.version if availability else None,
                          availability.path if availability else None,
@@ -364,35 +381,31 @@ class Session:
     def connections(self) -> dict[str, ServerConnection]:
         return dict(self._connections)
 
-    def status(self) -> list[dict[str, Any]]:
+    def status(self) -> list[ServerStatus]:
         """Per server: state, tools on the surface, last error and why it is unavailable."""
         surface = self.surface()
         allowed = self._platform_servers()
-        rows: list[dict[str, Any]] = []
+        rows: list[ServerStatus] = []
         for name, connection in sorted(self._connections.items()):
-            row: dict[str, Any] = {
-                "name": name,
-                "source": self.source_of(name),
-                "transport": connection.config.transport_name,
-                "state": connection.state.value,
-                "tools": len(surface.for_server(name)),
-                "tools_offered": len(connection.tools),
-                "restarts": connection.restarts,
-                "pid": connection.pid if connection.connected else None,
-                "connect_ms": round(connection.connect_seconds * 1000, 1) if connection.connect_seconds else None,
-                "on_platform": name in allowed,
-            }
+            state = connection.state.value
+            unavailable: dict[str, Any] | None = None
             if not connection.connected:
-                unavailable = self._unavailable(connection)
-                row["unavailable"] = unavailable.payload()
-                if isinstance(unavailable, AppStatus):
-                    row["state"] = unavailable.state
+                missing = self._unavailable(connection)
+                unavailable = missing.payload()
+                if isinstance(missing, AppStatus):
+                    state = missing.state.value
+            app: dict[str, Any] | None = None
             desired = self._desired.get(name)
             if desired is not None and desired.declaration is not None:
                 gate = self._gates.get(name)
-                row["app"] = {"name": desired.app_name or name,
-                              "availability": gate.availability.describe() if gate else None}
-            rows.append(row)
+                app = {"name": desired.app_name or name, "availability": gate.availability.describe() if gate else None}
+            seconds = connection.connect_seconds
+            rows.append(ServerStatus(
+                name=name, source=self.source_of(name), transport=connection.config.transport_name, state=state,
+                tools=len(surface.for_server(name)), tools_offered=len(connection.tools),
+                restarts=connection.restarts, pid=connection.pid if connection.connected else None,
+                connect_ms=round(seconds * 1000, 1) if seconds else None, on_platform=name in allowed,
+                unavailable=unavailable, app=app))
         return rows
 
     def source_of(self, name: str) -> str:
@@ -406,12 +419,12 @@ class Session:
         if tool is None:
             return self._not_on_surface(name)
         connection = self._connections.get(tool.server)
-        if connection is None or not connection.connected:
-            return CallOutcome(unavailable=self._unavailable(connection).payload()) if connection else \
-                CallOutcome(error=f"MCP server '{tool.server}' was removed; run `hermes tools list`.")
+        if connection is None:
+            return CallOutcome(error=f"MCP server '{tool.server}' was removed; run `hermes tools list`.")
+        if not connection.connected:
+            return CallOutcome(unavailable=self._unavailable(connection).payload())
         if tool.kind == "tool" and not tool_allowed(tool.original, connection.config.tools):
-            return CallOutcome(error=f"Tool '{tool.original}' of MCP server '{tool.server}' is filtered out "
-                                     f"by tools.include/exclude in config.yaml.")
+            return CallOutcome(error=_filtered(tool.original, tool.server))
         try:
             return CallOutcome(result=await self._dispatch(connection, tool, arguments))
         except ServerNotConnected:
@@ -437,26 +450,18 @@ class Session:
             result = await connection.call_tool(tool.original, arguments)
             return render_result(result, cache=self._cache_dir, server=tool.server, redact=self.redactor)
         if tool.kind == "list_resources":
-            listing = await connection.list_resources()
-            text = "\n".join(f"{r.uri}\t{r.name}\t{r.description or ''}".rstrip() for r in listing.resources)
-            return RenderedResult(text or "(no resources)", listing.model_dump(mode="json", by_alias=True), False)
+            return utilities.resource_listing(await connection.list_resources())
         if tool.kind == "read_resource":
-            contents = await connection.read_resource(str(arguments.get("uri", "")))
-            text = "\n".join(getattr(c, "text", f"[binary {c.uri}]") for c in contents.contents)
-            return RenderedResult(text, None, False)
+            return utilities.resource_contents(await connection.read_resource(str(arguments.get("uri", ""))))
         if tool.kind == "list_prompts":
-            prompts = await connection.list_prompts()
-            text = "\n".join(f"{p.name}\t{p.description or ''}".rstrip() for p in prompts.prompts)
-            return RenderedResult(text or "(no prompts)", prompts.model_dump(mode="json", by_alias=True), False)
-        prompt = await connection.get_prompt(str(arguments.get("name", "")), arguments.get("arguments"))
-        text = "\n".join(f"{m.role}: {getattr(m.content, 'text', '[' + m.content.type + ']')}"
-                         for m in prompt.messages)
-        return RenderedResult(text, None, False)
+            return utilities.prompt_listing(await connection.list_prompts())
+        prompt = await connection.get_prompt(str(arguments.get("name", "")), utilities.prompt_arguments(arguments))
+        return utilities.prompt_messages(prompt)
 
     def _not_on_surface(self, name: str) -> CallOutcome:
-        for server, connection in self._connections.items():
-            if not name.startswith(f"mcp__{sanitize(server)}__"):
-                continue
+        """Why `name` is not a tool on the surface, as precisely as can be told."""
+        for server in owners(name, self._connections):
+            connection = self._connections[server]
             if server not in self._platform_servers():
                 return CallOutcome(error=f"MCP server '{server}' is not enabled for platform '{self.platform}'.")
             if not connection.connected:
@@ -464,10 +469,12 @@ class Session:
             for skipped in self.surface().skipped:
                 if skipped.name == name:
                     return CallOutcome(error=f"Tool '{name}' was skipped: {skipped.why}.")
-            original = name.removeprefix(f"mcp__{sanitize(server)}__")
             for tool in connection.tools:
-                if sanitize(tool.name) == original:
-                    return CallOutcome(error=f"Tool '{tool.name}' of MCP server '{server}' is filtered out by "
-                                             f"tools.include/exclude in config.yaml.")
-            return CallOutcome(error=f"MCP server '{server}' has no tool named '{original}'.")
+                if registered_name(server, tool.name) == name:
+                    return CallOutcome(error=_filtered(tool.name, server))
+            return CallOutcome(error=f"MCP server '{server}' has no tool named '{name}'.")
         return CallOutcome(error=f"No tool named '{name}'. Run `hermes tools list` to see the tool surface.")
+
+
+def _filtered(tool: str, server: str) -> str:
+    return f"Tool '{tool}' of MCP server '{server}' is filtered out by tools.include/exclude in config.yaml."

@@ -1,0 +1,1 @@
+"""`hermes demo`: the whole story offline, with a real demo desktop app and its plugin."""

@@ -1,0 +1,155 @@
+"""Reading and writing hermes's own files safely: bounded reads, atomic replaces, one lock per file.
+
+Everything under HERMES_HOME and every file a plugin or an app hands us goes through here:
+- `read_bounded` opens without following a FIFO's blocking open (O_NONBLOCK), insists on a regular
+  file, and never reads more than its cap, so a hostile file can neither hang nor exhaust us.
+- `atomic_write` replaces a file through a temp file and a rename (a reader never sees half a file),
+  keeps the mode asked for, and writes through a symlink to its target instead of replacing it.
+- `file_lock` serializes read-modify-write across processes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from filelock import FileLock
+
+PRIVATE_FILE = 0o600
+PRIVATE_DIR = 0o700
+
+
+class UnreadableFile(OSError):
+    """A file that exists but must not or cannot be read; `reason` is a sentence fragment."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
+
+
+class TooLarge(UnreadableFile):
+    pass
+
+
+def read_bounded(path: Path, limit: int, *, follow_symlinks: bool = True) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes.
+
+    FileNotFoundError when it does not exist; `UnreadableFile` when it is a FIFO, a device, a
+    folder, a symlink (with `follow_symlinks=False`) or unreadable; `TooLarge` beyond `limit`.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow_symlinks:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        if not follow_symlinks and os.path.islink(path):
+            raise UnreadableFile(path, "it is a symbolic link, which is not trusted") from None
+        if os.path.isdir(path):
+            raise UnreadableFile(path, "it is not a regular file (a folder)") from None
+        raise UnreadableFile(path, f"it cannot be read ({exc.strerror})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnreadableFile(path, f"it is not a regular file ({_kind(info.st_mode)})")
+        if info.st_size > limit:
+            raise TooLarge(path, f"it is larger than {limit} bytes")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 16, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise TooLarge(path, f"it is larger than {limit} bytes")
+        return b"".join(chunks)
+    except OSError as exc:
+        if isinstance(exc, UnreadableFile):
+            raise
+        raise UnreadableFile(path, f"it cannot be read ({exc.strerror})") from None
+    finally:
+        os.close(fd)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a special file"
+
+
+def read_text_bounded(path: Path, limit: int) -> str:
+    """`read_bounded` decoded as UTF-8; `UnreadableFile` if it is not UTF-8."""
+    raw = read_bounded(path, limit)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnreadableFile(path, f"it is not UTF-8 text (byte {exc.start})") from None
+
+
+def write_target(path: Path) -> Path:
+    """Where a write to `path` should land: through a symlink to its final target."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def atomic_write(path: Path, text: str | bytes, *, mode: int = PRIVATE_FILE) -> None:
+    """Replace `path` with `text` through a temp file in the same folder and a rename."""
+    path = write_target(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8") if isinstance(text, str) else text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def file_lock(path: Path, *, timeout: float = 30) -> FileLock:
+    """An exclusive lock beside `path` (`<name>.lock`), for read-modify-write across processes."""
+    # Imported here: only editing commands lock, and filelock's import is not free.
+    from filelock import FileLock
+
+    path = write_target(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(path.with_name(path.name + ".lock")), timeout=timeout)
+
+
+def private_dir(path: Path) -> Path:
+    """Create `path` (and parents) if needed; a folder hermes creates is private to the user."""
+    if not path.is_dir():
+        path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+        with contextlib.suppress(OSError):
+            os.chmod(path, PRIVATE_DIR)
+    return path
+
+
+@contextlib.contextmanager
+def private_umask() -> Iterator[None]:
+    """Files created inside the block are readable by the user only."""
+    previous = os.umask(0o077)
+    try:
+        yield
+    finally:
+        os.umask(previous)

@@ -1,0 +1,1 @@
+"""A session that other processes reach: its control endpoint and `hermes mcp serve`."""

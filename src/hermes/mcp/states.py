@@ -1,0 +1,26 @@
+"""The connection vocabulary, defined once: the states of one server's supervisor.
+
+    connecting -> connected -> (ended) -> restarting -> connecting -> ...
+    connecting -> failed            the first attempt failed; waits for a reload
+    restarting x budget -> parked   the crash budget is spent; waits for a reload
+    disabled                        never started (config, a global switch, or the app gate)
+    stopped                         the session stopped it
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class ConnectionState(StrEnum):
+    CONNECTING = "connecting"
+    CONNECTED = "connected"
+    RESTARTING = "restarting"
+    FAILED = "failed"
+    PARKED = "parked"
+    DISABLED = "disabled"
+    STOPPED = "stopped"
+
+
+# States in which the supervisor waits for `revive()` (a reload) before it tries again.
+WAITING_FOR_RELOAD = frozenset({ConnectionState.FAILED, ConnectionState.PARKED})

@@ -1,0 +1,118 @@
+"""Opening one connection's transport: which kind, to where, with which credentials.
+
+Each kind is one small context manager in the SDK's `Transport` shape (it yields the read and
+write streams): `StdioProcess` for a local server, `streamable_http` and `sse` for remote ones.
+`open_transport` picks the kind for a resolved server, asks the endpoint source where it lives,
+registers every credential with the redactor before any header is built, and returns a `Link`:
+the transport plus what the supervisor needs to know about it (the process, the app endpoint's
+identity, the last HTTP failure) to classify how it ended.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+import httpx2
+from mcp.client import Transport
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+
+from hermes.config.resolve import ResolvedServer
+from hermes.mcp.children import Watchdog
+from hermes.mcp.endpoint import EndpointSource, Identity
+from hermes.mcp.sdk import TransportStreams, create_http_client
+from hermes.mcp.stdio import MAX_MESSAGE_BYTES, StdioProcess
+from hermes.security.environment import child_environment
+from hermes.security.redact import Redactor, credential_parts
+
+AuthFor = Callable[[ResolvedServer, str], httpx2.Auth]
+
+
+@dataclass
+class HttpStatus:
+    """The last HTTP error status seen; the SDK folds it into a generic JSON-RPC error."""
+
+    failure: str | None = None
+
+    async def observe(self, response: httpx2.Response) -> None:
+        if response.status_code >= 400:
+            self.failure = f"the server answered HTTP {response.status_code} {response.reason_phrase}".rstrip()
+
+
+@dataclass
+class Link:
+    """One opened-to-be transport and what is known about the other end."""
+
+    transport: Transport
+    process: StdioProcess | None = None
+    url: str | None = None
+    identity: Identity | None = None
+    http: HttpStatus = field(default_factory=HttpStatus)
+
+
+@asynccontextmanager
+async def streamable_http(url: str, headers: dict[str, str], auth: httpx2.Auth | None,
+                          status: HttpStatus) -> AsyncIterator[TransportStreams]:
+    async with create_http_client(headers=headers, auth=auth) as http:
+        http.event_hooks["response"].append(status.observe)
+        async with streamable_http_client(url, http_client=http, max_sse_event_size=MAX_MESSAGE_BYTES) as streams:
+            yield streams
+
+
+@asynccontextmanager
+async def sse(url: str, headers: dict[str, str], auth: httpx2.Auth | None,
+              status: HttpStatus) -> AsyncIterator[TransportStreams]:
+    def client_factory(headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None,
+                       auth: httpx2.Auth | None = None, _oauth: httpx2.Auth | None = auth) -> httpx2.AsyncClient:
+        client = create_http_client(headers=headers, timeout=timeout, auth=auth or _oauth)
+        client.event_hooks["response"].append(status.observe)
+        return client
+
+    async with sse_client(url, headers=headers, httpx_client_factory=client_factory) as streams:
+        yield streams
+
+
+@dataclass
+class TransportOpener:
+    """What every connection of one session shares to open its transports."""
+
+    redactor: Redactor
+    logs: Path
+    parent_environ: dict[str, str]
+    watchdog: Watchdog | None = None
+    # Builds the httpx2 auth (OAuth) for a server with `auth: oauth`; never interactive in a session.
+    auth_for: AuthFor | None = None
+    windows: bool = False
+
+    async def open(self, name: str, server: ResolvedServer, endpoint: EndpointSource, *,
+                   app_bound: bool, stack: AsyncExitStack) -> Link:
+        """Resolve where the server lives and build its transport (not yet entered)."""
+        self.redactor.register(*server.secrets)
+        if server.command is not None:
+            identity = None
+            if app_bound:
+                # An app-bound stdio server talks to the app itself: start it only while the
+                # app's endpoint is live.
+                identity = (await endpoint.resolve(server)).identity
+            process = self._stdio(name, server, stack)
+            return Link(process, process=process, identity=identity)
+        resolved = await endpoint.resolve(server)
+        for value in resolved.headers.values():
+            self.redactor.register(*credential_parts(value))
+        auth = self.auth_for(server, resolved.url) if self.auth_for and server.config.auth == "oauth" else None
+        status = HttpStatus()
+        opener = sse if server.config.transport == "sse" else streamable_http
+        return Link(opener(resolved.url, dict(resolved.headers), auth, status), url=resolved.url,
+                    identity=resolved.identity, http=status)
+
+    def _stdio(self, name: str, server: ResolvedServer, stack: AsyncExitStack) -> StdioProcess:
+        assert server.command is not None
+        self.logs.mkdir(parents=True, exist_ok=True)
+        log: TextIO = stack.enter_context((self.logs / f"mcp-{name}.log").open("a", encoding="utf-8"))
+        return StdioProcess(server.command, list(server.args),
+                            env=child_environment(self.parent_environ, server.env, windows=self.windows),
+                            cwd=server.cwd, log=log, redact=self.redactor, watchdog=self.watchdog)

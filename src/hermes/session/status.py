@@ -1,0 +1,91 @@
+"""Typed reports about a session's servers: one row of `hermes mcp status`, one probe.
+
+Both travel as JSON (`--json`, the control endpoint) and are read back with `from_json`, so a
+wrong key is a type error here instead of a `KeyError` in a printer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    name: str
+    source: str
+    transport: str
+    state: str  # a connection state, or the app state that explains why it is not connected
+    tools: int  # tools of this server on the surface
+    tools_offered: int  # tools the server offered (before filters)
+    restarts: int
+    pid: int | None
+    connect_ms: float | None
+    on_platform: bool
+    unavailable: dict[str, Any] | None = None  # the payload a model gets when calling its tools
+    app: dict[str, Any] | None = None  # {name, availability} for an app-bound server
+
+    @property
+    def why_unavailable(self) -> str:
+        return str(self.unavailable.get("error", "")) if self.unavailable else ""
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        for optional in ("unavailable", "app"):
+            if data[optional] is None:
+                del data[optional]
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ServerStatus:
+        def number(key: str) -> int:
+            value = data.get(key)
+            return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+        def optional_dict(key: str) -> dict[str, Any] | None:
+            value = data.get(key)
+            return value if isinstance(value, dict) else None
+
+        pid = data.get("pid")
+        connect_ms = data.get("connect_ms")
+        return cls(str(data.get("name", "?")), str(data.get("source", "")), str(data.get("transport", "")),
+                   str(data.get("state", "")), number("tools"), number("tools_offered"), number("restarts"),
+                   pid if isinstance(pid, int) else None,
+                   float(connect_ms) if isinstance(connect_ms, (int, float)) else None,
+                   bool(data.get("on_platform", True)), optional_dict("unavailable"), optional_dict("app"))
+
+
+@dataclass(frozen=True)
+class ProbedTool:
+    name: str
+    description: str  # its first line
+    selected: bool  # allowed by the server's tools.include/exclude
+
+
+@dataclass(frozen=True)
+class ProbeReport:
+    """One connection attempt to one server: what `hermes mcp test` shows."""
+
+    name: str
+    transport: str
+    ok: bool
+    state: str
+    server_info: str | None = None
+    connect_ms: float | None = None
+    tools: list[ProbedTool] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    reason: str | None = None
+    stderr_tail: str | None = None
+
+    @property
+    def selected(self) -> int:
+        return sum(1 for tool in self.tools if tool.selected)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"name": self.name, "transport": self.transport, "ok": self.ok, "state": self.state}
+        if self.ok:
+            data |= {"server_info": self.server_info, "connect_ms": self.connect_ms,
+                     "tools": [asdict(t) for t in self.tools], "selected": self.selected, "warnings": self.warnings}
+        else:
+            data |= {"reason": self.reason, "stderr_tail": self.stderr_tail}
+        return data
