@@ -19,7 +19,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from bench.common import PYTHON, REPO, median, report, temp_home
-from hermes.session.core import Session, SessionSettings
+from hermes.session.core import Session
 
 SERVER = str(REPO / "tests" / "servers" / "toolbox.py")
 Call = Callable[[], Awaitable[object]]

@@ -18,10 +18,10 @@ from pathlib import Path
 import anyio
 
 from bench.common import median, report
-from hermes.demo import setup as demo_setup
 from hermes.apps.declaration import LivenessSpec
 from hermes.apps.host import LocalHost
 from hermes.apps.liveness import resolve_live_endpoint
+from hermes.demo import setup as demo_setup
 from hermes.home import Home
 from hermes.session.core import Session, SessionSettings
 

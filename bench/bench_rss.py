@@ -10,7 +10,7 @@ import anyio
 import psutil
 
 from bench.common import PYTHON, REPO, report, temp_home
-from hermes.session.core import Session, SessionSettings
+from hermes.session.core import Session
 
 SERVER = str(REPO / "tests" / "servers" / "toolbox.py")
 

@@ -16,7 +16,7 @@ import time
 import anyio
 
 from bench.common import BENCH, PYTHON, median, report, temp_home
-from hermes.session.core import Session, SessionSettings
+from hermes.session.core import Session
 
 TINY = str(BENCH / "tiny_server.py")
 

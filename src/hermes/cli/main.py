@@ -1,12 +1,17 @@
 """Entry point: `hermes` and `python -m hermes`.
 
-Exit codes: 0 success, 1 failure, 2 usage or config error, 3 no such server/plugin. Every
-`HermesError` becomes one sentence on stderr and its exit code; nothing else is printed for it.
+Exit codes: 0 success, 1 failure, 2 usage or config error, 3 no such server/plugin/tool, 130
+interrupted. Every `HermesError` becomes one sentence on stderr and its exit code; an error
+nobody expected becomes one sentence plus the path of the log holding the details, never a
+traceback. The mapping lives in the root group's `invoke`, so tests that drive the CLI in-process
+(click's `CliRunner`) see exactly what a user sees.
 """
 
 from __future__ import annotations
 
 import sys
+import traceback
+from typing import Any
 
 import click
 
@@ -15,9 +20,42 @@ from hermes.cli.mcp_commands import mcp_group
 from hermes.cli.plugins_commands import plugins_group, skills_group
 from hermes.cli.tools_commands import tools_group
 from hermes.errors import HermesError
+from hermes.home import Home
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _unexpected(exc: BaseException) -> str:
+    """Write the details where the user can find them; return one sentence for the terminal."""
+    home = Home.from_env()
+    log = home.logs / "hermes.log"
+    try:
+        home.ensure()
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("a", encoding="utf-8") as handle:
+            handle.write("".join(traceback.format_exception(exc)))
+        where = f"; details are in {log}"
+    except OSError:
+        where = ""
+    return f"hermes hit an unexpected error ({type(exc).__name__}){where}. Please report it."
+
+
+class HermesGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort, SystemExit):
+            raise
+        except HermesError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            ctx.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("Interrupted.", err=True)
+            ctx.exit(130)
+        except Exception as exc:
+            click.echo(f"Error: {_unexpected(exc)}", err=True)
+            ctx.exit(1)
+
+
+@click.group(cls=HermesGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="hermes")
 def cli() -> None:
     """hermes: many MCP servers, one clean, safe and honest tool surface."""
@@ -40,15 +78,6 @@ def demo_command(home_dir: str | None) -> None:
 
 def main() -> None:
     try:
-        cli.main(standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("Aborted.", err=True)
-        sys.exit(1)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(2 if isinstance(exc, click.UsageError) else exc.exit_code)
-    except HermesError as exc:
-        click.echo(f"Error: {exc}", err=True)
-        sys.exit(exc.exit_code)
+        cli.main(prog_name="hermes")
     except KeyboardInterrupt:
         sys.exit(130)

@@ -25,7 +25,6 @@ from typing import Any
 import anyio
 
 from hermes.apps.host import local_host
-from hermes.cli.output import say
 from hermes.config.edit import add_server
 from hermes.config.store import ConfigStore
 from hermes.demo import setup as demo_setup
@@ -35,6 +34,11 @@ from hermes.plugins.install import install
 from hermes.plugins.lifecycle import set_enabled
 
 TOOL = "mcp__demo_app__scene_summary"
+
+
+def say(text: str) -> None:
+    """The demo narrates on stdout, line by line, as it goes."""
+    print(text, flush=True)
 _WAIT = 20.0
 
 

@@ -353,6 +353,9 @@ class ServerConnection:
             self._attempt_scope = None
         if link is not None and link.process is not None:
             self.stderr_tail = "\n".join(link.process.stderr_tail)
+            if isinstance(outcome, Exited) and link.process.returncode is not None:
+                # A call may have noticed the closed pipe first; the exit status says more.
+                outcome = Exited(f"the server exited (exit code {link.process.returncode})")
         if self._connected_at is None:
             self.attempts.bump()
         else:

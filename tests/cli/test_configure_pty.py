@@ -8,7 +8,7 @@ import pexpect
 
 from hermes.config.store import ConfigStore
 from hermes.home import Home
-from tests.conftest import PYTHON, stdio_entry, write_config
+from tests.support import PYTHON, stdio_entry, write_config
 
 DOWN = "\x1b[B"
 
@@ -52,7 +52,7 @@ def test_checklist_writes_include_and_all_checked_removes_filter(home: Home) -> 
 
 
 def test_checklist_without_a_terminal_says_so(home: Home) -> None:
-    from tests.conftest import hermes
+    from tests.support import hermes
 
     write_config(home, {"mcp_servers": {"box": stdio_entry()}})
     result = hermes("mcp", "configure", "box", home=home)

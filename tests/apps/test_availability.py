@@ -12,8 +12,8 @@ from hermes.apps.availability import check_availability
 from hermes.apps.declaration import EXTENSION_KEY, ServerDeclaration, parse_declarations
 from hermes.apps.host import LocalHost, UninstallEntry
 from hermes.apps.versions import at_least, debian_upstream, parse_version
+from tests.apps.test_declaration import BLENDER, SEED_EXAMPLE
 from tests.hosts import FixtureHost
-from tests.test_declaration import BLENDER, SEED_EXAMPLE
 
 
 def _declaration(plugin: dict[str, Any]) -> ServerDeclaration:

@@ -15,12 +15,12 @@ from typing import Any, ClassVar
 import anyio
 import pytest
 
-from hermes.demo import setup as demo_setup
 from hermes.apps.declaration import EXTENSION_KEY
+from hermes.demo import setup as demo_setup
 from hermes.home import Home
 from hermes.session.core import Session, SessionSettings
-from tests.conftest import CANARY, free_port, hermes, stdio_entry, write_config
 from tests.hosts import FixtureHost
+from tests.support import CANARY, SERVERS, free_port, hermes, stdio_entry, write_config
 
 pytestmark = pytest.mark.anyio
 TOOL = "mcp__demo_app__scene_summary"
@@ -181,7 +181,7 @@ async def test_version_too_old_unsupported_os_and_no_desktop_session(home: Home,
 async def test_plugin_servers_merge_and_config_wins(home: Home) -> None:
     root = home.plugins / "tools-plugin"
     (root / "bin").mkdir(parents=True)
-    shutil.copy(Path(__file__).parent / "servers" / "tools_only.py", root / "bin" / "server.py")
+    shutil.copy(SERVERS / "tools_only.py", root / "bin" / "server.py")
     launcher = root / "bin" / "serve"
     launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
     launcher.chmod(0o755)
@@ -214,7 +214,7 @@ async def test_plugin_servers_merge_and_config_wins(home: Home) -> None:
 
 def test_hermes_demo_runs_the_whole_story(tmp_path: Path) -> None:
     home = Home(tmp_path / "demo-home")
-    result = hermes("demo", "--home", str(home.root), home=home, timeout=120)
+    result = hermes("demo", "--home", str(home.root), home=home)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.count("   ok: ") == 8 and "FAILED" not in result.stdout
     for state in ("missing_app", "app_not_running"):

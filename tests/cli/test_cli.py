@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from hermes.home import Home
-from tests.conftest import CANARY, PYTHON, hermes, stdio_entry, wait_for, write_config
+from tests.support import CANARY, PYTHON, fast_entry, hermes, stdio_entry, wait_for, write_config
 
 
 def _imported_modules(*args: str, home: Home) -> set[str]:
@@ -63,14 +63,13 @@ def test_add_list_remove_and_exit_codes(home: Home) -> None:
 
 def test_mcp_test_reports_timings_and_failures(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
     write_config(home, {"mcp_servers": {
-        "box": stdio_entry(env={"FAKE_API_KEY": CANARY}, tools={"exclude": ["crash"]}),
-        "broken": stdio_entry("toolbox.py", "--stderr-secret", "--crash-after", "0",
-                              env={"FAKE_API_KEY": CANARY}),
+        "box": fast_entry(env={"FAKE_API_KEY": CANARY}, tools={"exclude": ["crash"]}),
+        "broken": fast_entry("--stderr-secret", "--exit-at-start", "3", env={"FAKE_API_KEY": CANARY}),
     }})
     good = hermes("mcp", "test", "box", "--json", home=home)
     assert good.returncode == 0, good.stderr
     report = json.loads(good.stdout)
-    assert report["ok"] and report["connect_ms"] > 0 and report["server_info"].startswith("toolbox")
+    assert report["ok"] and report["connect_ms"] > 0 and report["server_info"].startswith("fast")
     selected = {t["name"]: t["selected"] for t in report["tools"]}
     assert selected["echo"] is True and selected["crash"] is False
     text = hermes("mcp", "test", "box", home=home)
@@ -85,7 +84,7 @@ def test_mcp_test_reports_timings_and_failures(home: Home, monkeypatch: pytest.M
 
 
 def test_tools_list_and_call(home: Home) -> None:
-    write_config(home, {"mcp_servers": {"box": stdio_entry(), "lean": stdio_entry("tools_only.py"),
+    write_config(home, {"mcp_servers": {"box": fast_entry(), "lean": fast_entry("--lean"),
                                         "gone": {"command": "no-such-binary-for-hermes"}}})
     listing = hermes("tools", "list", "--json", home=home)
     assert listing.returncode == 0, listing.stderr
@@ -109,23 +108,23 @@ def test_tools_list_and_call(home: Home) -> None:
 
 
 def test_status_and_reload_without_a_session(home: Home) -> None:
-    write_config(home, {"mcp_servers": {"box": stdio_entry(), "off": stdio_entry(enabled=False)}})
+    write_config(home, {"mcp_servers": {"box": fast_entry(), "off": fast_entry(enabled=False)}})
     reload = hermes("mcp", "reload", home=home)
     assert reload.returncode == 0 and "No running hermes session" in reload.stdout
     status = hermes("mcp", "status", "--json", home=home)
     assert status.returncode == 0, status.stderr
     servers = {s["name"]: s for s in json.loads(status.stdout)["sessions"][0]["servers"]}
-    assert servers["box"]["state"] == "connected" and servers["box"]["tools"] > 5
+    assert servers["box"]["state"] == "connected" and servers["box"]["tools"] == 7
     assert servers["off"]["state"] == "disabled" and "enabled: false" in servers["off"]["unavailable"]["reason"]
 
 
 def test_status_asks_the_running_session(home: Home) -> None:
-    write_config(home, {"mcp_servers": {"box": stdio_entry()}})
+    write_config(home, {"mcp_servers": {"box": fast_entry()}})
     serve = subprocess.Popen([PYTHON, "-m", "hermes", "mcp", "serve"],
                              env={**os.environ, "HERMES_HOME": str(home.root)}, stdin=subprocess.PIPE,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        assert wait_for(lambda: bool(list(home.run.glob("session-*.json"))), timeout=30)
+        assert wait_for(lambda: bool(list(home.run.glob("session-*.json"))))
         status = hermes("mcp", "status", "--json", home=home)
         assert status.returncode == 0
         sessions = json.loads(status.stdout)["sessions"]
@@ -133,7 +132,7 @@ def test_status_asks_the_running_session(home: Home) -> None:
         assert sessions[0]["servers"][0]["name"] == "box"
         runtime = next(home.run.glob("session-*.json"))
         assert oct(runtime.stat().st_mode & 0o777) == "0o600"
-        write_config(home, {"mcp_servers": {"box": stdio_entry(timeout=5)}})
+        write_config(home, {"mcp_servers": {"box": fast_entry(timeout=5)}})
         reload = hermes("mcp", "reload", home=home)
         assert reload.returncode == 0 and "Restarted: box" in reload.stdout
         home.config.write_text("mcp_servers:\n  box: [broken\n")

@@ -17,7 +17,7 @@ from hermes.config.resolve import resolve_server
 from hermes.config.store import ConfigStore
 from hermes.errors import ConfigError, InterpolationError
 from hermes.home import Home
-from tests.conftest import hermes
+from tests.support import hermes
 
 
 @pytest.mark.parametrize(("text", "line", "fragment"), [

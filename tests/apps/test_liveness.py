@@ -14,7 +14,7 @@ import pytest
 from hermes.apps.declaration import LivenessSpec
 from hermes.apps.host import LocalHost
 from hermes.apps.liveness import LiveEndpointUnavailable, resolve_live_endpoint
-from tests.conftest import CANARY
+from tests.support import CANARY
 
 ALIVE = os.getpid()
 

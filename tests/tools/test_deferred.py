@@ -8,13 +8,13 @@ import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 
-from hermes.demo import setup as demo_setup
 from hermes.config.model import ToolFilter
+from hermes.demo import setup as demo_setup
 from hermes.home import Home
-from hermes.session.core import Session, SessionSettings
+from hermes.session.core import Session
 from hermes.tools.deferred import SEARCH_HINT, HiddenServer, catalog_text, search
 from hermes.tools.surface import ServerTools, build_surface
-from tests.conftest import PYTHON, hermes, stdio_entry, write_config
+from tests.support import PYTHON, hermes, stdio_entry, write_config
 
 pytestmark = pytest.mark.anyio
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from hermes.home import Home
-from tests.conftest import PYTHON, SERVERS, free_port, hermes, wait_for, write_config
+from tests.support import PYTHON, SERVERS, free_port, hermes, wait_for, write_config
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pexpect
 from hermes.catalog.manifest import load_entries
 from hermes.config.store import ConfigStore
 from hermes.home import Home
-from tests.conftest import CANARY, PYTHON, SERVERS, hermes, stdio_entry, write_config
+from tests.support import CANARY, PYTHON, SERVERS, hermes, stdio_entry, write_config
 
 BOX = str(SERVERS / "toolbox.py")
 

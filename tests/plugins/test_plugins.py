@@ -16,8 +16,8 @@ from hermes.config.store import ConfigStore
 from hermes.home import Home
 from hermes.plugins import install as installer
 from hermes.plugins.install import PluginInstallError, install, resolve_source
-from tests.conftest import PYTHON, hermes
 from tests.hosts import FixtureHost
+from tests.support import PYTHON, hermes
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -305,8 +305,8 @@ def test_skills_are_offered_only_while_their_app_is_available(home: Home, tmp_pa
 
 @pytest.mark.anyio
 async def test_enabling_while_a_session_runs_takes_effect_on_reload(home: Home, tmp_path: Path) -> None:
-    from hermes.session.core import Session, SessionSettings
-    from tests.conftest import SERVERS
+    from hermes.session.core import Session
+    from tests.support import SERVERS
 
     repo = tmp_path / "repo"
     files = plugin_files(extra={"mcp.json": json.dumps({"mcpServers": {"lean": {

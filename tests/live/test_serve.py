@@ -17,7 +17,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.session import IncomingMessage
 
 from hermes.home import Home
-from tests.conftest import PYTHON, hermes, stdio_entry, wait_for, write_config
+from tests.support import PYTHON, hermes, stdio_entry, wait_for, write_config
 
 pytestmark = pytest.mark.anyio
 

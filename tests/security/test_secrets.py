@@ -8,16 +8,15 @@ from typing import Any
 
 from hermes.config.dotenv import set_dotenv
 from hermes.home import Home
-from tests.conftest import CANARY, hermes, stdio_entry, write_config
+from tests.support import CANARY, fast_entry, hermes, write_config
 
 
 def test_canary_never_leaks(home: Home, http_server: Any) -> None:
     url = http_server("--require-bearer", CANARY)
     set_dotenv(home.dotenv, {"CANARY_KEY": CANARY})
     write_config(home, {"mcp_servers": {
-        "box": stdio_entry("toolbox.py", "--stderr-secret", env={"FAKE_API_KEY": "${CANARY_KEY}"}),
-        "crashy": stdio_entry("toolbox.py", "--stderr-secret", "--crash-after", "0",
-                              env={"FAKE_API_KEY": "${env:CANARY_KEY}"}),
+        "box": fast_entry("--stderr-secret", env={"FAKE_API_KEY": "${CANARY_KEY}"}),
+        "crashy": fast_entry("--stderr-secret", "--exit-at-start", "3", env={"FAKE_API_KEY": "${env:CANARY_KEY}"}),
         "web": {"url": url, "headers": {"Authorization": "Bearer ${CANARY_KEY}"}},
     }})
     outputs: list[str] = []
@@ -45,10 +44,10 @@ def test_canary_never_leaks(home: Home, http_server: Any) -> None:
 
 def test_reprs_never_show_secret_values() -> None:
     from hermes.apps.liveness import LiveEndpoint
+    from hermes.apps.runtimefile import RuntimeEndpoint
     from hermes.config.model import ServerConfig
     from hermes.config.resolve import resolve_server
     from hermes.mcp.endpoint import Endpoint
-    from hermes.apps.runtimefile import RuntimeEndpoint
 
     config = ServerConfig.from_data({"url": "https://x.example/mcp", "headers": {"Authorization": f"Bearer {CANARY}"},
                                      "oauth": {"client_id": "id", "client_secret": CANARY}})

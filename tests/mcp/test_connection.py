@@ -1,0 +1,161 @@
+"""The supervisor: parallel starts, exact failure reasons, crash budget, parking, revival, reconnects.
+
+Driven through a real Session with real processes; servers that only need to start, crash and
+answer use `fast.py` (no SDK import), so restarts cost milliseconds instead of seconds.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from hermes.home import Home
+from hermes.mcp.connection import RestartPolicy
+from hermes.mcp.states import ConnectionState
+from hermes.session.core import Session, SessionSettings
+from tests.support import SERVERS, fast_entry, free_port, stdio_entry, wait_for, wait_until, write_config
+
+pytestmark = pytest.mark.anyio
+
+QUICK = SessionSettings(policy=RestartPolicy(attempts=3, base_delay=0.05, max_delay=0.2, healthy_after=60))
+
+
+async def test_parallel_start_one_failing_does_not_block(home: Home) -> None:
+    write_config(home, {"mcp_servers": {
+        "good": fast_entry(),
+        "slow": fast_entry("--ready-delay", "1"),
+        "missing": {"command": "definitely-not-a-command-xyz"},
+        "hang": stdio_entry("silent.py", connect_timeout=1.5),
+        "unset": fast_entry(env={"K": "${NOT_SET_ANYWHERE_123}"}),
+        "dies": fast_entry("--exit-at-start", "4"),
+    }})
+    async with Session(home) as session:
+        connections = session.connections()
+        assert connections["good"].connected and connections["slow"].connected
+        assert connections["missing"].state is ConnectionState.FAILED
+        assert "command 'definitely-not-a-command-xyz' was not found" in connections["missing"].reason
+        assert connections["hang"].state is ConnectionState.FAILED
+        assert "did not finish starting within 1.5 s" in connections["hang"].reason
+        assert "silent server starting" in connections["hang"].stderr_tail
+        assert "NOT_SET_ANYWHERE_123" in connections["unset"].reason and "'unset'" in connections["unset"].reason
+        assert "exit code 4" in connections["dies"].reason and "fast server starting" in connections["dies"].stderr_tail
+        payload = (await session.call("mcp__hang__echo", {"text": "x"})).unavailable
+        assert payload is not None and payload["state"] == "failed" and payload["server"] == "hang"
+        assert payload["retry"] == "after_user_action" and "silent server starting" in payload["stderr_tail"]
+
+
+async def test_crash_restart_then_park_then_revive(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"box": fast_entry()}})
+    async with Session(home, QUICK) as session:
+        connection = session.connections()["box"]
+        pids = {connection.pid}
+        for expected_restarts in (1, 2, 3):
+            await session.call("mcp__box__crash", {})
+            await wait_until(lambda n=expected_restarts: connection.connected and connection.restarts == n)
+            pids.add(connection.pid)
+        assert len(pids) == 4
+        await session.call("mcp__box__crash", {})
+        await wait_until(lambda: connection.state is ConnectionState.PARKED)
+        assert "mcp__box__echo" not in session.surface().tools
+        payload = (await session.call("mcp__box__echo", {"text": "x"})).unavailable
+        assert payload is not None and payload["state"] == "parked"
+        assert "crashed 4 times in a row" in payload["reason"] and "exit code 3" in payload["reason"]
+        assert "fast server starting" in payload["stderr_tail"]
+        report = await session.reload()
+        assert report.revived == ["box"] and report.unchanged == ["box"]
+        assert connection.connected
+        assert (await session.call("mcp__box__echo", {"text": "back"})).text == "back"
+
+
+async def test_a_successful_call_restores_the_restart_budget(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"box": fast_entry()}})
+    async with Session(home, QUICK) as session:
+        connection = session.connections()["box"]
+        for round_number in range(1, 6):
+            assert (await session.call("mcp__box__echo", {"text": "ok"})).text == "ok"
+            await session.call("mcp__box__crash", {})
+            await wait_until(lambda n=round_number: connection.connected and connection.restarts == n)
+        assert connection.state is ConnectionState.CONNECTED
+
+
+async def test_a_healthy_period_restores_the_restart_budget(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"box": fast_entry()}})
+    policy = RestartPolicy(attempts=1, base_delay=0.05, max_delay=0.1, healthy_after=0.5)
+    async with Session(home, SessionSettings(policy=policy)) as session:
+        connection = session.connections()["box"]
+        for round_number in (1, 2, 3):
+            await anyio.sleep(0.8)  # longer than healthy_after: the previous crash is forgiven
+            await session.call("mcp__box__crash", {})
+            await wait_until(lambda n=round_number: connection.connected and connection.restarts == n)
+        # A crash right after a restart, with no healthy period between, exceeds the budget of one.
+        await session.call("mcp__box__crash", {})
+        await wait_until(lambda: connection.state is ConnectionState.PARKED)
+
+
+async def test_call_timeout_cancels_on_the_server(home: Home, tmp_path: Path) -> None:
+    marker = tmp_path / "cancelled"
+    write_config(home, {"mcp_servers": {"box": fast_entry(timeout=0.5)}})
+    async with Session(home) as session:
+        outcome = await session.call("mcp__box__slow", {"seconds": 60, "marker": str(marker)})
+        assert outcome.is_error and "timed out after 0.5 s" in outcome.text
+        await wait_until(marker.exists)
+        assert marker.read_text() == "cancelled"
+        assert (await session.call("mcp__box__echo", {"text": "still fine"})).text == "still fine"
+
+
+async def test_list_changed_refreshes_tools(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"box": stdio_entry()}})
+    async with Session(home) as session:
+        changes: list[int] = []
+        session.on_surface_change(lambda: changes.append(1))
+        assert "mcp__box__fresh" not in session.surface().tools
+        await session.call("mcp__box__add_tool", {})
+        await wait_until(lambda: "mcp__box__fresh" in session.surface().tools)
+        assert (await session.call("mcp__box__fresh", {})).text == "fresh result"
+        assert changes
+
+
+async def test_an_http_connection_that_drops_is_reconnected(home: Home, tmp_path: Path) -> None:
+    port = free_port()
+
+    def start(index: int) -> subprocess.Popen[bytes]:
+        portfile = tmp_path / f"port-{index}"
+        process = subprocess.Popen([sys.executable, str(SERVERS / "toolbox.py"), "--http", str(portfile),
+                                    "--port", str(port)], stderr=subprocess.DEVNULL)
+        assert wait_for(portfile.exists), "test HTTP server did not start"
+        return process
+
+    server = start(0)
+    write_config(home, {"mcp_servers": {"web": {"url": f"http://127.0.0.1:{port}/mcp"}}})
+    # A budget that outlasts the server's restart however slow the machine is.
+    patient = SessionSettings(policy=RestartPolicy(attempts=10_000, base_delay=0.05, max_delay=0.2))
+    try:
+        async with Session(home, patient) as session:
+            assert (await session.call("mcp__web__echo", {"text": "before"})).text == "before"
+            server.kill()
+            server.wait()
+            dropped = await session.call("mcp__web__echo", {"text": "during"})
+            assert dropped.is_error
+            server = await anyio.to_thread.run_sync(start, 1)
+            await wait_until(lambda: session.connections()["web"].connected)
+            assert (await session.call("mcp__web__echo", {"text": "after"})).text == "after"
+            assert session.connections()["web"].restarts >= 1
+    finally:
+        server.kill()
+        server.wait()
+
+
+async def test_leaving_a_session_stops_every_server(home: Home) -> None:
+    """Stopping is parallel (bench/bench_lifecycle.py measures it); here: nothing is left running."""
+    write_config(home, {"mcp_servers": {f"s{i}": fast_entry() for i in range(10)}})
+    async with Session(home) as session:
+        pids = [c.pid for c in session.connections().values()]
+        assert all(pids) and all(c.connected for c in session.connections().values())
+    import psutil
+
+    assert not [pid for pid in pids if pid is not None and psutil.pid_exists(pid)
+                and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]

@@ -1,0 +1,135 @@
+"""The stdio transport: linear line splitting, exits as events, bounded shutdown, no orphans ever."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import anyio
+import mcp_types as types
+import psutil
+import pytest
+from mcp import Client
+
+from hermes.home import Home
+from hermes.mcp.children import Watchdog
+from hermes.mcp.stdio import LineSplitter, MessageTooLarge, StdioProcess
+from hermes.security.redact import Redactor
+from tests.support import PYTHON, SERVERS, stdio_entry, wait_for, write_config
+
+pytestmark = pytest.mark.anyio
+ENV = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/")}
+
+
+def test_splitter_joins_a_line_across_many_chunks_and_splits_many_lines_in_one() -> None:
+    splitter = LineSplitter(limit=1 << 30)
+    body = b"x" * (1 << 20)
+    lines: list[bytes] = []
+    for start in range(0, len(body), 4096):
+        lines += splitter.feed(body[start:start + 4096])
+    assert lines == []
+    assert splitter.feed(b"\na\nb\n\nc") == [body, b"a", b"b", b""]
+    assert splitter.feed(b"\n") == [b"c"]
+
+
+def test_splitter_refuses_a_line_past_its_limit_and_recovers() -> None:
+    splitter = LineSplitter(limit=10)
+    with pytest.raises(MessageTooLarge):
+        splitter.feed(b"0123456789ABC")
+    assert splitter.feed(b"ok\n") == [b"ok"]
+
+
+async def test_exit_is_an_event_with_the_exit_status() -> None:
+    process = StdioProcess(PYTHON, [str(SERVERS / "silent.py"), "--exit", "7"], env=ENV, cwd=None,
+                           log=io.StringIO(), redact=Redactor())
+    async with process:
+        with anyio.fail_after(60):
+            await process.exited.wait()
+        assert process.returncode == 7
+    assert list(process.stderr_tail) == ["silent server starting"]
+
+
+async def test_a_large_result_arrives_whole(home: Home) -> None:
+    size = 30_000_000
+    async with Client(StdioProcess(PYTHON, [str(SERVERS / "toolbox.py")], env=ENV, cwd=None, log=io.StringIO(),
+                                   redact=Redactor()), mode="legacy") as client:
+        result = await client.call_tool("big", {"size": size})
+    block = result.content[0]
+    assert isinstance(block, types.TextContent) and len(block.text) == size
+
+
+async def test_cancelled_caller_still_stops_the_server_and_its_group(tmp_path: Path) -> None:
+    pidfile = tmp_path / "helper.pid"
+    script = tmp_path / "stubborn.py"
+    script.write_text(textwrap.dedent(f"""
+        import signal, subprocess, sys, time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        helper = subprocess.Popen(["sleep", "600"])
+        open({str(pidfile)!r}, "w").write(str(helper.pid))
+        print("stubborn", file=sys.stderr, flush=True)
+        while True:
+            time.sleep(1)
+    """))
+    process = StdioProcess(PYTHON, [str(script)], env=ENV, cwd=None, log=io.StringIO(), redact=Redactor())
+    with anyio.CancelScope() as scope:
+        async with process:
+            await anyio.to_thread.run_sync(lambda: wait_for(pidfile.exists))
+            scope.cancel()
+    assert process.exited.is_set() and process.returncode == -signal.SIGKILL
+    helper = int(pidfile.read_text())
+    assert wait_for(lambda: not psutil.pid_exists(helper) or psutil.Process(helper).status() == "zombie")
+
+
+def test_the_watchdog_kills_registered_groups_when_its_pipe_closes() -> None:
+    victim = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    spared = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    try:
+        watchdog = Watchdog()
+        watchdog.watch(victim.pid)
+        watchdog.watch(spared.pid)
+        watchdog.forget(spared.pid)
+        watchdog.close()
+        assert victim.wait(timeout=60) == -signal.SIGKILL
+        assert spared.poll() is None
+    finally:
+        for process in (victim, spared):
+            process.kill()
+            process.wait()
+
+
+def test_a_sigkilled_host_takes_servers_and_their_helpers_with_it(home: Home, tmp_path: Path) -> None:
+    """SIGKILL leaves no time to clean up: the parent-death signal and the watchdog must do it."""
+    write_config(home, {"mcp_servers": {"spawner": stdio_entry("spawner.py")}})
+    pidfile = tmp_path / "helper.pid"
+    driver = tmp_path / "driver.py"
+    driver.write_text(textwrap.dedent(f"""
+        import anyio, pathlib
+        from hermes.home import Home
+        from hermes.session.core import Session
+
+        async def main():
+            async with Session(Home(pathlib.Path({str(home.root)!r}))) as session:
+                outcome = await session.call("mcp__spawner__spawn_helper", {{}})
+                pathlib.Path({str(pidfile)!r}).write_text(outcome.text)
+                await anyio.sleep_forever()
+
+        anyio.run(main)
+    """))
+    host = subprocess.Popen([sys.executable, str(driver)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        assert wait_for(lambda: pidfile.exists() and pidfile.read_text().strip().isdigit()), host.stderr
+        helper = psutil.Process(int(pidfile.read_text()))
+        server = helper.parent()
+        assert server is not None and server.pid != host.pid
+        host.kill()
+        host.wait()
+        _gone, alive = psutil.wait_procs([helper, server], timeout=60)
+        assert alive == [], [p.cmdline() for p in alive]
+    finally:
+        if host.poll() is None:
+            host.kill()

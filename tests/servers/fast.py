@@ -1,0 +1,141 @@
+"""A stdio MCP server written against the protocol itself, with the standard library only.
+
+Why it exists: importing the SDK costs a test server about 1.5 s of CPU on a small machine, and
+tests that restart servers many times (crash budgets, reloads, parallel starts, the CLI) would
+spend most of their time there. This one starts in milliseconds. It also keeps hermes honest
+about servers that were not built with the Python SDK (most third-party servers are not).
+
+Tools: echo, get-weather, fail, crash, slow (records cancellation), whoami, env-report; with
+--lean: ping, a.b and a-b (two names that collide once sanitized); --long adds a tool whose name
+is longer than a registered name may be. Options as toolbox.py:
+--stderr-secret, --crash-after S, --ready-delay S, --exit-at-start N.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+
+PROTOCOL = "2025-06-18"
+args = sys.argv[1:]
+
+
+def option(name: str) -> str | None:
+    return args[args.index(name) + 1] if name in args else None
+
+
+LEAN = "--lean" in args
+lock = threading.Lock()
+cancelled: dict[object, threading.Event] = {}
+
+
+def send(message: dict[str, object]) -> None:
+    line = json.dumps(message) + "\n"
+    with lock:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+
+
+def text(value: str, error: bool = False) -> dict[str, object]:
+    return {"content": [{"type": "text", "text": value}], "isError": error}
+
+
+def tool(name: str, description: str, **properties: str) -> dict[str, object]:
+    return {"name": name, "description": description,
+            "inputSchema": {"type": "object", "properties": {k: {"type": v} for k, v in properties.items()},
+                            "required": [k for k in properties if k != "marker"]}}
+
+
+TOOLS = [tool("ping", "Answer pong."), tool("a.b", "Collides with a-b."), tool("a-b", "Collides with a.b.")] if LEAN \
+    else [tool("echo", "Return the text unchanged.", text="string"),
+          tool("get-weather", "A tool whose name has a hyphen.", city="string"),
+          tool("fail", "Fail with a message that contains the given text.", text="string"),
+          tool("crash", "Exit the server process at once."),
+          tool("slow", "Sleep, then answer; records cancellation.", seconds="number", marker="string"),
+          tool("whoami", "Report this process id."),
+          tool("env-report", "Names of every environment variable.")]
+LONG_NAME = "a-tool-whose-name-is-far-too-long-to-be-registered-without-being-cut-short"
+if "--long" in args:
+    TOOLS.append(tool(LONG_NAME, "A tool with a long name."))
+
+
+def call(request_id: object, name: str, arguments: dict[str, object]) -> dict[str, object]:
+    if name == "echo":
+        return text(str(arguments.get("text", "")))
+    if name == "get-weather":
+        return text(f"sunny in {arguments.get('city')}")
+    if name == "fail":
+        return text(f"failure while using {arguments.get('text')}", error=True)
+    if name == "crash":
+        os._exit(3)
+    if name == "slow":
+        event = cancelled.setdefault(request_id, threading.Event())
+        if event.wait(float(str(arguments.get("seconds", 1)))):
+            marker = arguments.get("marker")
+            if marker:
+                with open(str(marker), "w") as handle:
+                    handle.write("cancelled")
+        return text("done")
+    if name == "whoami":
+        return {**text(str(os.getpid())), "structuredContent": {"pid": os.getpid()}}
+    if name == "env-report":
+        return {**text(" ".join(sorted(os.environ))), "structuredContent": {"names": sorted(os.environ)}}
+    if name == LONG_NAME:
+        return text("long answer")
+    if name == "ping":
+        return text("pong")
+    return text(f"no tool {name}", error=True)
+
+
+def answer(message: dict[str, object]) -> None:
+    method, request_id = message.get("method"), message.get("id")
+    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    assert isinstance(params, dict)
+    if method == "initialize":
+        result: dict[str, object] = {"protocolVersion": params.get("protocolVersion", PROTOCOL),
+                                     "capabilities": {"tools": {"listChanged": False}},
+                                     "serverInfo": {"name": "fast", "version": "1.0"}}
+    elif method == "tools/list":
+        result = {"tools": TOOLS}
+    elif method == "tools/call":
+        arguments = params.get("arguments") if isinstance(params.get("arguments"), dict) else {}
+        assert isinstance(arguments, dict)
+        result = call(request_id, str(params.get("name")), arguments)
+    elif method == "ping":
+        result = {}
+    else:
+        send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": f"no method {method}"}})
+        return
+    send({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+
+def main() -> None:
+    if "--stderr-secret" in args:
+        print(f"starting with key {os.environ.get('FAKE_API_KEY')}", file=sys.stderr, flush=True)
+    print("fast server starting", file=sys.stderr, flush=True)
+    if option("--exit-at-start") is not None:
+        sys.exit(int(str(option("--exit-at-start"))))
+    if option("--ready-delay"):
+        time.sleep(float(str(option("--ready-delay"))))
+    crash_after = option("--crash-after")
+    if crash_after is not None:
+        threading.Timer(float(crash_after), lambda: os._exit(3)).start()
+    for line in sys.stdin:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(message, dict):
+            continue
+        if message.get("method") == "notifications/cancelled":
+            params = message.get("params") or {}
+            cancelled.setdefault(params.get("requestId"), threading.Event()).set()
+        elif "id" in message and "method" in message:
+            threading.Thread(target=answer, args=(message,), daemon=True).start()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,20 @@
+"""A stdio MCP server that starts a helper process of its own (a grandchild of hermes) on request."""
+
+from __future__ import annotations
+
+import subprocess
+
+from mcp.server.mcpserver import MCPServer
+
+app = MCPServer("spawner")
+
+
+@app.tool(name="spawn-helper", description="Start a long-lived helper process; returns its pid.")
+def spawn_helper() -> int:
+    helper = subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    return helper.pid
+
+
+if __name__ == "__main__":
+    app.run()

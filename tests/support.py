@@ -1,0 +1,98 @@
+"""Helpers every test module uses: config writers, the CLI in-process and as a process, waiting.
+
+Tests wait for *conditions*, never for a fixed time: `wait_until` / `wait_for` check a predicate
+until it holds and fail only after a generous bound, so a loaded machine makes them slower,
+never red.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+from click.testing import CliRunner
+from ruamel.yaml import YAML
+
+from hermes.home import Home
+
+SERVERS = Path(__file__).parent / "servers"
+PYTHON = sys.executable
+CANARY = "canary-Zq8Lm2Xw9Tt4"
+# How long a condition may take to come true before the test fails. Generous on purpose: the
+# bound exists to end a broken test, not to measure anything.
+PATIENCE = 60.0
+
+
+def stdio_entry(script: str = "toolbox.py", *args: str, **extra: Any) -> dict[str, Any]:
+    return {"command": PYTHON, "args": [str(SERVERS / script), *args], **extra}
+
+
+def fast_entry(*args: str, **extra: Any) -> dict[str, Any]:
+    """A server that starts in milliseconds (`servers/fast.py`: the protocol, no SDK)."""
+    return stdio_entry("fast.py", *args, **extra)
+
+
+def write_config(home: Home, data: dict[str, Any]) -> None:
+    buf = io.StringIO()
+    YAML().dump(data, buf)
+    home.config.write_text(buf.getvalue())
+
+
+@dataclass
+class Ran:
+    """What a run of the CLI left: the same three fields for in-process and real runs."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def hermes(*args: str, home: Home, env: dict[str, str] | None = None, input: str | None = None) -> Ran:
+    """Run the CLI in-process (click's CliRunner), as a user would see it: output and exit code."""
+    from hermes.cli.main import cli
+
+    runner = CliRunner()
+    result = runner.invoke(cli, list(args), input=input, catch_exceptions=False, prog_name="hermes",
+                           env={"HERMES_HOME": str(home.root), "NO_COLOR": "1", **(env or {})})
+    return Ran(result.exit_code, result.stdout, result.stderr)
+
+
+def hermes_process(*args: str, home: Home, env: dict[str, str] | None = None, timeout: float = 120,
+                   input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the real `hermes` in a subprocess: for when the process is the point (signals, cold start)."""
+    full_env = {**os.environ, "HERMES_HOME": str(home.root), "NO_COLOR": "1", **(env or {})}
+    return subprocess.run([PYTHON, "-m", "hermes", *args], env=full_env, capture_output=True, text=True,
+                          timeout=timeout, input=input)
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = PATIENCE) -> bool:
+    """Block until `predicate()` holds (True) or `timeout` passes (False)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+async def wait_until(predicate: Callable[[], bool], timeout: float = PATIENCE) -> None:
+    """In async tests: return once `predicate()` holds; fail the test after `timeout`."""
+    with anyio.fail_after(timeout):
+        while not predicate():
+            await anyio.sleep(0.02)
