@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from hermes.catalog.manifest import CatalogServer, HttpEndpoint, Setting, StdioLaunch, load_entries
+from hermes.catalog.states import EntryState
 from hermes.config.dotenv import read_dotenv, set_dotenv
 from hermes.config.edit import add_server, set_tool_include
 from hermes.config.store import ConfigStore
@@ -245,7 +246,28 @@ def install_entry(home: Home, name: str, *, given: dict[str, str], ask: Ask | No
     return InstallOutcome(name, True, True, names, include, post_install=entry.post_install, warnings=warnings)
 
 
-def catalog_states(home: Home) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+@dataclass(frozen=True)
+class CatalogRow:
+    entry: CatalogServer
+    state: EntryState
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.entry.to_json(), "state": self.state.value}
+
+
+@dataclass(frozen=True)
+class CustomRow:
+    """A configured server that did not come from the catalog."""
+
+    name: str
+    transport: str
+    state: EntryState
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "transport": self.transport, "state": self.state.value}
+
+
+def catalog_states(home: Home) -> tuple[list[CatalogRow], list[CustomRow], list[str]]:
     """Rows for every entry with its state, rows for configured servers that are not from the catalog."""
     entries, warnings = load_entries(home.mcp_catalog)
     config = ConfigStore(home).load()
@@ -253,12 +275,12 @@ def catalog_states(home: Home) -> tuple[list[dict[str, Any]], list[dict[str, Any
     for name, entry in sorted(entries.items()):
         configured = config.mcp_servers.get(name)
         if configured is None:
-            state = "available"
+            state = EntryState.AVAILABLE
         elif entry.auth == "oauth" and configured.enabled and home.has_tokens(name):
-            state = "enabled"
+            state = EntryState.ENABLED
         else:
-            state = "installed (enabled)" if configured.enabled else "installed (disabled)"
-        rows.append({**entry.to_json(), "state": state})
-    custom = [{"name": n, "transport": c.transport_name, "state": "custom (enabled)" if c.enabled
-               else "custom (disabled)"} for n, c in config.mcp_servers.items() if n not in entries]
+            state = EntryState.INSTALLED_ENABLED if configured.enabled else EntryState.INSTALLED_DISABLED
+        rows.append(CatalogRow(entry, state))
+    custom = [CustomRow(n, c.transport_name, EntryState.CUSTOM_ENABLED if c.enabled else EntryState.CUSTOM_DISABLED)
+              for n, c in config.mcp_servers.items() if n not in entries]
     return rows, custom, warnings

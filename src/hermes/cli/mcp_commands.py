@@ -55,13 +55,14 @@ def catalog_command(as_json: bool) -> None:
     for warning in warnings:
         say(f"warning: {warning}", err=True)
     if as_json:
-        print_json({"catalog": rows, "custom": custom, "warnings": warnings})
+        print_json({"catalog": [r.to_json() for r in rows], "custom": [c.to_json() for c in custom],
+                    "warnings": warnings})
         return
     print_table(["NAME", "STATE", "AUTH", "DESCRIPTION"],
-                [[r["name"], r["state"], r["auth"], r["description"]] for r in rows])
+                [[r.entry.name, r.state.value, r.entry.auth, r.entry.description] for r in rows])
     if custom:
         say("")
-        print_table(["CUSTOM SERVER", "STATE", "TRANSPORT"], [[c["name"], c["state"], c["transport"]] for c in custom])
+        print_table(["CUSTOM SERVER", "STATE", "TRANSPORT"], [[c.name, c.state.value, c.transport] for c in custom])
 
 
 @mcp_group.command("install")

@@ -7,6 +7,7 @@ import sys
 import questionary
 
 from hermes.catalog.install import catalog_states
+from hermes.catalog.states import DISABLED, EntryState
 from hermes.cli.catalog_flow import run_install
 from hermes.cli.configure import configure_tools
 from hermes.cli.output import say
@@ -30,10 +31,10 @@ def _remove(home: Home, name: str) -> None:
     delete_tokens(home, name)
 
 
-def _actions(state: str) -> list[questionary.Choice]:
-    if state == "available":
+def _actions(state: EntryState) -> list[questionary.Choice]:
+    if state is EntryState.AVAILABLE:
         return [questionary.Choice("Install", value="install"), questionary.Choice("Back", value="back")]
-    toggle = questionary.Choice("Enable", value="enable") if "disabled" in state else \
+    toggle = questionary.Choice("Enable", value="enable") if state in DISABLED else \
         questionary.Choice("Disable", value="disable")
     return [toggle, questionary.Choice("Configure tools", value="configure"),
             questionary.Choice("Remove", value="remove"), questionary.Choice("Back", value="back")]
@@ -46,18 +47,18 @@ def run_picker(home: Home) -> int:
         return 2
     while True:
         rows, custom, _ = catalog_states(home)
-        states = {r["name"]: r["state"] for r in rows} | {c["name"]: c["state"] for c in custom}
+        states = {r.entry.name: r.state for r in rows} | {c.name: c.state for c in custom}
         width = max(len(n) for n in states) if states else 10
-        choices = [questionary.Choice(f"{r['name']:<{width}}  {r['state']:<22} {r['description']}", value=r["name"])
-                   for r in rows]
-        choices += [questionary.Choice(f"{c['name']:<{width}}  {c['state']:<22} (custom)", value=c["name"])
+        choices = [questionary.Choice(f"{r.entry.name:<{width}}  {r.state.value:<22} {r.entry.description}",
+                                      value=r.entry.name) for r in rows]
+        choices += [questionary.Choice(f"{c.name:<{width}}  {c.state.value:<22} (custom)", value=c.name)
                     for c in custom]
         choices.append(questionary.Choice("Quit", value=_QUIT))
         picked = questionary.select("MCP servers (enter to choose, ctrl-c to quit):", choices=choices).ask()
         if picked is None or picked == _QUIT:
             return 0
         name = str(picked)
-        action = questionary.select(f"{name} [{states[name]}]:", choices=_actions(states[name])).ask()
+        action = questionary.select(f"{name} [{states[name].value}]:", choices=_actions(states[name])).ask()
         if action in (None, "back"):
             continue
         if action == "install":

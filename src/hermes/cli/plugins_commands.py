@@ -122,16 +122,19 @@ def update_command(name: str) -> None:
 @json_option
 def catalog_command(as_json: bool) -> None:
     """Catalog entries and whether each is installed."""
+    from hermes.plugins.catalog import PLATFORM_NAMES
     from hermes.plugins.lifecycle import catalog_rows
 
     rows = catalog_rows(Home.from_env())
     if as_json:
-        print_json({"catalog": rows})
+        print_json({"catalog": [row.to_json() for row in rows]})
         return
     for row in rows:
-        say(f"{row['name']} {row['version']} — {row['title']} [{row['state']}]")
-        say(f"  {row['repo']} @ {row['sha'][:12]}; platforms: {', '.join(row['platforms']) or 'all'}")
-        say(f"  {row['description']}")
+        entry = row.entry
+        platforms = ", ".join(PLATFORM_NAMES[p] for p in entry.platforms) or "all"
+        say(f"{entry.name} {entry.version} — {entry.title} [{row.shown_state}]")
+        say(f"  {entry.repo} @ {entry.sha[:12]}; platforms: {platforms}")
+        say(f"  {entry.description}")
 
 
 @plugins_group.command("validate")

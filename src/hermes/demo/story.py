@@ -25,6 +25,7 @@ from typing import Any
 import anyio
 
 from hermes.apps.host import local_host
+from hermes.apps.states import AppState
 from hermes.config.edit import add_server
 from hermes.config.store import ConfigStore
 from hermes.demo import setup as demo_setup
@@ -94,7 +95,8 @@ async def _walk(home: Home, story: Story) -> None:
         refusal = str(exc)
     say(f"   -> {refusal or 'installed (unexpected)'}")
     leftovers = [p.name for p in home.plugins.iterdir() if p.name != ".lock"] if home.plugins.exists() else []
-    story.check("missing_app" in refusal and not leftovers, "refused with missing_app, and nothing was left behind",
+    story.check(AppState.MISSING_APP.value in refusal and not leftovers,
+                "refused with missing_app, and nothing was left behind",
                 f"expected a missing_app refusal and no trace, got {refusal!r} and {leftovers}")
 
     story.step("Install the app (without starting it), then install and enable the plugin:")
@@ -117,7 +119,7 @@ async def _walk(home: Home, story: Story) -> None:
         story.step("The app is installed but not running. Call its tool anyway:")
         answer = await call_app()
         _show(answer.to_json())
-        story.check(answer.unavailable is not None and answer.unavailable["state"] == "app_not_running",
+        story.check(answer.unavailable is not None and answer.unavailable["state"] == AppState.APP_NOT_RUNNING,
                     "hermes says the app is not running", f"unexpected answer {answer.to_json()}")
 
         story.step("Start the app. It picks a free port and a fresh token and writes its runtime file.")
@@ -143,7 +145,7 @@ async def _walk(home: Home, story: Story) -> None:
         gone = await _until(lambda: TOOL not in session.surface().tools)
         answer = await call_app()
         _show(answer.to_json())
-        story.check(gone and answer.unavailable is not None and answer.unavailable["state"] == "app_not_running",
+        story.check(gone and answer.unavailable is not None and answer.unavailable["state"] == AppState.APP_NOT_RUNNING,
                     "the tool is hidden and the answer says the app is not running",
                     f"unexpected answer {answer.to_json()}")
 
@@ -152,7 +154,7 @@ async def _walk(home: Home, story: Story) -> None:
         await session.reload()
         answer = await call_app()
         _show(answer.to_json())
-        story.check(answer.unavailable is not None and answer.unavailable["state"] == "missing_app",
+        story.check(answer.unavailable is not None and answer.unavailable["state"] == AppState.MISSING_APP,
                     "hermes says the app is missing, and what to do", f"unexpected answer {answer.to_json()}")
     say("\nSession closed; every server process it started has exited.")
 

@@ -8,11 +8,12 @@ from typing import Any
 from hermes.apps.availability import check_availability
 from hermes.apps.host import Host
 from hermes.apps.states import AppState
+from hermes.catalog.states import UPDATE_AVAILABLE, EntryState
 from hermes.config.edit import set_plugin_enabled
 from hermes.config.store import ConfigStore
 from hermes.errors import HermesError
 from hermes.home import Home
-from hermes.plugins.catalog import load_catalog
+from hermes.plugins.catalog import CatalogEntry, load_catalog
 from hermes.plugins.install import InstallResult, PluginInstallError, install, read_provenance, recover_if_idle
 from hermes.plugins.manifest import PLUGIN_NAME, load_plugin
 
@@ -139,16 +140,28 @@ def update(home: Home, name: str, host: Host) -> InstallResult | None:
     return install(home, entry.name, host=host)
 
 
-def catalog_rows(home: Home) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class PluginCatalogRow:
+    entry: CatalogEntry
+    state: EntryState
+    update_available: bool = False
+
+    @property
+    def shown_state(self) -> str:
+        return self.state.value + (UPDATE_AVAILABLE if self.update_available else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.entry.to_json(), "state": self.shown_state}
+
+
+def catalog_rows(home: Home) -> list[PluginCatalogRow]:
     enabled = set(ConfigStore(home).load().plugins.enabled)
     rows = []
     for entry in load_catalog(home).values():
         provenance = read_provenance(home.plugins / entry.name) if (home.plugins / entry.name).is_dir() else None
         if provenance is None:
-            state = "available"
-        else:
-            state = "installed (enabled)" if entry.name in enabled else "installed (disabled)"
-            if provenance.get("commit") != entry.sha:
-                state += ", update available"
-        rows.append({**entry.to_json(), "state": state})
+            rows.append(PluginCatalogRow(entry, EntryState.AVAILABLE))
+            continue
+        state = EntryState.INSTALLED_ENABLED if entry.name in enabled else EntryState.INSTALLED_DISABLED
+        rows.append(PluginCatalogRow(entry, state, provenance.get("commit") != entry.sha))
     return rows
