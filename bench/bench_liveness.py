@@ -58,23 +58,24 @@ async def restart(interval: float, rounds: int) -> tuple[float, float]:
         os.environ["HERMES_HOME"] = scratch
         demo_setup.install_plugin_folder(home)
         demo_setup.install_app(home)
-        app = await anyio.to_thread.run_sync(demo_setup.start_app, home)
+        apps = demo_setup.DemoApps(home)
+        app = await anyio.to_thread.run_sync(apps.start)
         reconnect: list[float] = []
         app_start: list[float] = []
         try:
             async with Session(home, SessionSettings(watch_interval=interval)) as session:
                 connection = session.connections()["demo-app"]
                 for _ in range(rounds):
-                    demo_setup.stop_app(app)
+                    apps.stop(app)
                     started = time.perf_counter()
-                    app = await anyio.to_thread.run_sync(demo_setup.start_app, home)
+                    app = await anyio.to_thread.run_sync(apps.start)
                     published = time.perf_counter()
                     while connection.live_pid != app.pid:
                         await anyio.sleep(0.002)
                     reconnect.append(time.perf_counter() - published)
                     app_start.append(published - started)
         finally:
-            demo_setup.stop_app(app)
+            apps.stop(app)
     return median(reconnect), median(app_start)
 
 

@@ -6,5 +6,5 @@ import subprocess
 import sys
 
 for module in ("bench.bench_list", "bench.bench_startup", "bench.bench_rss", "bench.bench_calls",
-               "bench.bench_liveness", "bench.bench_lifecycle"):
+               "bench.bench_liveness", "bench.bench_lifecycle", "bench.bench_results"):
     subprocess.run([sys.executable, "-m", module], check=True)

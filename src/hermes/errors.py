@@ -16,6 +16,16 @@ before building an error from anything a server or a user's file produced.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Self
+
+from hermes.validation import Invalid, dotted
+
+
+def leaf(exc: BaseException) -> BaseException:
+    """The first real exception inside nested exception groups (task groups wrap what they raise)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
 
 
 class HermesError(Exception):
@@ -31,31 +41,35 @@ class UsageError(HermesError):
 
 
 class InvalidFile(HermesError):
-    """A file hermes reads broke a rule; nothing was written. Carries where and which rule."""
+    """A file hermes reads broke a rule; nothing was written.
+
+    One shape for every reader: `<file>[, line N]: [<key>: ]<rule>`, with each part kept as a
+    field for whoever wants to act on it.
+    """
 
     exit_code = 2
 
-    def __init__(self, message: str, *, path: Path | str | None = None, line: int | None = None,
-                 key: str | None = None, rule: str | None = None) -> None:
+    def __init__(self, rule: str, *, path: Path | str | None = None, line: int | None = None,
+                 key: str | None = None) -> None:
         self.path = path
         self.line = line
         self.key = key
-        self.rule = rule or message
-        super().__init__(message)
+        self.rule = rule
+        super().__init__(self.describe())
+
+    def describe(self) -> str:
+        where = "" if self.path is None else f"{self.path}" + (f", line {self.line}" if self.line else "")
+        what = f"{self.key}: {self.rule}" if self.key else self.rule
+        return f"{where}: {what}" if where else what
+
+    @classmethod
+    def from_invalid(cls, exc: Invalid, path: Path | str, *, line: int | None = None) -> Self:
+        """The kit's `Invalid(loc, rule)` as this file's error."""
+        return cls(exc.rule, path=path, line=line, key=dotted(exc.loc) or None)
 
 
 class ConfigError(InvalidFile):
-    """`config.yaml` or `.env` is malformed or holds a wrong value: `<file>, line N: <message>`."""
-
-    def __init__(self, message: str, *, path: Path | None = None, line: int | None = None,
-                 key: str | None = None) -> None:
-        where = ""
-        if path is not None:
-            where = f"{path}"
-            if line is not None:
-                where += f", line {line}"
-            where += ": "
-        super().__init__(f"{where}{message}", path=path, line=line, key=key, rule=message)
+    """`config.yaml` or `.env` is malformed or holds a wrong value."""
 
 
 class NoSuchServer(HermesError):

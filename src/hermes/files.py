@@ -16,7 +16,7 @@ import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from filelock import FileLock
@@ -111,7 +111,7 @@ def write_target(path: Path) -> Path:
 def atomic_write(path: Path, text: str | bytes, *, mode: int = PRIVATE_FILE) -> None:
     """Replace `path` with `text` through a temp file in the same folder and a rename."""
     path = write_target(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -132,8 +132,23 @@ def file_lock(path: Path, *, timeout: float = 30) -> FileLock:
     from filelock import FileLock
 
     path = write_target(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     return FileLock(str(path.with_name(path.name + ".lock")), timeout=timeout)
+
+
+def open_private_append(path: Path, *, binary: bool = False) -> Any:
+    """Open a log file for appending; created 0600 (in a private folder) when it is new."""
+    private_dir(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE)
+    return os.fdopen(fd, "ab") if binary else os.fdopen(fd, "a", encoding="utf-8")
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Write a new file readable by the user only (the cache: images and audio saved from results)."""
+    private_dir(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
 
 
 def private_dir(path: Path) -> Path:

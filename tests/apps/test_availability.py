@@ -170,3 +170,31 @@ def test_real_linux_host_facts(tmp_path: Path) -> None:
     assert host.which("sh") is not None and host.read_text(str(tmp_path / "nope")) is None
     assert host.uninstall_entries() == [] and host.pe_file_version("/bin/sh") is None
     assert isinstance(host.interactive_session(), bool)
+
+
+def test_globs_deeper_than_the_bound_are_refused_with_the_rule() -> None:
+    from hermes.apps.declaration import DeclarationError
+
+    deep = {"extensions": {EXTENSION_KEY: {"servers": {"app": {
+        "app": {"linux": {"presence": "executable", "location": "/" + "/".join(["*"] * 7) + "/app"}},
+        "requires": {"app": True}}}}}}
+    with pytest.raises(DeclarationError, match=r"has 7 segments with '\*'; at most 2 are allowed"):
+        parse_declarations(deep, {"app"})
+
+
+def test_a_wide_tree_is_walked_within_bounds(tmp_path: Path) -> None:
+    """Two `*` levels of 300 folders each would be 90,000 paths; the walk keeps the highest 64 per level."""
+    from hermes.apps.locate import MAX_MATCHES, candidate_paths
+
+    for major in range(300):
+        (tmp_path / f"v{major}").mkdir()
+    for minor in range(300):
+        (tmp_path / "v299" / f"r{minor}").mkdir()
+    declaration = parse_declarations({"extensions": {EXTENSION_KEY: {"servers": {"app": {
+        "app": {"linux": {"presence": "executable", "location": f"{tmp_path}/v*/r*/app"}},
+        "requires": {"app": True}}}}}}, {"app"})["app"]
+    assert declaration.app is not None
+    block = declaration.app.blocks["linux"]
+    found = candidate_paths(LocalHost(), block, block.candidates[0])
+    assert 0 < len(found) <= MAX_MATCHES
+    assert found[0].path == f"{tmp_path}/v299/r299/app"  # highest versions first

@@ -54,6 +54,12 @@ HOSTILE: list[tuple[str, Any, str]] = [
     ("port too big", {"pid": ALIVE, "http": "http://127.0.0.1:70000"}, "is not a valid URL"),
     ("port text", {"pid": ALIVE, "http": "http://127.0.0.1:abc"}, "is not a valid URL"),
     ("token number", {"pid": ALIVE, "http": "http://127.0.0.1:8080", "token": 12345}, "'token' must be a non-empty"),
+    ("token with a newline", {"pid": ALIVE, "http": "http://127.0.0.1:8080", "token": f"{CANARY}\nX-Evil: 1"},
+     "'token' must be printable ASCII"),
+    ("token with NUL", {"pid": ALIVE, "http": "http://127.0.0.1:8080", "token": f"{CANARY}\x00"},
+     "'token' must be printable ASCII"),
+    ("5000-digit pid", '{"pid": ' + "9" * 5000 + ', "http": "http://127.0.0.1:8080"}', "not valid JSON"),
+    ("30000-deep value", '{"pid": 1, "x": ' + "[" * 30000 + "]" * 30000 + "}", "not valid JSON"),
 ]
 
 
@@ -68,6 +74,14 @@ def test_hostile_runtime_files_are_refused(tmp_path: Path, label: str, content: 
     assert info.value.state == "endpoint_unavailable"
     assert reason in str(info.value)
     assert CANARY not in str(info.value) and CANARY not in repr(info.value)
+
+
+def test_a_fifo_in_place_of_the_runtime_file_is_refused_at_once(tmp_path: Path) -> None:
+    """Opening a FIFO for reading blocks until a writer comes; the reader must not wait for one."""
+    os.mkfifo(tmp_path / "server.json")
+    with pytest.raises(LiveEndpointUnavailable, match="not a regular file") as info:
+        resolve_live_endpoint("app", LivenessSpec("server_json", path=str(tmp_path / "server.json")), LocalHost())
+    assert info.value.state == "endpoint_unavailable"
 
 
 def test_missing_huge_symlinked_and_folder_files(tmp_path: Path) -> None:

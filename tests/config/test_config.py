@@ -33,6 +33,15 @@ from tests.support import hermes
     ("platform_toolsets:\n  cli: mcp-a\n", 2, "platform_toolsets.cli"),
     ("mcp_servers:\n  ../../escape:\n    command: x\n", 2, "mcp_servers.../../escape: is not a valid server name"),
     ("mcp_servers:\n  '..':\n    command: x\n", 2, "is not a valid server name"),
+    ("mcp:\n  clinet: false\n", 2, "mcp.clinet: is not a known key (did you mean 'client'?)"),
+    ("plugins:\n  enable: [a]\n", 2, "plugins.enable: is not a known key (did you mean 'enabled'?)"),
+    ("mcp_servers:\n  a:\n    command: x\n    connect_timeout: .nan\n", 4, "must be a positive number"),
+    ("mcp_servers:\n  a:\n    command: x\n    timeout: .inf\n", 4, "must be a positive number"),
+    ("mcp_servers:\n  a:\n    url: https://[oops\n", 3, "mcp_servers.a.url: is not a valid URL"),
+    ("mcp_servers:\n  a:\n    url: ftp://h/x\n", 3, "must be an http:// or https:// URL"),
+    ("? [a, b]\n: c\n", 1, "a mapping key that is not plain text"),
+    ("a: " + "[" * 5000 + "]" * 5000 + "\n", None, "nests deeper than 64 levels"),
+    ("a:\n" + "".join("  " * i + "k:\n" for i in range(1, 1200)), None, "not valid YAML"),
 ])
 def test_bad_config_names_file_line_and_key(home: Home, text: str, line: int | None, fragment: str) -> None:
     home.config.write_text(text)
@@ -43,6 +52,38 @@ def test_bad_config_names_file_line_and_key(home: Home, text: str, line: int | N
     assert fragment in message
     if line is not None:
         assert f"line {line}" in message
+
+
+def test_unreadable_config_and_dotenv_are_one_sentence_each(home: Home) -> None:
+    home.config.write_bytes(b"mcp_servers: {}\n\xff\xfe\n")
+    result = hermes("mcp", "list", home=home)
+    assert result.returncode == 2 and "not UTF-8 text" in result.stderr and str(home.config) in result.stderr
+    home.config.write_text("mcp_servers:\n  a:\n    command: x\n    env: {K: '${K}'}\n")
+    home.dotenv.mkdir()
+    result = hermes("tools", "list", home=home)
+    assert result.returncode == 2 and "not a regular file (a folder)" in result.stderr and ".env" in result.stderr
+    home.dotenv.rmdir()
+    home.dotenv.write_bytes(b"K=caf\xe9\n")
+    result = hermes("tools", "list", home=home)
+    assert result.returncode == 2 and "not UTF-8 text" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_read_only_config_is_not_replaced(home: Home) -> None:
+    home.config.write_text("mcp_servers: {}\n")
+    home.config.chmod(0o444)
+    result = hermes("mcp", "add", "b", "--command", "y", home=home)
+    assert result.returncode == 2 and "is read-only" in result.stderr
+    assert home.config.read_text() == "mcp_servers: {}\n"
+
+
+def test_a_symlinked_config_is_edited_through_the_link(home: Home, tmp_path: Path) -> None:
+    real = tmp_path / "dotfiles" / "hermes.yaml"
+    real.parent.mkdir()
+    real.write_text("# mine\nmcp_servers: {}\n")
+    home.config.symlink_to(real)
+    assert hermes("mcp", "add", "b", "--command", "y", home=home).returncode == 0
+    assert home.config.is_symlink() and "b:" in real.read_text() and real.read_text().startswith("# mine")
 
 
 def test_bad_config_exits_2_and_writes_nothing(home: Home) -> None:

@@ -17,7 +17,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.session import IncomingMessage
 
 from hermes.home import Home
-from tests.support import PYTHON, hermes, stdio_entry, wait_for, write_config
+from tests.support import PATIENCE, PYTHON, hermes, hermes_process, stdio_entry, wait_for, wait_until, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -45,17 +45,15 @@ async def test_client_drives_serve_end_to_end_with_reload(home: Home) -> None:
         assert missing.is_error
 
         write_config(home, {"mcp_servers": {"box": stdio_entry(), "more": stdio_entry("tools_only.py")}})
-        reload = await anyio.to_thread.run_sync(lambda: hermes("mcp", "reload", "--json", home=home))
+        reload = await anyio.to_thread.run_sync(lambda: hermes_process("mcp", "reload", "--json", home=home))
         assert reload.returncode == 0, reload.stderr
         assert '"added": [\n' in reload.stdout and '"more"' in reload.stdout
-        with anyio.fail_after(10):
-            while not changes:
-                await anyio.sleep(0.05)
+        await wait_until(lambda: bool(changes))
         names = {t.name for t in (await client.list_tools()).tools}
         assert "mcp__more__ping" in names
         pong = await client.call_tool("mcp__more__ping", {})
         assert pong.content[0].text == "pong from ping"  # type: ignore[union-attr]
-    assert wait_for(lambda: not list(home.run.glob("session-*.json")), timeout=10)
+    assert wait_for(lambda: not list(home.run.glob("session-*.json")))
 
 
 async def test_unavailable_tool_answers_structured_through_serve(home: Home) -> None:
@@ -76,7 +74,7 @@ def test_serve_http_requires_the_printed_token(home: Home, tmp_path: Path) -> No
                                stdout=subprocess.DEVNULL, stderr=errors)
     try:
         log = tmp_path / "serve.err"
-        assert wait_for(lambda: "Authorization: Bearer" in log.read_text(), timeout=30), log.read_text()
+        assert wait_for(lambda: "Authorization: Bearer" in log.read_text()), log.read_text()
         lines = log.read_text().splitlines()
         url = next(line.split(" on ")[1] for line in lines if "MCP server on" in line)
         token = next(line.split("Bearer ")[1] for line in lines if "Authorization" in line)
@@ -110,8 +108,7 @@ def test_sigkilled_serve_leaves_no_children(home: Home, tmp_path: Path) -> None:
                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         host = psutil.Process(process.pid)
-        assert wait_for(lambda: len(_servers(host)) == 3 and bool(list(home.run.glob("session-*.json"))),
-                        timeout=30)
+        assert wait_for(lambda: len(_servers(host)) == 3 and bool(list(home.run.glob("session-*.json"))))
         children = host.children(recursive=True)
         assert len(children) >= 3
         process.kill()
@@ -133,7 +130,7 @@ def test_serve_sigterm_stops_children_cleanly(home: Home) -> None:
                                env={**os.environ, "HERMES_HOME": str(home.root)},
                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     host = psutil.Process(process.pid)
-    assert wait_for(lambda: len(_servers(host)) == 1, timeout=30)
+    assert wait_for(lambda: len(_servers(host)) == 1)
     child = _servers(host)[0]
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=20) == 0
@@ -148,9 +145,9 @@ async def test_modern_client_hears_changes_through_subscriptions_listen(home: Ho
         async with client.listen(tools_list_changed=True) as subscription:
             write_config(home, {"mcp_servers": {"box": stdio_entry("tools_only.py"),
                                                 "more": stdio_entry("tools_only.py")}})
-            reload = await anyio.to_thread.run_sync(lambda: hermes("mcp", "reload", home=home))
+            reload = await anyio.to_thread.run_sync(lambda: hermes_process("mcp", "reload", home=home))
             assert reload.returncode == 0
-            with anyio.fail_after(15):
+            with anyio.fail_after(PATIENCE):
                 async for _event in subscription:
                     break
         names = {t.name for t in (await client.list_tools(cache_mode="refresh")).tools}

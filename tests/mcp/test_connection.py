@@ -43,7 +43,7 @@ async def test_parallel_start_one_failing_does_not_block(home: Home) -> None:
         assert "silent server starting" in connections["hang"].stderr_tail
         assert "NOT_SET_ANYWHERE_123" in connections["unset"].reason and "'unset'" in connections["unset"].reason
         assert "exit code 4" in connections["dies"].reason and "fast server starting" in connections["dies"].stderr_tail
-        payload = (await session.call("mcp__hang__echo", {"text": "x"})).unavailable
+        payload = (await session.call("mcp__hang__echo", {"text": "x"})).unavailable_payload
         assert payload is not None and payload["state"] == "failed" and payload["server"] == "hang"
         assert payload["retry"] == "after_user_action" and "silent server starting" in payload["stderr_tail"]
 
@@ -61,7 +61,7 @@ async def test_crash_restart_then_park_then_revive(home: Home) -> None:
         await session.call("mcp__box__crash", {})
         await wait_until(lambda: connection.state is ConnectionState.PARKED)
         assert "mcp__box__echo" not in session.surface().tools
-        payload = (await session.call("mcp__box__echo", {"text": "x"})).unavailable
+        payload = (await session.call("mcp__box__echo", {"text": "x"})).unavailable_payload
         assert payload is not None and payload["state"] == "parked"
         assert "crashed 4 times in a row" in payload["reason"] and "exit code 3" in payload["reason"]
         assert "fast server starting" in payload["stderr_tail"]

@@ -16,6 +16,7 @@ from hermes.config.store import ConfigStore
 from hermes.home import Home
 from hermes.plugins import install as installer
 from hermes.plugins.install import PluginInstallError, install, resolve_source
+from hermes.plugins.manifest import PluginError
 from tests.hosts import FixtureHost
 from tests.support import PYTHON, hermes
 
@@ -282,7 +283,7 @@ def test_validate_reports_availability_and_install_deps(home: Home, tmp_path: Pa
     assert failing.returncode == 1 and "deps acme: FAILED" in failing.stdout and "no network" in failing.stdout
     (folder / "plugin.json").write_text(json.dumps({"name": "Bad Name"}))
     invalid = hermes("plugins", "validate", str(folder), home=home)
-    assert invalid.returncode == 2 and "'name' must be 1-64 lowercase" in invalid.stderr
+    assert invalid.returncode == 2 and "name: must be 1-64 lowercase" in invalid.stderr
 
 
 def test_skills_are_offered_only_while_their_app_is_available(home: Home, tmp_path: Path) -> None:
@@ -347,4 +348,49 @@ def test_update_and_catalog_name_refusals(home: Home, tmp_path: Path) -> None:
                                                                   "version": "1", "title": "t", "description": "d"}]}))
     listing = hermes("plugins", "catalog", home=home)
     assert listing.returncode == 2
-    assert "sha must be a full 40-character commit id (a pin, not a branch)" in listing.stderr
+    assert "plugins[0].sha: must be a full 40-character commit id (a pin, not a branch)" in listing.stderr
+
+
+@pytest.mark.parametrize("name", [".lock", "..", ".", ".staging-x", ".old-acme-1", "-dash", "a\x00b", "tab\tname",
+                                  "UPPER"])
+def test_names_that_could_reach_hermes_bookkeeping_are_refused(home: Home, tmp_path: Path, name: str) -> None:
+    folder = tmp_path / "plugin"
+    folder.mkdir()
+    (folder / "plugin.json").write_text(json.dumps({"name": name, "version": "1"}))
+    with pytest.raises(PluginError, match="name: must be 1-64 lowercase"):
+        install(home, str(folder), host=linux_host(tmp_path))
+    assert not home.plugins.exists() or [p.name for p in home.plugins.iterdir()] in ([], [".lock"])
+    assert hermes("plugins", "enable", "--", name, home=home).returncode == 3
+
+
+def test_a_dot_folder_in_plugins_is_not_a_plugin_and_breaks_nothing(home: Home, tmp_path: Path) -> None:
+    folder = tmp_path / "plugin"
+    make_repo(folder, plugin_files())
+    install(home, str(folder), host=linux_host(tmp_path))
+    (home.plugins / ".lock-junk").mkdir()
+    (home.plugins / ".lock-junk" / "plugin.json").write_text(json.dumps({"name": ".lock-junk"}))
+    (home.plugins / "acme" / ".hermes-install.json").unlink()
+    (home.plugins / "acme" / ".hermes-install.json").mkdir()  # a damaged provenance record
+    listing = hermes("plugins", "list", "--json", home=home)
+    assert listing.returncode == 0, listing.stderr
+    assert [p["name"] for p in json.loads(listing.stdout)["plugins"]] == ["acme"]
+    assert hermes("mcp", "list", home=home).returncode == 0
+
+
+def test_symlinks_that_leave_the_plugin_are_refused_at_install(home: Home, tmp_path: Path) -> None:
+    secret = tmp_path / "outside.txt"
+    secret.write_text("not the plugin's")
+    repo = tmp_path / "repo"
+    make_repo(repo, plugin_files())
+    (repo / "skills" / "acme-flow" / "SKILL.md").unlink()
+    (repo / "skills" / "acme-flow" / "SKILL.md").symlink_to(secret)
+    (repo / "docs.md").symlink_to(repo / "plugin.json")  # a link inside the plugin is fine
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "links")
+    with pytest.raises(PluginInstallError, match=r"symbolic links that point outside its repository.*SKILL.md"):
+        install(home, str(repo), host=linux_host(tmp_path))
+    folder = tmp_path / "folder"
+    shutil.copytree(repo, folder, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    with pytest.raises(PluginInstallError, match="symbolic links"):
+        install(home, str(folder), host=linux_host(tmp_path))
+    assert not (home.plugins / "acme").exists()

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from hermes.config.dotenv import set_dotenv
 from hermes.home import Home
 from tests.support import CANARY, fast_entry, hermes, write_config
@@ -57,3 +59,59 @@ def test_reprs_never_show_secret_values() -> None:
                RuntimeEndpoint(1, "127.0.0.1", 1, CANARY), LiveEndpoint("http://127.0.0.1:1/mcp", 1, CANARY, "/f")]
     for item in objects:
         assert CANARY not in repr(item), type(item).__name__
+
+
+def test_dotenv_values_in_a_url_never_show(home: Home) -> None:
+    """A `.env` value in a URL's user info or query is a secret wherever the URL is printed."""
+    from tests.support import free_port
+
+    port = free_port()  # nothing listens: every command has to explain the failure, URL and all
+    set_dotenv(home.dotenv, {"SIG": f"sig-{CANARY}", "PW": f"pw-{CANARY}"})
+    write_config(home, {"mcp_servers": {
+        "signed": {"url": f"http://127.0.0.1:{port}/mcp?sig=${{SIG}}", "connect_timeout": 10},
+        "userinfo": {"url": f"http://me:${{PW}}@127.0.0.1:{port}/mcp", "connect_timeout": 10},
+        "literal": {"url": f"http://127.0.0.1:{port}/mcp?token={CANARY}&api_key={CANARY}x", "connect_timeout": 10},
+    }})
+    outputs = []
+    for args in (("mcp", "list"), ("mcp", "list", "--json"), ("mcp", "test", "signed"), ("mcp", "test", "userinfo"),
+                 ("mcp", "status", "--json"), ("tools", "list", "--json"),
+                 ("tools", "call", "mcp__signed__x", "--json")):
+        result = hermes(*args, home=home)
+        outputs += [result.stdout, result.stderr]
+    joined = "\n".join(outputs)
+    assert f"127.0.0.1:{port}" in joined and "[REDACTED]" in joined
+    assert CANARY not in joined
+    for path in home.root.rglob("*"):
+        if path.is_file() and path not in (home.dotenv, home.config):
+            assert CANARY not in path.read_text(errors="replace"), path
+
+
+def test_escaped_forms_of_a_secret_are_hidden_too() -> None:
+    from hermes.security.redact import Redactor
+
+    secret = f"{CANARY}\n\"quoted\"/x"
+    redactor = Redactor([secret])
+    for shown in (secret, repr(secret)[1:-1], json.dumps(secret)[1:-1]):
+        assert CANARY not in redactor(f"Illegal header value {shown!s} ..."), shown
+
+
+@pytest.mark.anyio
+async def test_oauth_tokens_are_registered_as_soon_as_they_are_loaded(home: Home) -> None:
+    from hermes.mcp.oauth.provider import build_provider
+    from hermes.mcp.oauth.storage import write_json
+    from hermes.security.redact import Redactor
+
+    home.ensure()
+    home.tokens.mkdir()
+    write_json(home.token_file("remote"), {"token": {"access_token": f"at-{CANARY}", "token_type": "Bearer",
+                                                      "refresh_token": f"rt-{CANARY}"}})
+    redactor = Redactor()
+    provider = build_provider(home, "remote", "https://remote.example/mcp", None, redactor=redactor)
+    assert await provider.file_storage.get_tokens() is not None
+    assert redactor(f"server said: bad token at-{CANARY} (refresh rt-{CANARY})") == \
+        "server said: bad token [REDACTED] (refresh [REDACTED])"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

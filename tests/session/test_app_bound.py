@@ -20,59 +20,59 @@ from hermes.demo import setup as demo_setup
 from hermes.home import Home
 from hermes.session.core import Session, SessionSettings
 from tests.hosts import FixtureHost
-from tests.support import CANARY, SERVERS, free_port, hermes, stdio_entry, write_config
+from tests.support import CANARY, SERVERS, free_port, hermes, stdio_entry, wait_until, write_config
 
 pytestmark = pytest.mark.anyio
 TOOL = "mcp__demo_app__scene_summary"
 
 
 @pytest.fixture
-def demo_home(home: Home) -> Iterator[Home]:
+def demo_home(home: Home) -> Home:
     demo_setup.install_plugin_folder(home)
-    yield home
-    demo_setup.stop_all_apps()
+    return home
 
 
-async def _until(predicate: Any, timeout: float = 20) -> None:
-    with anyio.fail_after(timeout):
-        while not predicate():
-            await anyio.sleep(0.05)
+@pytest.fixture
+def apps(home: Home) -> Iterator[demo_setup.DemoApps]:
+    started = demo_setup.DemoApps(home)
+    yield started
+    started.stop_all()
 
 
-async def test_app_story_and_the_token_never_leaks(demo_home: Home) -> None:
+async def test_app_story_and_the_token_never_leaks(demo_home: Home, apps: demo_setup.DemoApps) -> None:
     home = demo_home
     tokens: list[str] = []
     async with Session(home, SessionSettings(watch_interval=0.05)) as session:
-        assert (await session.call(TOOL, {})).unavailable["state"] == "missing_app"  # type: ignore[index]
+        assert (await session.call(TOOL, {})).unavailable_payload["state"] == "missing_app"  # type: ignore[index]
         assert TOOL not in session.surface().tools
         demo_setup.install_app(home)
         await session.reload()
-        payload = (await session.call(TOOL, {})).unavailable
+        payload = (await session.call(TOOL, {})).unavailable_payload
         assert payload is not None and payload["state"] == "app_not_running"
         assert payload["app"]["name"] == "Demo Scene App" and payload["retry"] == "after_user_action"
         assert payload["user_action"] == "Start Demo Scene App, then try again."
 
-        app = await anyio.to_thread.run_sync(demo_setup.start_app, home)
+        app = await anyio.to_thread.run_sync(apps.start)
         tokens.append(json.loads(demo_setup.runtime_file(home).read_text())["token"])
-        await _until(lambda: session.connections()["demo-app"].connected)
+        await wait_until(lambda: session.connections()["demo-app"].connected)
         assert (await session.call(TOOL, {})).text == "3 objects: Camera, Cube, Light"
         first_port = json.loads(demo_setup.runtime_file(home).read_text())["http"]
 
-        demo_setup.stop_app(app)
-        app = await anyio.to_thread.run_sync(demo_setup.start_app, home)
+        apps.stop(app)
+        app = await anyio.to_thread.run_sync(apps.start)
         runtime = json.loads(demo_setup.runtime_file(home).read_text())
         tokens.append(runtime["token"])
         assert runtime["http"] != first_port and tokens[0] != tokens[1]
-        await _until(lambda: session.connections()["demo-app"].live_pid == app.pid)
+        await wait_until(lambda: session.connections()["demo-app"].live_pid == app.pid)
         info = await session.call("mcp__demo_app__app_info", {})
         assert info.result is not None and info.result.structured == {"pid": app.pid}
 
         # Both tokens were registered with the redactor before any header was built from them.
         assert session.redactor(f"x {tokens[0]} {tokens[1]}") == "x [REDACTED] [REDACTED]"
 
-        demo_setup.stop_app(app)
-        await _until(lambda: TOOL not in session.surface().tools)
-        payload = (await session.call(TOOL, {})).unavailable
+        apps.stop(app)
+        await wait_until(lambda: TOOL not in session.surface().tools)
+        payload = (await session.call(TOOL, {})).unavailable_payload
         assert payload is not None and payload["state"] == "app_not_running"
         status = json.dumps([s.to_json() for s in session.status()])
     assert '"app_not_running"' in status
@@ -128,7 +128,7 @@ async def test_missing_runtime_file_never_falls_back(home: Home, recorder: str, 
         outcome = await session.call(TOOL, {})
         await anyio.sleep(0.3)  # give a wrong implementation time to try the static URL
     assert outcome.unavailable is not None
-    assert outcome.unavailable["state"] in ("app_not_running", "endpoint_unavailable")
+    assert outcome.unavailable_payload["state"] in ("app_not_running", "endpoint_unavailable")
     assert CANARY not in json.dumps(outcome.to_json())
     assert _Recorder.hits == []
 
@@ -141,7 +141,7 @@ async def test_hermes_not_connected_when_only_our_connection_is_missing(demo_hom
     demo_setup.runtime_file(home).write_text(json.dumps({"pid": os.getpid(), "http": f"http://127.0.0.1:{port}",
                                                           "token": CANARY}))
     async with Session(home, SessionSettings(watch_interval=0.05)) as session:
-        payload = (await session.call(TOOL, {})).unavailable
+        payload = (await session.call(TOOL, {})).unavailable_payload
     assert payload is not None and payload["state"] == "hermes_not_connected"
     assert payload["user_action"] == "Run `hermes mcp reload`, then try again."
     assert CANARY not in json.dumps(payload)
@@ -157,23 +157,23 @@ async def test_version_too_old_unsupported_os_and_no_desktop_session(home: Home,
     host.make_file("/hh/demo-apps/bin/hermes-demo-app")
     host.make_file("/var/lib/dpkg/status", "Package: hermes-demo-app\nStatus: install ok installed\nVersion: 0.9-1\n")
     async with Session(home, host=host) as session:
-        payload = (await session.call(TOOL, {})).unavailable
+        payload = (await session.call(TOOL, {})).unavailable_payload
         assert payload is not None and payload["state"] == "version_too_old"
         assert payload["app"]["version"] == "0.9" and "1.0 or newer" in payload["error"]
     async with Session(home, host=FixtureHost("darwin", tmp_path / "mac", environ={"HERMES_HOME": "/hh"})) as s:
-        payload = (await s.call(TOOL, {})).unavailable
+        payload = (await s.call(TOOL, {})).unavailable_payload
         assert payload is not None and payload["state"] == "missing_app"
     del declaration["app"]["darwin"]
     (root / "plugin.json").write_text(json.dumps(plugin))
     async with Session(home, host=FixtureHost("darwin", tmp_path / "mac")) as s:
-        payload = (await s.call(TOOL, {})).unavailable
+        payload = (await s.call(TOOL, {})).unavailable_payload
         assert payload is not None and payload["state"] == "unsupported_os" and payload["retry"] == "never_here"
     declaration["liveness"] = {"kind": "interactive_session"}
     (root / "plugin.json").write_text(json.dumps(plugin))
     host.make_file("/var/lib/dpkg/status", "Package: hermes-demo-app\nStatus: install ok installed\nVersion: 2.0\n")
     host.session = False
     async with Session(home, host=host) as session:
-        payload = (await session.call(TOOL, {})).unavailable
+        payload = (await session.call(TOOL, {})).unavailable_payload
         assert payload is not None and payload["state"] == "no_interactive_session"
         assert payload["retry"] == "never_here"
 
@@ -223,3 +223,32 @@ def test_hermes_demo_runs_the_whole_story(tmp_path: Path) -> None:
     assert "refused with missing_app, and nothing was left behind" in result.stdout
     assert "every step behaved as described" in result.stdout
     assert not list(home.root.glob("demo-apps/run/*.json"))
+
+
+async def test_the_app_watcher_survives_anything_the_runtime_file_holds(demo_home: Home,
+                                                                         apps: demo_setup.DemoApps) -> None:
+    home = demo_home
+    demo_setup.install_app(home)
+    runtime = demo_setup.runtime_file(home)
+    async with Session(home, SessionSettings(watch_interval=0.05)) as session:
+        app = await anyio.to_thread.run_sync(apps.start)
+        await wait_until(lambda: session.connections()["demo-app"].connected)
+        good = runtime.read_text()
+        hostile = ['{"pid": ' + "9" * 5000 + "}", '{"pid": 1, "x": ' + "[" * 30000 + "]" * 30000 + "}",
+                   json.dumps({"pid": app.pid, "http": "http://127.0.0.1:1", "token": "a\nb"})]
+        for content in hostile:
+            runtime.write_text(content)
+            await wait_until(lambda: TOOL not in session.surface().tools)
+            payload = (await session.call(TOOL, {})).unavailable_payload
+            assert payload is not None and payload["state"] == "endpoint_unavailable", payload
+            runtime.write_text(good)
+            await wait_until(lambda: TOOL in session.surface().tools)
+        runtime.unlink()
+        os.mkfifo(runtime)  # a reader that opened it naively would block the whole session here
+        await wait_until(lambda: TOOL not in session.surface().tools)
+        assert (await session.call("mcp__demo_app__scene_summary", {})).unavailable_payload is not None
+        runtime.unlink()
+        runtime.write_text(good)
+        await wait_until(lambda: TOOL in session.surface().tools)
+        assert (await session.call(TOOL, {})).text == "3 objects: Camera, Cube, Light"
+        apps.stop(app)

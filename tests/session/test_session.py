@@ -150,7 +150,7 @@ async def test_disabled_and_global_switches(home: Home) -> None:
     async with Session(home) as session:
         states = {n: c.state.value for n, c in session.connections().items()}
         assert states == {"off": "disabled", "on": "disabled"}
-        payload = (await session.call("mcp__on__echo", {"text": "x"})).unavailable
+        payload = (await session.call("mcp__on__echo", {"text": "x"})).unavailable_payload
         assert payload is not None and "mcp.stdio_servers: false" in payload["reason"]
         assert "enabled: false" in (await session.call("mcp__off__echo", {})).text
 
@@ -181,6 +181,14 @@ async def test_http_with_bearer_header_and_token_redacted(home: Home, http_serve
         assert outcome.is_error and CANARY not in outcome.text
         assert CANARY not in json.dumps([s.to_json() for s in session.status()])
         assert (await session.call("mcp__web__echo", {"text": "over http"})).text == "over http"
+
+
+async def test_a_result_larger_than_one_sse_event_arrives_over_http(home: Home, http_server: Any) -> None:
+    write_config(home, {"mcp_servers": {"web": {"url": http_server()}}})
+    async with Session(home) as session:
+        big = await session.call("mcp__web__big", {"size": 5_000_000})
+    assert not big.is_error, big.text
+    assert len(big.text) == 2_000_000 and "aaaa" in big.text[:100] and big.text.endswith("bbbb")
 
 
 async def test_sse_transport(home: Home, http_server: Any) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import anyio
 import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
@@ -64,13 +65,14 @@ async def test_session_catalog_counts_hidden_tools_from_the_last_connection(home
         first = session.deferred_catalog()
         assert "demo-app (tools unavailable: Demo Scene App is not running. Start Demo Scene App" in first
         assert session.deferred_catalog() == first
-    app = demo_setup.start_app(home)
+    apps = demo_setup.DemoApps(home)
+    await anyio.to_thread.run_sync(apps.start)
     try:
         async with Session(home) as session:
             # The demo app's SDK server also advertises resources and prompts: 3 tools + 4 utility tools.
             assert "demo-app (7 tools): add_object, app_info, get_prompt" in session.deferred_catalog()
     finally:
-        demo_setup.stop_app(app)
+        apps.stop_all()
     async with Session(home) as session:
         assert "demo-app (7 tools unavailable: Demo Scene App is not running." in session.deferred_catalog()
         found, text = session.tool_search("scene objects")

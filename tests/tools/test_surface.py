@@ -8,8 +8,6 @@ import mcp_types as types
 import pytest
 
 from hermes.config.model import ToolFilter
-from hermes.security.environment import child_environment
-from hermes.security.redact import REDACTED, Redactor
 from hermes.tools.filters import filter_warnings, tool_allowed
 from hermes.tools.naming import registered_name, sanitize
 from hermes.tools.results import MAX_OUTPUT, cap
@@ -81,34 +79,3 @@ def test_cap_keeps_head_and_tail() -> None:
     capped = cap(text)
     assert len(capped) == MAX_OUTPUT and capped.startswith("HHH") and capped.endswith("T" * 100)
     assert cap("short") == "short"
-
-
-@pytest.mark.parametrize(("text", "leaked"), [
-    ("token ghp_0123456789abcdefghijABCD here", "ghp_0123456789abcdefghijABCD"),
-    ("key sk-proj-abcdefghijklmnop", "sk-proj-abcdefghijklmnop"),
-    ("Authorization: Bearer abc.def-ghi_jkl", "abc.def-ghi_jkl"),
-    ("url?token=s3cr3tvalue&x=1", "s3cr3tvalue"),
-    ("password: hunter2hunter2", "hunter2hunter2"),
-    ('{"api_key": "zzzzzzzzzz"}', "zzzzzzzzzz"),
-    ("slack xoxb-1234567890-abcdef", "xoxb-1234567890-abcdef"),
-])
-def test_known_shapes_are_redacted(text: str, leaked: str) -> None:
-    redacted = Redactor()(text)
-    assert leaked not in redacted and REDACTED in redacted
-
-
-def test_registered_values_longest_first_and_repr_hides() -> None:
-    redactor = Redactor(["abcd1234", "abcd1234-extended"])
-    assert redactor("x abcd1234-extended y abcd1234") == f"x {REDACTED} y {REDACTED}"
-    assert "abcd" not in repr(redactor)
-    redactor.register("ab")  # too short to hide everywhere without destroying ordinary text
-    assert redactor("ab") == "ab"
-
-
-def test_child_environment_allowlist() -> None:
-    parent = {"PATH": "/bin", "HOME": "/h", "AWS_SECRET_ACCESS_KEY": "x", "XDG_RUNTIME_DIR": "/run/u",
-              "http_proxy": "p", "LANG": "C", "SHELL": "() { :; }; evil"}
-    env = child_environment(parent, {"OWN": "1"})
-    assert env == {"PATH": "/bin", "HOME": "/h", "XDG_RUNTIME_DIR": "/run/u", "LANG": "C", "OWN": "1"}
-    windows = child_environment({"SYSTEMROOT": "C:\\Windows", "APPDATA": "a"}, {}, windows=True)
-    assert windows == {"SYSTEMROOT": "C:\\Windows", "APPDATA": "a"}

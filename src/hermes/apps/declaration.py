@@ -56,20 +56,27 @@ _VERSION_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 
 class DeclarationError(InvalidFile):
-    """A declaration broke a rule: `plugin.json servers.<server>: <path> <rule>`."""
+    """A declaration broke a rule, in the form the documents use (SPEC 5.1):
+    `plugin.json servers.blender: app.linux.version.kind 'plist' is only valid under app.darwin`."""
 
-    def __init__(self, server: str | None, path: str, rule: str, *, file: str = "plugin.json") -> None:
+    def __init__(self, server: str | None, key: str, rule: str, *, file: str = "plugin.json") -> None:
         self.server = server
-        where = f"{file} servers.{server}" if server else f"{file} {path}"
-        subject = f"{path} " if server and path else ""
-        super().__init__(f"{where}: {subject}{rule}", path=file, key=path, rule=rule)
-        self.path = path
+        super().__init__(rule, path=file, key=key)
+
+    def describe(self) -> str:
+        if self.server is None:
+            return f"{self.path} {self.key}: {self.rule}"
+        subject = f"{self.key} " if self.key else ""
+        return f"{self.path} servers.{self.server}: {subject}{self.rule}"
 
 
 class LivenessKind(StrEnum):
     SERVER_JSON = "server_json"
     NONE = "none"
     INTERACTIVE_SESSION = "interactive_session"
+
+
+STATIC = "static"
 
 
 @dataclass(frozen=True)
@@ -266,20 +273,20 @@ def _liveness(value: Any, loc: Loc, os_name: str | None) -> LivenessSpec:
     portable = os_name is None
     keys = ("kind", "path", "endpoint_path") + (("fields",) if portable else ("pid_key", "url_key", "token_key"))
     data = mapping(value, loc, keys)
-    kind = data.get("kind")
-    if portable and kind == "static":
-        kind = LivenessKind.NONE
-    kinds = ("server_json", "none", "interactive_session") if portable else ("server_json", "none")
+    raw = data.get("kind")
+    kinds = tuple(LivenessKind) if portable else (LivenessKind.SERVER_JSON, LivenessKind.NONE)
+    # `static` is the documents' synonym of `none` in the portable form.
+    kind = LivenessKind.NONE if portable and raw == STATIC else raw
     if kind not in kinds:
-        quoted = ", ".join(f"'{k}'" for k in kinds[:-1]) + (", 'static'" if portable else "")
-        raise Invalid((*loc, "kind"), f"must be {quoted} or '{kinds[-1]}' (got {kind!r})")
+        quoted = ", ".join(f"'{k.value}'" for k in kinds[:-1]) + (f", '{STATIC}'" if portable else "")
+        raise Invalid((*loc, "kind"), f"must be {quoted} or '{kinds[-1].value}' (got {raw!r})")
     if kind != LivenessKind.SERVER_JSON:
         extra = [k for k in data if k != "kind"]
         if extra:
-            raise Invalid((*loc, extra[0]), "only applies to kind 'server_json'")
-        return LivenessSpec(LivenessKind(str(kind)))
+            raise Invalid((*loc, extra[0]), f"only applies to kind '{LivenessKind.SERVER_JSON.value}'")
+        return LivenessSpec(LivenessKind(kind))
     path = required(data, "path", loc, lambda v, at: rooted_path(v, at, os_name),
-                    why="is required for kind 'server_json'")
+                    why=f"is required for kind '{LivenessKind.SERVER_JSON.value}'")
     if portable:
         names = mapping(data.get("fields", {}), (*loc, "fields"), ("url", "token", "pid"))
         keys_loc: Loc = (*loc, "fields")

@@ -18,7 +18,6 @@ from hermes.validation import (
     Invalid,
     Loc,
     choice,
-    dotted,
     flag,
     items,
     mapping,
@@ -37,10 +36,7 @@ _ENTRY_KEYS = ("schema", "name", "title", "description", "transport", "auth", "t
 
 
 class CatalogEntryError(InvalidFile):
-    """A catalog manifest broke a rule: `<file>: <key>: <rule>`."""
-
-    def __init__(self, file: str, key: str, rule: str) -> None:
-        super().__init__(f"{file}: {key}: {rule}" if key else f"{file}: {rule}", path=file, key=key, rule=rule)
+    """A catalog manifest broke a rule."""
 
 
 @dataclass(frozen=True)
@@ -119,7 +115,7 @@ def parse_manifest(data: Any, file: str) -> CatalogServer:
     try:
         return _manifest(data, file)
     except Invalid as exc:
-        raise CatalogEntryError(file, dotted(exc.loc), exc.rule) from None
+        raise CatalogEntryError.from_invalid(exc, file) from None
 
 
 def _manifest(value: Any, file: str) -> CatalogServer:

@@ -19,7 +19,9 @@ from hermes import __version__
 from hermes.cli.mcp_commands import mcp_group
 from hermes.cli.plugins_commands import plugins_group, skills_group
 from hermes.cli.tools_commands import tools_group
-from hermes.errors import HermesError
+from hermes.config.dotenv import exposure_warning
+from hermes.errors import HermesError, leaf
+from hermes.files import open_private_append
 from hermes.home import Home
 
 
@@ -29,8 +31,7 @@ def _unexpected(exc: BaseException) -> str:
     log = home.logs / "hermes.log"
     try:
         home.ensure()
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with log.open("a", encoding="utf-8") as handle:
+        with open_private_append(log) as handle:
             handle.write("".join(traceback.format_exception(exc)))
         where = f"; details are in {log}"
     except OSError:
@@ -40,6 +41,9 @@ def _unexpected(exc: BaseException) -> str:
 
 class HermesGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
+        exposed = exposure_warning(Home.from_env().dotenv)
+        if exposed:
+            click.echo(f"warning: {exposed}", err=True)
         try:
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort, SystemExit):
@@ -47,6 +51,17 @@ class HermesGroup(click.Group):
         except HermesError as exc:
             click.echo(f"Error: {exc}", err=True)
             ctx.exit(exc.exit_code)
+        except BaseExceptionGroup as group:
+            # A task group wraps what its tasks raised; one of our own errors inside is still ours.
+            cause = leaf(group)
+            if isinstance(cause, HermesError):
+                click.echo(f"Error: {cause}", err=True)
+                ctx.exit(cause.exit_code)
+            if isinstance(cause, KeyboardInterrupt):
+                click.echo("Interrupted.", err=True)
+                ctx.exit(130)
+            click.echo(f"Error: {_unexpected(group)}", err=True)
+            ctx.exit(1)
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
             ctx.exit(130)

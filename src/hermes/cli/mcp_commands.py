@@ -19,6 +19,7 @@ from hermes.config.model import HermesConfig, ServerConfig
 from hermes.config.store import ConfigStore
 from hermes.errors import NoSuchServer, UsageError
 from hermes.home import Home
+from hermes.security.redact import mask_url
 
 
 def _split_list(values: tuple[str, ...]) -> list[str]:
@@ -171,9 +172,10 @@ def _selection(entry: ServerConfig) -> str:
 
 
 def _target(entry: ServerConfig) -> str:
+    """What the server runs or where it lives, as configured (`${VAR}` unresolved, URL secrets masked)."""
     if entry.command:
         return " ".join([entry.command, *entry.args])
-    return entry.url or ""
+    return mask_url(entry.url or "")
 
 
 def list_rows(home: Home, config: HermesConfig) -> tuple[list[dict[str, Any]], list[str]]:

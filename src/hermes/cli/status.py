@@ -55,7 +55,7 @@ def reload_sessions(home: Home, as_json: bool) -> int:
     for live in sessions:
         code, body = ask(live, "POST", "/reload")
         failed = failed or code != 200
-        results.append({"session_pid": live.endpoint.pid, "ok": code == 200, **body})
+        results.append({"session_pid": live.endpoint.pid, "ok": code == 200, "status": code, **body})
     if as_json:
         print_json({"sessions": results})
         return 1 if failed else 0
@@ -64,7 +64,8 @@ def reload_sessions(home: Home, as_json: bool) -> int:
         return 0
     for result in results:
         if not result["ok"]:
-            say(f"Session {result['session_pid']}: reload refused: {result.get('error')}", err=True)
+            what = "refused" if result["status"] == 409 else "failed"
+            say(f"Session {result['session_pid']}: reload {what}: {result.get('error')}", err=True)
             continue
         report = result["report"]
         parts = [f"{label}: {', '.join(report[key]) or '-'}" for key, label in

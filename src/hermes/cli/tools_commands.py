@@ -96,7 +96,7 @@ def call_command(name: str, raw_args: str, platform: str | None, as_json: bool) 
         print_json(outcome.to_json())
     elif outcome.unavailable is not None:
         say(outcome.text, err=True)
-        print_json(outcome.unavailable)
+        print_json(outcome.unavailable.payload())
     else:
         say(outcome.text, err=outcome.is_error)
         if outcome.result is not None and outcome.result.structured is not None and not outcome.result.text:

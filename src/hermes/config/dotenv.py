@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import stat
 from pathlib import Path
 
 from hermes.errors import ConfigError
@@ -16,6 +17,18 @@ def _unquote(value: str) -> str:
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
         return value[1:-1]
     return value
+
+
+def exposure_warning(path: Path) -> str | None:
+    """A sentence when `.env` can be read by other users (it holds secrets), else None."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) and mode & 0o077:
+        return (f"{path} is readable by other users (mode {mode & 0o777:o}); it holds secrets: "
+                f"run `chmod 600 {path}`.")
+    return None
 
 
 def read_dotenv(path: Path) -> dict[str, str]:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ruamel.yaml.comments import CommentedMap
 
@@ -24,12 +25,12 @@ from hermes.validation import (
     Invalid,
     Loc,
     choice,
-    dotted,
     flag,
     mapping,
     optional,
     port,
     seconds,
+    shown,
     text,
     text_map,
     texts,
@@ -98,6 +99,30 @@ def _args(value: Any, loc: Loc) -> tuple[str, ...]:
     return texts(value, loc)
 
 
+def http_url_problem(url: str) -> str | None:
+    """Why `url` is not an http(s) URL with a host, or None when it is one."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - parsing the port is what raises for a bad one
+    except ValueError as exc:
+        return f"is not a valid URL ({exc})"
+    if parts.scheme not in ("http", "https"):
+        return "must be an http:// or https:// URL"
+    if not parts.hostname:
+        return "must name a host"
+    return None
+
+
+def _url(value: Any, loc: Loc) -> str:
+    url = text(value, loc)
+    if "${" in url:
+        return url  # checked again once the variables are filled in, at connect time
+    problem = http_url_problem(url)
+    if problem:
+        raise Invalid(loc, f"{problem} (got {shown(url)})")
+    return url
+
+
 @dataclass(frozen=True, repr=False)
 class ServerConfig:
     """One entry of `mcp_servers`: a stdio server (`command`) or an HTTP server (`url`)."""
@@ -124,7 +149,7 @@ class ServerConfig:
             args=optional(data, "args", loc, _args, ()),
             env=optional(data, "env", loc, text_map, {}),
             cwd=optional(data, "cwd", loc, text, None),
-            url=optional(data, "url", loc, text, None) or None,
+            url=optional(data, "url", loc, _url, None) or None,
             headers=optional(data, "headers", loc, text_map, {}),
             transport=optional(data, "transport", loc, choice(*_TRANSPORTS), None),
             auth=optional(data, "auth", loc, choice("oauth"), None),
@@ -217,5 +242,4 @@ def parse_config(doc: CommentedMap, path: Path) -> HermesConfig:
     try:
         return HermesConfig.read(doc)
     except Invalid as exc:
-        key = dotted(exc.loc) or "(top level)"
-        raise ConfigError(f"{key}: {exc.rule}.", path=path, line=line_of(doc, exc.loc), key=key) from None
+        raise ConfigError.from_invalid(exc, path, line=line_of(doc, exc.loc)) from None

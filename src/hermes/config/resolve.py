@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from hermes.config.interpolate import interpolate
-from hermes.config.model import ServerConfig
+from hermes.config.interpolate import interpolate, referenced_variables
+from hermes.config.model import ServerConfig, http_url_problem
+from hermes.errors import HermesError
 from hermes.security.redact import credential_parts
 
 
@@ -25,18 +26,31 @@ class ResolvedServer:
         # env and header values are credentials more often than not.
         return f"ResolvedServer({self.name!r}, command={self.command!r}, url={self.url!r})"
 
+    interpolated: tuple[str, ...] = ()  # the values ${VAR} references brought in, anywhere
+
     @property
     def secrets(self) -> list[str]:
         """Values the redactor must hide: every header value (and the credential after an auth
-        scheme such as `Bearer`) and every `env:` value."""
-        return [part for v in self.headers.values() for part in credential_parts(v)] + list(self.env.values())
+        scheme such as `Bearer`), every `env:` value, and every value a `${VAR}` brought in (a
+        `.env` value may sit in a URL's user info or a `?sig=` parameter just as well)."""
+        return ([part for v in self.headers.values() for part in credential_parts(v)] + list(self.env.values())
+                + list(self.interpolated))
+
+
+# The plain facts of a user's session; `${HOME}` in a path is not a secret to hide everywhere.
+_NOT_SECRET = frozenset({"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR", "PWD"})
 
 
 def resolve_server(name: str, config: ServerConfig, variables: Mapping[str, str]) -> ResolvedServer:
+    used: set[str] = set()
+
     def sub(text: str) -> str:
+        for variable in referenced_variables(text):
+            if variable in variables and variable not in _NOT_SECRET and not variable.startswith("XDG_"):
+                used.add(variables[variable])
         return interpolate(text, variables, server=name)
 
-    return ResolvedServer(
+    resolved = ResolvedServer(
         name=name,
         config=config,
         command=sub(config.command) if config.command else None,
@@ -46,3 +60,8 @@ def resolve_server(name: str, config: ServerConfig, variables: Mapping[str, str]
         url=sub(config.url) if config.url else None,
         headers={k: sub(v) for k, v in config.headers.items()},
     )
+    if resolved.url and config.url and "${" in config.url and http_url_problem(resolved.url):
+        # The message names the setting, not the value: the value may now hold a secret.
+        raise HermesError(f"Server '{name}': its url is not a valid http(s) URL once its ${{...}} variables "
+                          f"are filled in.")
+    return replace(resolved, interpolated=tuple(sorted(used)))

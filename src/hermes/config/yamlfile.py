@@ -126,7 +126,9 @@ def edit_yaml(path: Path, validate: Callable[[CommentedMap], object]) -> Iterato
     file is written through to its target; a read-only file is refused, not replaced.
     """
     target = write_target(path)
-    if target.exists() and not os.access(target, os.W_OK):
+    # The write bits, not os.access: root may write anything, and a file its owner made read-only
+    # says "do not change me" to every user.
+    if target.exists() and (not target.stat().st_mode & 0o222 or not os.access(target, os.W_OK)):
         raise ConfigError("is read-only; hermes will not replace it. Make it writable or edit it by hand.",
                           path=path)
     with file_lock(path):

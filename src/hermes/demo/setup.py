@@ -12,6 +12,7 @@ from pathlib import Path
 from hermes.apps.runtimefile import RuntimeFileError, read_runtime_file
 from hermes.config.edit import set_plugin_enabled
 from hermes.config.store import ConfigStore
+from hermes.files import open_private_append
 from hermes.home import Home
 
 PLUGIN_NAME = "hermes-demo"
@@ -40,49 +41,50 @@ def uninstall_app(home: Home) -> None:
     shutil.rmtree(home.root / "demo-apps", ignore_errors=True)
 
 
-def start_app(home: Home, *, timeout: float = 30) -> subprocess.Popen[bytes]:
-    """Start the app and wait until its runtime file names the new process."""
-    env = {**os.environ, "HERMES_HOME": str(home.root)}
-    log = (home.logs / "demo-app.log")
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("ab") as errors:
-        process = subprocess.Popen([str(app_path(home)), "--runtime-file", str(runtime_file(home))], env=env,
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors)
-    _started.append(process)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+class DemoApps:
+    """The demo app processes one story (or test) starts; whatever is left is stopped at the end."""
+
+    def __init__(self, home: Home) -> None:
+        self.home = home
+        self._running: list[subprocess.Popen[bytes]] = []
+
+    def start(self, *, timeout: float = 60) -> subprocess.Popen[bytes]:
+        """Start the app and wait until its runtime file names the new process."""
+        home = self.home
+        env = {**os.environ, "HERMES_HOME": str(home.root)}
+        log = home.logs / "demo-app.log"
+        with open_private_append(log, binary=True) as errors:
+            process = subprocess.Popen([str(app_path(home)), "--runtime-file", str(runtime_file(home))], env=env,
+                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors)
+        self._running.append(process)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise RuntimeError(f"the demo app exited at start (code {process.returncode}); see {log}")
+            try:
+                if read_runtime_file(runtime_file(home)).pid == process.pid:
+                    return process
+            except RuntimeFileError:
+                pass
+            time.sleep(0.02)
+        self.stop(process)
+        raise RuntimeError("the demo app did not publish its runtime file in time")
+
+    def stop(self, process: subprocess.Popen[bytes]) -> None:
+        if process in self._running:
+            self._running.remove(process)
         if process.poll() is not None:
-            raise RuntimeError(f"the demo app exited at start (code {process.returncode}); see {log}")
+            return
+        process.terminate()
         try:
-            if read_runtime_file(runtime_file(home)).pid == process.pid:
-                return process
-        except RuntimeFileError:
-            pass
-        time.sleep(0.02)
-    process.kill()
-    raise RuntimeError("the demo app did not publish its runtime file in time")
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
-
-_started: list[subprocess.Popen[bytes]] = []
-
-
-def stop_all_apps() -> None:
-    """Stop every demo app this process started and has not stopped yet."""
-    while _started:
-        stop_app(_started.pop())
-
-
-def stop_app(process: subprocess.Popen[bytes]) -> None:
-    if process in _started:
-        _started.remove(process)
-    if process.poll() is not None:
-        return
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+    def stop_all(self) -> None:
+        while self._running:
+            self.stop(self._running.pop())
 
 
 def install_plugin_folder(home: Home) -> Path:

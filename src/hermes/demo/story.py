@@ -72,7 +72,7 @@ async def _until(predicate: Callable[[], bool], timeout: float = _WAIT) -> bool:
     return predicate()
 
 
-async def _walk(home: Home, story: Story) -> None:
+async def _walk(home: Home, story: Story, apps: demo_setup.DemoApps) -> None:
     from hermes.session.core import Session, SessionSettings
 
     story.step("A plain MCP server: add the bundled example server (stdio) to config.yaml.")
@@ -119,11 +119,11 @@ async def _walk(home: Home, story: Story) -> None:
         story.step("The app is installed but not running. Call its tool anyway:")
         answer = await call_app()
         _show(answer.to_json())
-        story.check(answer.unavailable is not None and answer.unavailable["state"] == AppState.APP_NOT_RUNNING,
+        story.check(answer.unavailable is not None and answer.unavailable.state == AppState.APP_NOT_RUNNING,
                     "hermes says the app is not running", f"unexpected answer {answer.to_json()}")
 
         story.step("Start the app. It picks a free port and a fresh token and writes its runtime file.")
-        process = await anyio.to_thread.run_sync(demo_setup.start_app, home)
+        process = await anyio.to_thread.run_sync(apps.start)
         first = session.connections()["demo-app"]
         connected = await _until(lambda: session.connections()["demo-app"].connected)
         answer = await call_app()
@@ -132,8 +132,8 @@ async def _walk(home: Home, story: Story) -> None:
                     f"no connection: {first.reason or answer.text}")
 
         story.step("Restart the app: it comes back on another port with another token.")
-        demo_setup.stop_app(process)
-        process = await anyio.to_thread.run_sync(demo_setup.start_app, home)
+        apps.stop(process)
+        process = await anyio.to_thread.run_sync(apps.start)
         reconnected = await _until(lambda: _answers_from(session, process.pid))
         info = await call_app("mcp__demo_app__app_info")
         say(f"   new app pid {process.pid}; mcp__demo_app__app_info -> {info.text.replace(chr(10), ' ')}")
@@ -141,11 +141,11 @@ async def _walk(home: Home, story: Story) -> None:
                     "hermes did not reconnect to the restarted app")
 
         story.step("Stop the app: its tools leave the surface and a call says why.")
-        demo_setup.stop_app(process)
+        apps.stop(process)
         gone = await _until(lambda: TOOL not in session.surface().tools)
         answer = await call_app()
         _show(answer.to_json())
-        story.check(gone and answer.unavailable is not None and answer.unavailable["state"] == AppState.APP_NOT_RUNNING,
+        story.check(gone and answer.unavailable is not None and answer.unavailable.state == AppState.APP_NOT_RUNNING,
                     "the tool is hidden and the answer says the app is not running",
                     f"unexpected answer {answer.to_json()}")
 
@@ -154,7 +154,7 @@ async def _walk(home: Home, story: Story) -> None:
         await session.reload()
         answer = await call_app()
         _show(answer.to_json())
-        story.check(answer.unavailable is not None and answer.unavailable["state"] == AppState.MISSING_APP,
+        story.check(answer.unavailable is not None and answer.unavailable.state == AppState.MISSING_APP,
                     "hermes says the app is missing, and what to do", f"unexpected answer {answer.to_json()}")
     say("\nSession closed; every server process it started has exited.")
 
@@ -174,12 +174,13 @@ def run_demo(home_dir: str | None = None) -> int:
         os.environ["HERMES_HOME"] = str(root)
         say(f"hermes demo (HERMES_HOME={root}; offline, loopback only)")
         story = Story()
+        apps = demo_setup.DemoApps(home)
         try:
-            anyio.run(functools.partial(_walk, home, story))
+            anyio.run(functools.partial(_walk, home, story, apps))
         except RuntimeError as exc:  # the demo app could not start
             story.failures.append(f"step {story.number}: {exc}")
         finally:
-            demo_setup.stop_all_apps()
+            apps.stop_all()
     elapsed = time.monotonic() - started
     if story.failures:
         say(f"\nDemo FAILED in {elapsed:.1f} s:")

@@ -20,6 +20,7 @@ from starlette.routing import Route
 
 from hermes.apps.runtimefile import remove_runtime_file, write_runtime_file
 from hermes.errors import HermesError
+from hermes.live.control_client import process_started
 from hermes.loopback import bind_loopback, serve_asgi
 from hermes.session.core import Session
 
@@ -55,7 +56,8 @@ async def publish_control(session: Session, *, task_status: TaskStatus[None] = a
     path = session.home.run / f"session-{os.getpid()}.json"
     async with anyio.create_task_group() as tasks:
         await tasks.start(serve_asgi, control_app(session, token), sock)
-        write_runtime_file(path, pid=os.getpid(), url=f"http://127.0.0.1:{port}", token=token, kind="session")
+        write_runtime_file(path, pid=os.getpid(), url=f"http://127.0.0.1:{port}", token=token, kind="session",
+                           started=process_started(os.getpid()))
         task_status.started()
         try:
             await anyio.sleep_forever()

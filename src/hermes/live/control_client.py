@@ -1,8 +1,15 @@
-"""Finding live sessions through their runtime files and asking them to act."""
+"""Finding live sessions through their runtime files and asking them to act.
+
+A session file names a pid, a loopback URL, a token and when the process started. A file is
+trusted only while that pid is alive *and* started at that time: a pid the system has since given
+to another process (after a crash, a reboot) makes the file stale, and stale files are removed.
+A session that does not answer is skipped with the reason, never a traceback.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -10,7 +17,11 @@ from typing import Any
 import psutil
 
 from hermes.apps.runtimefile import RuntimeEndpoint, RuntimeFileError, read_runtime_file
+from hermes.files import read_bounded
 from hermes.home import Home
+
+# Two start times of the same process agree to within this; another process with the same pid differs.
+_START_TOLERANCE = 1.0
 
 
 @dataclass(frozen=True)
@@ -19,15 +30,38 @@ class LiveSession:
     endpoint: RuntimeEndpoint
 
 
+def process_started(pid: int) -> float | None:
+    try:
+        return float(psutil.Process(pid).create_time())
+    except (psutil.Error, OverflowError, ValueError):
+        return None
+
+
+def _recorded_start(path: Path) -> float | None:
+    try:
+        data = json.loads(read_bounded(path, 64 * 1024))
+    except (OSError, ValueError, RecursionError):
+        return None
+    started = data.get("started") if isinstance(data, dict) else None
+    return float(started) if isinstance(started, (int, float)) and not isinstance(started, bool) else None
+
+
+def _is_that_process(path: Path, pid: int) -> bool:
+    recorded, actual = _recorded_start(path), process_started(pid)
+    return recorded is not None and actual is not None and abs(recorded - actual) <= _START_TOLERANCE
+
+
 def live_sessions(home: Home) -> list[LiveSession]:
-    """Sessions whose runtime file is valid and whose pid is alive; stale files are removed."""
+    """Sessions whose runtime file is valid and whose process is the one that wrote it; stale files go."""
     found: list[LiveSession] = []
+    if not home.run.is_dir():
+        return found
     for path in sorted(home.run.glob("session-*.json")):
         try:
             endpoint = read_runtime_file(path)
         except RuntimeFileError:
             continue
-        if not psutil.pid_exists(endpoint.pid):
+        if not _is_that_process(path, endpoint.pid):
             with contextlib.suppress(OSError):
                 path.unlink()
             continue
@@ -36,10 +70,14 @@ def live_sessions(home: Home) -> list[LiveSession]:
 
 
 def ask(session: LiveSession, method: str, path: str, *, timeout: float = 120.0) -> tuple[int, dict[str, Any]]:
+    """(HTTP status, JSON body); status 0 with an `error` when the session cannot be reached."""
     import httpx2
 
     headers = {"Authorization": f"Bearer {session.endpoint.token}"} if session.endpoint.token else {}
-    response = httpx2.request(method, session.endpoint.url(path), headers=headers, timeout=timeout)
+    try:
+        response = httpx2.request(method, session.endpoint.url(path), headers=headers, timeout=timeout)
+    except httpx2.HTTPError as exc:
+        return 0, {"error": f"the session (pid {session.endpoint.pid}) did not answer ({type(exc).__name__})"}
     try:
         body = response.json()
     except ValueError:

@@ -98,7 +98,7 @@ class SurfaceServer:
             return types.CallToolResult(content=[types.TextContent(type="text", text=outcome.result.text)],
                                         structured_content=outcome.result.structured,
                                         is_error=outcome.result.is_error)
-        payload = outcome.unavailable if outcome.unavailable is not None else {"error": outcome.error}
+        payload = outcome.unavailable.payload() if outcome.unavailable is not None else {"error": outcome.error}
         return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(payload))],
                                     structured_content=payload, is_error=True)
 

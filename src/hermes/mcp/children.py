@@ -37,7 +37,8 @@ _WATCHDOG = (
     'groups=" "; '
     'while read -r op group; do case "$op" in '
     '+) groups="$groups$group ";; '
-    '-) groups=$(printf %s "$groups" | sed "s/ $group / /");; '
+    # Forgetting uses the shell's own pattern removal: no process is forked per server stopped.
+    '-) case "$groups" in *" $group "*) groups="${groups%% $group *} ${groups#* $group }";; esac;; '
     "esac; done; "
     'for group in $groups; do kill -s KILL -- -"$group" 2>/dev/null; done'
 )
@@ -109,7 +110,10 @@ class Watchdog:
 
     def _send(self, line: str) -> None:
         with self._lock:
-            process = self._pipe()
+            try:
+                process = self._pipe()
+            except OSError:
+                return  # no watchdog (fork refused): the parent-death signal and the group still apply
             if process is None or process.stdin is None:
                 return
             with contextlib.suppress(OSError):

@@ -47,8 +47,8 @@ from hermes.apps.liveness import LiveEndpointUnavailable
 from hermes.apps.states import AppState
 from hermes.config.model import ServerConfig
 from hermes.config.resolve import ResolvedServer
-from hermes.errors import HermesError
-from hermes.mcp.describe import describe_failure, leaf
+from hermes.errors import HermesError, leaf
+from hermes.mcp.describe import describe_failure
 from hermes.mcp.endpoint import ConfiguredEndpoint, EndpointSource, Identity, LiveEndpointSource
 from hermes.mcp.states import WAITING_FOR_RELOAD, ConnectionState
 from hermes.mcp.transports import Link, TransportOpener
@@ -311,8 +311,8 @@ class ServerConnection:
 
     async def _attempt(self) -> Ended:
         """One connection from opening the transport to its end."""
-        self.state = ConnectionState.CONNECTING
         self.app_state = None
+        self._set_state(ConnectionState.CONNECTING)
         self._served_call = False
         self._connected_at = None
         mailbox = self._mailbox = Mailbox()

@@ -7,14 +7,7 @@ import errno
 import httpx2
 from mcp.shared.exceptions import MCPError
 
-from hermes.errors import HermesError
-
-
-def leaf(exc: BaseException) -> BaseException:
-    """The first real exception inside nested exception groups."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
+from hermes.errors import HermesError, leaf
 
 
 def describe_failure(exc: BaseException, *, command: str | None = None, url: str | None = None,

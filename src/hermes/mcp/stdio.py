@@ -24,10 +24,10 @@ from typing import TextIO
 import anyio
 import anyio.abc
 import mcp_types as types
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
 from hermes.mcp.children import Watchdog, kill_group, resolve_command, spawn_argv, wait_for_exit
+from hermes.mcp.sdk import TransportStreams
 from hermes.security.redact import Redactor
 
 # A server gets this long to exit by itself after its stdin closes, then SIGTERM, then SIGKILL.
@@ -40,7 +40,6 @@ _MAX_STDERR_LINE = 4096
 # One JSON-RPC message may be large (a tool result of many megabytes), but not unbounded.
 MAX_MESSAGE_BYTES = 512 * 1024 * 1024
 
-Streams = tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
 
 
 class MessageTooLarge(ValueError):
@@ -92,18 +91,23 @@ class StdioProcess:
     def pid(self) -> int | None:
         return self.process.pid if self.process else None
 
-    async def __aenter__(self) -> Streams:
+    async def __aenter__(self) -> TransportStreams:
         program = resolve_command(self.command, self.env.get("PATH"), self.cwd)
         self.process = await anyio.open_process(spawn_argv(program, self.args), env=self.env, cwd=self.cwd,
                                                 start_new_session=True)
-        # No await between the spawn and the task group: a cancellation there would leak the child.
-        if self._watchdog is not None:
-            self._watchdog.watch(self.process.pid)
-        incoming_send, incoming = anyio.create_memory_object_stream[SessionMessage | Exception](16)
-        outgoing, outgoing_receive = anyio.create_memory_object_stream[SessionMessage](16)
-        self._incoming, self._incoming_send = incoming, incoming_send
-        self._outgoing, self._outgoing_receive = outgoing, outgoing_receive
-        self._tasks = anyio.create_task_group()
+        # Nothing between the spawn and the task group may leave the child behind: no await (a
+        # cancellation would land there), and anything that raises kills the child's group first.
+        try:
+            if self._watchdog is not None:
+                self._watchdog.watch(self.process.pid)
+            incoming_send, incoming = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+            outgoing, outgoing_receive = anyio.create_memory_object_stream[SessionMessage](16)
+            self._incoming, self._incoming_send = incoming, incoming_send
+            self._outgoing, self._outgoing_receive = outgoing, outgoing_receive
+            self._tasks = anyio.create_task_group()
+        except BaseException:
+            kill_group(self.process.pid, signal.SIGKILL)
+            raise
         await self._tasks.__aenter__()
         self._tasks.start_soon(self._read_stdout)
         self._tasks.start_soon(self._write_stdin)

@@ -22,6 +22,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
 from hermes.config.resolve import ResolvedServer
+from hermes.files import open_private_append
 from hermes.mcp.children import Watchdog
 from hermes.mcp.endpoint import EndpointSource, Identity
 from hermes.mcp.sdk import TransportStreams, create_http_client
@@ -111,8 +112,7 @@ class TransportOpener:
 
     def _stdio(self, name: str, server: ResolvedServer, stack: AsyncExitStack) -> StdioProcess:
         assert server.command is not None
-        self.logs.mkdir(parents=True, exist_ok=True)
-        log: TextIO = stack.enter_context((self.logs / f"mcp-{name}.log").open("a", encoding="utf-8"))
+        log: TextIO = stack.enter_context(open_private_append(self.logs / f"mcp-{name}.log"))
         return StdioProcess(server.command, list(server.args),
                             env=child_environment(self.parent_environ, server.env, windows=self.windows),
                             cwd=server.cwd, log=log, redact=self.redactor, watchdog=self.watchdog)

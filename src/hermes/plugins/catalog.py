@@ -16,7 +16,7 @@ from typing import Any
 from hermes.files import UnreadableFile, read_text_bounded
 from hermes.home import Home
 from hermes.plugins.manifest import PLUGIN_NAME, PluginError
-from hermes.validation import Invalid, Loc, choice, dotted, items, mapping, matching, nonempty_text, optional, required
+from hermes.validation import Invalid, Loc, choice, items, mapping, matching, nonempty_text, optional, required
 
 SHIPPED = Path(__file__).with_name("catalog.json")
 MAX_CATALOG_BYTES = 1024 * 1024
@@ -74,14 +74,14 @@ def _read(file: Path) -> list[CatalogEntry]:
         return []
     except (OSError, ValueError, RecursionError) as exc:
         reason = exc.reason if isinstance(exc, UnreadableFile) else f"not valid JSON ({exc})"
-        raise PluginError(file, f"is not a readable JSON catalog: {reason}") from None
+        raise PluginError(f"is not a readable JSON catalog: {reason}", path=file) from None
     try:
         top = mapping(data, (), ("schema", "plugins", "$schema"), what="an object")
         if top.get("schema") != 1:
             raise Invalid(("schema",), "must be 1")
         return list(required(top, "plugins", (), lambda v, loc: items(v, loc, lambda e, at: _entry(e, at, file))))
     except Invalid as exc:
-        raise PluginError(file, f"{dotted(exc.loc)} {exc.rule}", key=dotted(exc.loc)) from None
+        raise PluginError.from_invalid(exc, file) from None
 
 
 def user_catalog_path(home: Home) -> Path:

@@ -30,7 +30,7 @@ from hermes.apps.availability import check_availability
 from hermes.apps.host import Host
 from hermes.apps.states import REFUSED_AT_INSTALL, AppState
 from hermes.errors import HermesError
-from hermes.files import atomic_write
+from hermes.files import atomic_write, read_bounded
 from hermes.home import Home
 from hermes.plugins import git
 from hermes.plugins.catalog import CatalogEntry, load_catalog
@@ -79,6 +79,7 @@ def _checkpoint(step: str) -> None:
 def plugins_lock(home: Home, *, timeout: float = 600) -> Iterator[None]:
     from filelock import FileLock
 
+    home.ensure()
     home.plugins.mkdir(parents=True, exist_ok=True)
     with FileLock(str(home.plugins / ".lock"), timeout=timeout):
         yield
@@ -147,7 +148,31 @@ def _git_url(source: Source) -> str:
     return location
 
 
+def _links_leaving(root: Path) -> list[str]:
+    """Symbolic links in the staged plugin that point outside it (or nowhere), as relative paths."""
+    inside = root.resolve()
+    leaving = []
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(folder, name)
+            if not path.is_symlink():
+                continue
+            target = Path(os.path.realpath(path))
+            if target != inside and inside not in target.parents:
+                leaving.append(str(path.relative_to(root)))
+    return sorted(leaving)
+
+
 def _stage(source: Source, staging: Path) -> str | None:
+    commit = _fetch(source, staging)
+    leaving = _links_leaving(staging)
+    if leaving:
+        raise PluginInstallError(f"The plugin has symbolic links that point outside its repository, which hermes "
+                                 f"does not follow: {', '.join(leaving[:5])}.")
+    return commit
+
+
+def _fetch(source: Source, staging: Path) -> str | None:
     if source.kind == "folder":
         shutil.copytree(source.location, staging, ignore=shutil.ignore_patterns(".git"), symlinks=True)
         _checkpoint("copy")
@@ -200,8 +225,8 @@ def _provenance(source: Source, commit: str | None, plugin: Plugin) -> dict[str,
 
 def read_provenance(plugin_dir: Path) -> dict[str, Any] | None:
     try:
-        data = json.loads((plugin_dir / PROVENANCE).read_text())
-    except (OSError, ValueError):
+        data = json.loads(read_bounded(plugin_dir / PROVENANCE, 64 * 1024))
+    except (OSError, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
 
@@ -247,8 +272,7 @@ def install(home: Home, spec: str, *, ref: str | None = None, host: Host) -> Ins
             if refusals:
                 raise PluginInstallError(" ".join(refusals))
             _checkpoint("gate")
-            atomic_write(staging / PROVENANCE, json.dumps(_provenance(source, commit, plugin), indent=2) + "\n",
-                         mode=0o644)
+            atomic_write(staging / PROVENANCE, json.dumps(_provenance(source, commit, plugin), indent=2) + "\n")
             _checkpoint("provenance")
             target = home.plugins / plugin.name
             replaced = _swap(staging, target)

@@ -20,7 +20,7 @@ from hermes.apps.runtimefile import LOOPBACK_HOSTS
 from hermes.config.model import SERVER_NAME, ServerConfig
 from hermes.errors import InvalidFile
 from hermes.files import TooLarge, UnreadableFile, read_bounded
-from hermes.validation import Invalid, Loc, choice, dotted, mapping, nonempty_text, optional, required, shown, text
+from hermes.validation import Invalid, Loc, choice, mapping, nonempty_text, optional, required, shown, text
 
 # Plugin names become folder names beside hermes's own bookkeeping (`.staging-*`, `.old-*`, the
 # lock): never a leading dot or dash, never a control character.
@@ -32,11 +32,7 @@ _MAX_MANIFEST = 1 << 20
 
 
 class PluginError(InvalidFile):
-    """A plugin file broke a rule: `<file>: <key> <rule>`."""
-
-    def __init__(self, file: Path | str, message: str, *, key: str | None = None) -> None:
-        self.file = str(file)
-        super().__init__(f"{file}: {message}", path=str(file), key=key, rule=message)
+    """A plugin file (plugin.json, mcp.json, a plugin catalog) broke a rule."""
 
 
 @dataclass(frozen=True)
@@ -74,18 +70,18 @@ def _load_json(path: Path) -> dict[str, Any]:
     try:
         raw = read_bounded(path, _MAX_MANIFEST, follow_symlinks=False)
     except FileNotFoundError:
-        raise PluginError(path, "is missing") from None
+        raise PluginError("is missing", path=path) from None
     except TooLarge:
-        raise PluginError(path, f"is larger than {_MAX_MANIFEST} bytes") from None
+        raise PluginError(f"is larger than {_MAX_MANIFEST} bytes", path=path) from None
     except UnreadableFile as exc:
-        raise PluginError(path, f"cannot be read: {exc.reason}") from None
+        raise PluginError(f"cannot be read: {exc.reason}", path=path) from None
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         where = f" (line {exc.lineno})" if isinstance(exc, json.JSONDecodeError) else ""
-        raise PluginError(path, f"is not valid JSON{where}") from None
+        raise PluginError(f"is not valid JSON{where}", path=path) from None
     if not isinstance(data, dict):
-        raise PluginError(path, "must hold a JSON object")
+        raise PluginError("must hold a JSON object", path=path)
     return data
 
 
@@ -105,7 +101,7 @@ def read_manifest(root: Path) -> PluginManifest:
     try:
         return _manifest(data, path)
     except Invalid as exc:
-        raise PluginError(path, f"'{dotted(exc.loc)}' {exc.rule}", key=dotted(exc.loc)) from None
+        raise PluginError.from_invalid(exc, path) from None
 
 
 def _expand(text: str, root: Path, data_dir: Path) -> str:
@@ -174,11 +170,11 @@ def load_plugin(root: Path, data_root: Path) -> Plugin:
         warnings += [f"{mcp_path}: unknown field '{key}' ignored" for key in unknown]
         entries = mcp.get("mcpServers", {})
         if not isinstance(entries, dict):
-            raise PluginError(mcp_path, "'mcpServers' must be an object")
+            raise PluginError("must be an object", path=mcp_path, key="mcpServers")
         try:
             servers = {name: _server_config(name, entry, root, data_dir) for name, entry in entries.items()}
         except Invalid as exc:
-            raise PluginError(mcp_path, f"{dotted(exc.loc)}: {exc.rule}", key=dotted(exc.loc)) from None
+            raise PluginError.from_invalid(exc, mcp_path) from None
     declarations = parse_declarations(manifest.raw, set(servers), file=str(root / "plugin.json"))
     skills = tuple(sorted(root.glob("skills/*/SKILL.md")))
     return Plugin(root, manifest, servers, declarations, data_dir, tuple(warnings), skills)

@@ -7,9 +7,11 @@ contains another is hidden whole); shapes catch secrets nobody registered.
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from collections.abc import Iterable
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 REDACTED = "[REDACTED]"
 
@@ -38,6 +40,37 @@ def _shape_replacement(match: re.Match[str]) -> str:
     return REDACTED
 
 
+def _escaped_forms(value: str) -> set[str]:
+    """The value, and how `repr()`, JSON and URL encoding would print it when it holds odd characters."""
+    forms = {value, repr(value)[1:-1], json.dumps(value)[1:-1]}
+    if any(not (c.isalnum() or c in "-._~") for c in value):
+        forms.add(quote(value, safe=""))
+    return forms
+
+
+_SECRET_QUERY = re.compile(r"(?i)^(.*[_-])?(token|key|api[_-]?key|apikey|secret|password|passwd|pass|sig|signature|"
+                           r"auth|authorization|credential|credentials|code|session)$")
+
+
+def mask_url(url: str) -> str:
+    """A URL as configuration listings may show it: user info and secret-looking query values hidden."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"{REDACTED}@{netloc.rpartition('@')[2]}"
+    def shown(pair: str) -> str:
+        name, sep, value = pair.partition("=")
+        # A `${VAR}` reference is not the secret itself, and shows where the secret comes from.
+        hide = sep and _SECRET_QUERY.match(unquote(name)) and "${" not in value
+        return f"{name}={REDACTED}" if hide else pair
+
+    query = "&".join(shown(pair) for pair in parts.query.split("&") if pair)
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
 def credential_parts(value: str) -> list[str]:
     """A header value and, for `Scheme credential` values, the bare credential too."""
     parts = value.split(None, 1)
@@ -52,7 +85,9 @@ class Redactor:
         self.register(*secrets)
 
     def register(self, *values: str) -> None:
-        fresh = {v for v in values if v and len(v) >= _MIN_SECRET_LENGTH} - self._secrets
+        """Hide these values from now on, and the escaped forms a library may print them in."""
+        variants = {form for v in values if v for form in _escaped_forms(v)}
+        fresh = {v for v in variants if len(v) >= _MIN_SECRET_LENGTH} - self._secrets
         if not fresh:
             return
         with self._lock:

@@ -11,6 +11,7 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
+from hermes.files import open_private_append
 from hermes.security.redact import Redactor
 
 _LOGGERS = ("mcp", "hermes", "httpx2", "uvicorn")
@@ -32,7 +33,7 @@ class _RedactingFilter(logging.Filter):
 
 @contextlib.contextmanager
 def redacted_file_logging(path: Path, redactor: Redactor) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    open_private_append(path).close()  # created 0600 before the handler appends to it
     handler = logging.FileHandler(path, encoding="utf-8", delay=True)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(_RedactingFilter(redactor))

@@ -17,6 +17,7 @@ import os
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -41,6 +42,7 @@ from hermes.mcp.children import Watchdog
 from hermes.mcp.connection import RestartPolicy, ServerConnection, ServerNotConnected
 from hermes.mcp.describe import describe_failure
 from hermes.mcp.endpoint import LiveEndpointSource
+from hermes.mcp.states import ConnectionState
 from hermes.mcp.transports import TransportOpener
 from hermes.plugins.registry import load_enabled
 from hermes.security.redact import Redactor
@@ -84,8 +86,13 @@ class CallOutcome:
     """The answer to one tool call: a result, an unavailable payload, or a plain error."""
 
     result: RenderedResult | None = None
-    unavailable: dict[str, Any] | None = None
+    unavailable: Unavailable | AppStatus | None = None
     error: str | None = None
+
+    @property
+    def unavailable_payload(self) -> dict[str, Any] | None:
+        """What a model gets for an unavailable tool (SPEC 5.5), or None."""
+        return self.unavailable.payload() if self.unavailable is not None else None
 
     @property
     def is_error(self) -> bool:
@@ -96,21 +103,21 @@ class CallOutcome:
         if self.result is not None:
             return self.result.text
         if self.unavailable is not None:
-            return str(self.unavailable["error"])
+            return self.unavailable.sentence
         return self.error or ""
 
     def to_json(self) -> dict[str, Any]:
         if self.result is not None:
             return self.result.to_json()
         if self.unavailable is not None:
-            return {"is_error": True, **self.unavailable}
+            return {"is_error": True, **self.unavailable.payload()}
         return {"is_error": True, "error": self.error}
 
 
 class KnownToolCounts:
     """How many tools each server offered when it was last connected (for hidden-server lines)."""
 
-    def __init__(self, path: Any) -> None:
+    def __init__(self, path: Path) -> None:
         self.path = path
         self.counts: dict[str, int] = {}
         try:
@@ -153,6 +160,7 @@ class Session:
         self._search: SearchIndex | None = None
         self._listeners: list[Callable[[], None]] = []
         self._stack: AsyncExitStack | None = None
+        self._variables: dict[str, str] = {}
         self._tasks: TaskGroup | None = None
 
     @property
@@ -163,6 +171,8 @@ class Session:
 
     async def __aenter__(self) -> Session:
         config = self.store.load()
+        self._variables = self.store.variables(self._environ)  # a broken .env fails here, whole
+        self.home.ensure()
         async with AsyncExitStack() as stack:
             stack.enter_context(redacted_file_logging(self.home.logs / "hermes.log", self.redactor))
             self._tasks = await stack.enter_async_context(anyio.create_task_group())
@@ -194,7 +204,7 @@ class Session:
 
     async def _start(self, names: list[str]) -> None:
         assert self._tasks is not None
-        variables = self.store.variables(self._environ)
+        variables = self._variables
         started: list[ServerConnection] = []
         for name in names:
             desired = self._desired[name]
@@ -216,7 +226,7 @@ class Session:
         """A non-interactive OAuth provider: refreshes stored tokens, never opens a browser."""
         from hermes.mcp.oauth.provider import build_provider
 
-        return build_provider(self.home, server.name, url, server.config.oauth)
+        return build_provider(self.home, server.name, url, server.config.oauth, redactor=self.redactor)
 
     def _connection_for(self, desired: DesiredServer, resolve: Callable[[], ResolvedServer]) -> ServerConnection:
         """A supervisor for one server; a declared server first passes the app gate."""
@@ -261,6 +271,7 @@ class Session:
     async def reload(self) -> ReloadReport:
         """Re-read the config and apply only the difference; a broken config changes nothing."""
         config = self.store.load()
+        self._variables = self.store.variables(self._environ)
         old = self._desired
         self._apply_config(config)
         report = ReloadReport()
@@ -306,11 +317,15 @@ class Session:
         self._listeners.append(listener)
 
     def _changed(self, server: str | None) -> None:
+        """A connection changed state or tools: rebuild the surface; tell listeners if it differs."""
+        before = self._surface
         self._surface = None
         self._search = None
         connection = self._connections.get(server) if server else None
         if connection is not None and connection.connected:
-            self._known_tools.remember(server or "", sum(1 for _ in server_entries(self._server_tools(connection))))
+            self._known_tools.remember(connection.name, sum(1 for _ in server_entries(self._server_tools(connection))))
+        if before is not None and self._listeners and before.same_as(self.surface()):
+            return  # a server started connecting, say: nothing a model sees has changed
         for listener in self._listeners:
             listener()
 
@@ -387,13 +402,13 @@ class Session:
         allowed = self._platform_servers()
         rows: list[ServerStatus] = []
         for name, connection in sorted(self._connections.items()):
-            state = connection.state.value
+            state: ConnectionState | AppState = connection.state
             unavailable: dict[str, Any] | None = None
             if not connection.connected:
                 missing = self._unavailable(connection)
                 unavailable = missing.payload()
                 if isinstance(missing, AppStatus):
-                    state = missing.state.value
+                    state = missing.state
             app: dict[str, Any] | None = None
             desired = self._desired.get(name)
             if desired is not None and desired.declaration is not None:
@@ -422,13 +437,13 @@ class Session:
         if connection is None:
             return CallOutcome(error=f"MCP server '{tool.server}' was removed; run `hermes tools list`.")
         if not connection.connected:
-            return CallOutcome(unavailable=self._unavailable(connection).payload())
+            return CallOutcome(unavailable=self._unavailable(connection))
         if tool.kind == "tool" and not tool_allowed(tool.original, connection.config.tools):
             return CallOutcome(error=_filtered(tool.original, tool.server))
         try:
             return CallOutcome(result=await self._dispatch(connection, tool, arguments))
         except ServerNotConnected:
-            return CallOutcome(unavailable=self._unavailable(connection).payload())
+            return CallOutcome(unavailable=self._unavailable(connection))
         except MCPError as exc:
             if exc.error.code == CONNECTION_CLOSED:
                 return CallOutcome(error=f"The connection to MCP server '{tool.server}' closed during the call; "
@@ -440,7 +455,7 @@ class Session:
                                                    f"{exc.error.message}"))
         except Exception as exc:
             if not connection.connected:
-                return CallOutcome(unavailable=self._unavailable(connection).payload())
+                return CallOutcome(unavailable=self._unavailable(connection))
             return CallOutcome(error=self.redactor(f"Calling '{tool.original}' on MCP server '{tool.server}' "
                                                    f"failed: {describe_failure(exc)}"))
 
@@ -465,7 +480,7 @@ class Session:
             if server not in self._platform_servers():
                 return CallOutcome(error=f"MCP server '{server}' is not enabled for platform '{self.platform}'.")
             if not connection.connected:
-                return CallOutcome(unavailable=self._unavailable(connection).payload())
+                return CallOutcome(unavailable=self._unavailable(connection))
             for skipped in self.surface().skipped:
                 if skipped.name == name:
                     return CallOutcome(error=f"Tool '{name}' was skipped: {skipped.why}.")

@@ -25,7 +25,7 @@ async def probe(home: Home, name: str) -> ProbeReport:
     settings = SessionSettings(only=frozenset({name}), include_disabled=PROBE.include_disabled, policy=PROBE.policy)
     async with Session(home, settings) as session:
         connection = session.connections()[name]
-        transport, state = connection.config.transport_name, connection.state.value
+        transport, state = connection.config.transport_name, connection.state
         if not connection.connected:
             return ProbeReport(name, transport, False, state, reason=session.redactor(connection.reason),
                                stderr_tail=session.redactor(connection.stderr_tail))

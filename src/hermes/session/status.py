@@ -1,7 +1,7 @@
 """Typed reports about a session's servers: one row of `hermes mcp status`, one probe.
 
-Both travel as JSON (`--json`, the control endpoint) and are read back with `from_json`, so a
-wrong key is a type error here instead of a `KeyError` in a printer.
+Both travel as JSON (`--json`, the control endpoint); a status row from another process is read back
+with `ServerStatus.from_json`, so a wrong key is a type error here instead of a `KeyError` in a printer.
 """
 
 from __future__ import annotations
@@ -9,13 +9,16 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from hermes.apps.states import AppState
+from hermes.mcp.states import ConnectionState
+
 
 @dataclass(frozen=True)
 class ServerStatus:
     name: str
     source: str
     transport: str
-    state: str  # a connection state, or the app state that explains why it is not connected
+    state: ConnectionState | AppState  # the connection's, or the app's when the app is why it is down
     tools: int  # tools of this server on the surface
     tools_offered: int  # tools the server offered (before filters)
     restarts: int
@@ -31,6 +34,7 @@ class ServerStatus:
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
+        data["state"] = self.state.value
         for optional in ("unavailable", "app"):
             if data[optional] is None:
                 del data[optional]
@@ -49,10 +53,19 @@ class ServerStatus:
         pid = data.get("pid")
         connect_ms = data.get("connect_ms")
         return cls(str(data.get("name", "?")), str(data.get("source", "")), str(data.get("transport", "")),
-                   str(data.get("state", "")), number("tools"), number("tools_offered"), number("restarts"),
+                   _state(data.get("state")), number("tools"), number("tools_offered"), number("restarts"),
                    pid if isinstance(pid, int) else None,
                    float(connect_ms) if isinstance(connect_ms, (int, float)) else None,
                    bool(data.get("on_platform", True)), optional_dict("unavailable"), optional_dict("app"))
+
+
+def _state(value: Any) -> ConnectionState | AppState:
+    text = str(value)
+    if text in ConnectionState.__members__.values():
+        return ConnectionState(text)
+    if text in AppState.__members__.values():
+        return AppState(text)
+    return ConnectionState.FAILED  # an answer from another version of hermes we cannot read
 
 
 @dataclass(frozen=True)
@@ -69,7 +82,7 @@ class ProbeReport:
     name: str
     transport: str
     ok: bool
-    state: str
+    state: ConnectionState
     server_info: str | None = None
     connect_ms: float | None = None
     tools: list[ProbedTool] = field(default_factory=list)
@@ -82,7 +95,8 @@ class ProbeReport:
         return sum(1 for tool in self.tools if tool.selected)
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"name": self.name, "transport": self.transport, "ok": self.ok, "state": self.state}
+        data: dict[str, Any] = {"name": self.name, "transport": self.transport, "ok": self.ok,
+                                "state": self.state.value}
         if self.ok:
             data |= {"server_info": self.server_info, "connect_ms": self.connect_ms,
                      "tools": [asdict(t) for t in self.tools], "selected": self.selected, "warnings": self.warnings}

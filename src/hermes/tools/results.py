@@ -18,6 +18,8 @@ from typing import Any
 
 import mcp_types as types
 
+from hermes.files import write_private
+
 MAX_OUTPUT = 2_000_000
 
 
@@ -50,10 +52,9 @@ def _save_blob(data_b64: str, mime: str, cache: Path, server: str) -> str:
         return f"[{mime} content that is not valid base64 was dropped]"
     extension = mimetypes.guess_extension(mime) or ".bin"
     digest = hashlib.sha256(data).hexdigest()[:16]
-    cache.mkdir(parents=True, exist_ok=True)
     path = cache / f"mcp-{server}-{digest}{extension}"
     if not path.exists():
-        path.write_bytes(data)
+        write_private(path, data)
     return f"[{mime} saved to {path}]"
 
 

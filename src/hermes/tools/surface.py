@@ -9,6 +9,7 @@ per-server questions (status, counts) are too.
 
 from __future__ import annotations
 
+import copy
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -74,6 +75,10 @@ class Surface:
     skipped: list[SkippedTool] = field(default_factory=list)
     _by_server: dict[str, list[SurfaceTool]] = field(default_factory=dict, repr=False)
 
+    def same_as(self, other: Surface) -> bool:
+        """Whether a model would see the same tools (names, definitions) and the same skipped ones."""
+        return self.tools == other.tools and self.skipped == other.skipped
+
     def for_server(self, server: str) -> list[SurfaceTool]:
         return self._by_server.get(server, [])
 
@@ -95,8 +100,9 @@ def server_entries(server: ServerTools) -> Iterator[SurfaceTool]:
         wanted += PROMPT_UTILITIES
     for kind in wanted:
         description, schema = UTILITIES[kind]
+        # A copy: one consumer editing its schema must not change every server's.
         yield SurfaceTool(registered_name(server.name, kind), server.name, kind, kind,
-                          description.format(server=server.name), schema)
+                          description.format(server=server.name), copy.deepcopy(schema))
 
 
 def build_surface(servers: Iterable[ServerTools]) -> Surface:

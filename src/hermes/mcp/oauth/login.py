@@ -26,10 +26,9 @@ from starlette.routing import Route
 
 from hermes.config.resolve import resolve_server
 from hermes.config.store import ConfigStore
-from hermes.errors import HermesError, NoSuchServer, UsageError
+from hermes.errors import HermesError, NoSuchServer, UsageError, leaf
 from hermes.home import Home
 from hermes.loopback import bind_loopback, serve_asgi
-from hermes.mcp.describe import leaf
 from hermes.mcp.oauth.provider import build_provider
 from hermes.mcp.oauth.storage import client_path, has_tokens, read_json
 from hermes.mcp.sdk import create_http_client
@@ -122,13 +121,9 @@ async def login(home: Home, name: str, *, timeout: float = LOGIN_TIMEOUT, open_b
             raise LoginFailed(f"Authorization for '{name}' failed: {outcome}.")
         return outcome
 
-    provider = build_provider(home, name, server.url, entry.oauth, redirect=redirect, callback=callback,
-                              redirect_port=port)
     redactor = Redactor(server.secrets)
-    if entry.oauth and entry.oauth.client_secret:
-        redactor.register(entry.oauth.client_secret)
-    provider.file_storage.on_tokens.append(
-        lambda tokens: redactor.register(tokens.access_token, tokens.refresh_token or ""))
+    provider = build_provider(home, name, server.url, entry.oauth, redirect=redirect, callback=callback,
+                              redirect_port=port, redactor=redactor)
     app = Starlette(routes=[Route("/callback", on_callback)])
     tools = 0
     try:

@@ -21,6 +21,7 @@ from hermes.config.model import OAuthSettings
 from hermes.errors import HermesError
 from hermes.home import Home
 from hermes.mcp.oauth.storage import FileTokenStorage
+from hermes.security.redact import Redactor
 
 DEFAULT_REDIRECT_PORT = 33418
 
@@ -91,10 +92,18 @@ def preregistered(settings: OAuthSettings | None, redirect_port: int) -> dict[st
 def build_provider(home: Home, server: str, url: str, settings: OAuthSettings | None, *,
                    redirect: Callable[[str], Awaitable[None]] | None = None,
                    callback: Callable[[], Awaitable[AuthorizationCodeResult]] | None = None,
-                   redirect_port: int | None = None) -> HermesOAuthProvider:
-    """Without `redirect`/`callback` the provider is non-interactive: it raises `LoginRequired`."""
+                   redirect_port: int | None = None, redactor: Redactor | None = None) -> HermesOAuthProvider:
+    """Without `redirect`/`callback` the provider is non-interactive: it raises `LoginRequired`.
+
+    With a `redactor`, every access and refresh token (and the client secret) is registered the
+    moment it is loaded or received, so an error that quotes one never shows it.
+    """
     port = redirect_port or (settings.redirect_port if settings and settings.redirect_port else DEFAULT_REDIRECT_PORT)
     storage = FileTokenStorage(home, server, preregistered(settings, port))
+    if redactor is not None:
+        if settings and settings.client_secret:
+            redactor.register(settings.client_secret)
+        storage.on_tokens.append(lambda tokens: redactor.register(tokens.access_token, tokens.refresh_token or ""))
 
     async def refuse_redirect(_url: str) -> None:
         raise LoginRequired(server)

@@ -24,6 +24,7 @@ def client_path(home: Home, server: str) -> Path:
 
 
 def ensure_folder(home: Home) -> None:
+    home.ensure()
     home.tokens.mkdir(parents=True, exist_ok=True)
     os.chmod(home.tokens, 0o700)
 
@@ -75,7 +76,13 @@ class FileTokenStorage:
         data = read_json(token_path(self.home, self.server))
         if data is None or not isinstance(data.get("token"), dict):
             return None
-        return OAuthToken.model_validate(data["token"])
+        try:
+            tokens = OAuthToken.model_validate(data["token"])
+        except ValueError:
+            return None  # a damaged token file: as if there were none (a login writes a new one)
+        for callback in self.on_tokens:
+            callback(tokens)
+        return tokens
 
     def stored(self) -> dict[str, Any]:
         return read_json(token_path(self.home, self.server)) or {}
