@@ -66,6 +66,14 @@ class FixtureHost:
     def is_file(self, path: str) -> bool:
         return self.real(path).is_file()
 
+    def is_executable(self, path: str) -> bool:
+        real = self.real(path)
+        if not real.is_file():
+            return False
+        if self.os_name == "win32":
+            return path.lower().endswith(".exe")
+        return bool(real.stat().st_mode & 0o111)
+
     def is_dir(self, path: str) -> bool:
         return self.real(path).is_dir()
 

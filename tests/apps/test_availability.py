@@ -198,3 +198,24 @@ def test_a_wide_tree_is_walked_within_bounds(tmp_path: Path) -> None:
     found = candidate_paths(LocalHost(), block, block.candidates[0])
     assert 0 < len(found) <= MAX_MATCHES
     assert found[0].path == f"{tmp_path}/v299/r299/app"  # highest versions first
+
+
+def test_presence_executable_needs_the_execute_bit_or_an_exe(tmp_path: Path) -> None:
+    declaration = _parse_one({"app": {"linux": {"presence": "executable", "location": "/opt/app/bin/app"},
+                                      "win32": {"presence": "executable", "location": "C:\\\\App\\\\app"}},
+                              "requires": {"app": True}})
+    linux = FixtureHost("linux", tmp_path / "linux")
+    linux.make_file("/opt/app/bin/app", executable=False)  # a 0644 file is not a program
+    assert check_availability(declaration, linux).state == "missing_app"
+    linux.real("/opt/app/bin/app").chmod(0o755)
+    assert check_availability(declaration, linux).state == "available"
+    windows = FixtureHost("win32", tmp_path / "windows")
+    windows.make_file("C:\\App\\app")  # no .exe: not something Windows would run
+    assert check_availability(declaration, windows).state == "missing_app"
+    assert LocalHost().is_executable(str(tmp_path / "linux" / "opt" / "app" / "bin" / "app"))
+    (tmp_path / "plain").write_text("x")
+    assert not LocalHost().is_executable(str(tmp_path / "plain"))
+
+
+def _parse_one(declaration: dict[str, Any]) -> ServerDeclaration:
+    return parse_declarations({"extensions": {EXTENSION_KEY: {"servers": {"app": declaration}}}}, {"app"})["app"]

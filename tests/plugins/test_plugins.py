@@ -275,7 +275,8 @@ def test_validate_reports_availability_and_install_deps(home: Home, tmp_path: Pa
     warmed = hermes("plugins", "validate", str(folder), "--install-deps", home=home,
                     env={"PATH": f"{fake_bin}:{os.environ['PATH']}"})
     assert warmed.returncode == 0, warmed.stdout + warmed.stderr
-    assert calls.read_text() == "uvx acme-mcp --transport stdio --help\n"
+    # The same package, with a command that does nothing: exit 0 means the package is healthy.
+    assert calls.read_text() == "uvx --from acme-mcp python -c pass\n"
     assert "deps acme: ok" in warmed.stdout
     (fake_bin / "uvx").write_text("#!/bin/sh\necho 'no network' >&2\nexit 2\n")
     failing = hermes("plugins", "validate", str(folder), "--install-deps", home=home,
@@ -293,6 +294,7 @@ def test_skills_are_offered_only_while_their_app_is_available(home: Home, tmp_pa
         "skills/needs-app/SKILL.md": "---\nname: needs-app\ndescription: Uses Acme.\nrequires_apps: [acme]\n---\n"})
     (home.root / "apps").mkdir()
     (home.root / "apps" / "acme").write_text("")
+    (home.root / "apps" / "acme").chmod(0o755)  # presence: executable means a program
     repo = tmp_path / "repo"
     make_repo(repo, files)
     assert hermes("plugins", "install", str(repo), "--enable", home=home).returncode == 0
@@ -394,3 +396,74 @@ def test_symlinks_that_leave_the_plugin_are_refused_at_install(home: Home, tmp_p
     with pytest.raises(PluginInstallError, match="symbolic links"):
         install(home, str(folder), host=linux_host(tmp_path))
     assert not (home.plugins / "acme").exists()
+
+
+RUNTIME_LIVENESS = {"app": {"linux": {"presence": "executable", "location": "/opt/acme/bin/acme"}},
+                    "requires": {"app": True},
+                    "liveness": {"kind": "server_json", "path": "~/.acme/server.json"}}
+
+
+@pytest.mark.parametrize(("server", "declaration", "message"), [
+    ({"command": "uvx", "args": ["acme", "--port", "${runtime.port}"], "env": {"T": "${runtime.token}"}},
+     RUNTIME_LIVENESS, None),
+    ({"command": "uvx", "args": ["acme", "--port", "${runtime.port}"]}, None,
+     "mcpServers.acme.args[2]: uses ${runtime.*}, which needs a server_json liveness declaration"),
+    ({"command": "uvx", "env": {"P": "${runtime.port}"}},
+     {**RUNTIME_LIVENESS, "liveness": {"kind": "none"}}, "needs a server_json liveness declaration"),
+    ({"command": "uvx", "env": {"P": "${runtime.socket}"}}, RUNTIME_LIVENESS,
+     "uses ${runtime.socket}; the runtime fields are url, host, port, token, pid"),
+    ({"type": "streamable-http", "url": "https://h.example/${runtime.port}"}, RUNTIME_LIVENESS,
+     "may use ${runtime.*} only in args, env and headers"),
+])
+def test_runtime_references_need_a_runtime_file(tmp_path: Path, server: dict[str, Any],
+                                                declaration: dict[str, Any] | None, message: str | None) -> None:
+    from hermes.plugins.manifest import load_plugin
+
+    folder = tmp_path / "plugin"
+    folder.mkdir()
+    manifest: dict[str, Any] = {"name": "acme", "version": "1"}
+    if declaration is not None:
+        manifest["extensions"] = {EXTENSION_KEY: {"servers": {"acme": declaration}}}
+    (folder / "plugin.json").write_text(json.dumps(manifest))
+    (folder / "mcp.json").write_text(json.dumps({"mcpServers": {"acme": server}}))
+    if message is None:
+        assert load_plugin(folder, tmp_path / "data").servers["acme"].env == server.get("env", {})
+        return
+    with pytest.raises(PluginError) as info:
+        load_plugin(folder, tmp_path / "data")
+    assert message in str(info.value) and "mcp.json" in str(info.value)
+
+
+def test_runtime_references_are_refused_in_config_yaml(home: Home) -> None:
+    home.config.write_text("mcp_servers:\n  a:\n    command: x\n    env: {P: '${runtime.port}'}\n")
+    result = hermes("mcp", "list", home=home)
+    assert result.returncode == 2 and "mcp_servers.a.env.P: uses ${runtime.*}" in result.stderr
+
+
+def test_the_catalog_goes_by_the_pinned_plugin_json(home: Home, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (commit,) = make_repo(repo, plugin_files(name="untitled", version="1.0.0"))
+    manifest = json.loads((repo / "plugin.json").read_text())
+    del manifest["title"]
+    (repo / "plugin.json").write_text(json.dumps(manifest))
+    _git(repo, "commit", "-qam", "no title")
+    commit = _git(repo, "rev-parse", "HEAD")
+    (home.root / "plugin-catalog.json").write_text(json.dumps({"schema": 1, "plugins": [
+        {"name": "untitled", "repo": str(repo), "sha": commit, "version": "9.9.9", "description": "d"}]}))
+    listed = json.loads(hermes("plugins", "catalog", "--json", home=home).stdout)["catalog"]
+    assert {e["name"]: e["title"] for e in listed}["untitled"] == "Untitled"  # no title: the name, title-cased
+    result = hermes("plugins", "install", "untitled", "--no-warm", home=home)
+    assert result.returncode == 0, result.stderr
+    assert "Installed plugin untitled 1.0.0" in result.stdout
+    assert "lists 'untitled' as version 9.9.9, but its plugin.json at the pinned commit says 1.0.0" in result.stderr
+    rows = json.loads(hermes("plugins", "list", "--json", home=home).stdout)["plugins"]
+    assert rows[0]["version"] == "1.0.0"
+
+
+def test_the_shipped_blender_entry_matches_its_pinned_plugin_json() -> None:
+    """The pinned plugin.json says version 0.2.0 and has no title (read from the pinned repository)."""
+    from hermes.plugins.catalog import SHIPPED, _read
+
+    (blender,) = [e for e in _read(SHIPPED) if e.name == "blender"]
+    assert (blender.version, blender.title, blender.shown_title) == ("0.2.0", None, "Blender")
+    assert "arbitrary Python" in blender.description and "not a sandbox" in blender.description

@@ -133,18 +133,103 @@ async def test_missing_runtime_file_never_falls_back(home: Home, recorder: str, 
     assert _Recorder.hits == []
 
 
-async def test_hermes_not_connected_when_only_our_connection_is_missing(demo_home: Home) -> None:
+async def test_a_live_pid_whose_endpoint_does_not_answer_is_endpoint_unavailable(demo_home: Home) -> None:
     home = demo_home
     demo_setup.install_app(home)
-    port = free_port()
+    port = free_port()  # the runtime file names a port nothing listens on; its pid is alive
     demo_setup.runtime_file(home).parent.mkdir(parents=True, exist_ok=True)
     demo_setup.runtime_file(home).write_text(json.dumps({"pid": os.getpid(), "http": f"http://127.0.0.1:{port}",
                                                           "token": CANARY}))
     async with Session(home, SessionSettings(watch_interval=0.05)) as session:
         payload = (await session.call(TOOL, {})).unavailable_payload
-    assert payload is not None and payload["state"] == "hermes_not_connected"
+    assert payload is not None and payload["state"] == "endpoint_unavailable", payload
+    assert f"http://127.0.0.1:{port} does not answer" in payload["reason"]
+    assert payload["user_action"] == "Restart the MCP bridge from inside Demo Scene App, then try again."
+    assert CANARY not in json.dumps(payload)
+
+
+async def test_hermes_not_connected_only_when_the_endpoint_answers_but_our_connection_fails(
+        demo_home: Home) -> None:
+    import http.server
+    import threading
+
+    class NotMcp(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.send_response(500)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    answering = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotMcp)
+    threading.Thread(target=answering.serve_forever, daemon=True).start()
+    home = demo_home
+    demo_setup.install_app(home)
+    demo_setup.runtime_file(home).parent.mkdir(parents=True, exist_ok=True)
+    demo_setup.runtime_file(home).write_text(json.dumps({
+        "pid": os.getpid(), "http": f"http://127.0.0.1:{answering.server_address[1]}", "token": CANARY}))
+    try:
+        async with Session(home, SessionSettings(watch_interval=0.05)) as session:
+            payload = (await session.call(TOOL, {})).unavailable_payload
+    finally:
+        answering.shutdown()
+    assert payload is not None and payload["state"] == "hermes_not_connected", payload
+    assert "500" in payload["reason"]
     assert payload["user_action"] == "Run `hermes mcp reload`, then try again."
     assert CANARY not in json.dumps(payload)
+
+
+async def test_a_declared_server_without_liveness_that_fails_is_a_plain_failure(home: Home, tmp_path: Path) -> None:
+    """The real Blender plugin declares no liveness: its failing process is reported as what it is."""
+    root = demo_setup.install_plugin_folder(home)
+    plugin = json.loads((root / "plugin.json").read_text())
+    del plugin["extensions"][EXTENSION_KEY]["servers"]["demo-app"]["liveness"]
+    (root / "plugin.json").write_text(json.dumps(plugin))
+    (root / "mcp.json").write_text(json.dumps({"mcpServers": {"demo-app": {
+        "type": "stdio", "command": "uv", "args": ["tool", "run", "not-there-mcp"]}}}))
+    demo_setup.install_app(home)
+    async with Session(home, environ={**os.environ, "PATH": str(tmp_path)}) as session:  # no `uv` to be found
+        payload = (await session.call(TOOL, {})).unavailable_payload
+    assert payload is not None and payload["state"] == "failed", payload
+    assert "command 'uv' was not found" in payload["reason"]
+    assert "hermes is not connected" not in payload["error"]
+
+
+async def test_an_app_running_without_its_runtime_file_says_so_after_a_grace_period(
+        home: Home, tmp_path: Path) -> None:
+    demo_setup.install_plugin_folder(home)
+    host = FixtureHost("linux", tmp_path / "host", environ={"HERMES_HOME": "/hh"})
+    app = "/hh/demo-apps/bin/hermes-demo-app"
+    host.make_file(app)
+    host.running.add(app)  # the app runs, but its bridge never writes the runtime file
+    async with Session(home, SessionSettings(watch_interval=0.05, publish_grace=0), host=host) as session:
+        payload = (await session.call(TOOL, {})).unavailable_payload
+    assert payload is not None and payload["state"] == "endpoint_unavailable"
+    assert payload["reason"] == ("Demo Scene App is running but has not published its endpoint; enable the bridge "
+                                 "in its settings")
+    async with Session(home, SessionSettings(watch_interval=0.05, publish_grace=3600), host=host) as session:
+        payload = (await session.call(TOOL, {})).unavailable_payload
+    assert payload is not None and payload["state"] == "endpoint_unavailable"
+    assert "the file does not exist" in payload["reason"]  # within the grace period: just not there yet
+
+
+async def test_a_runtime_file_path_that_cannot_expand_here_names_the_variable(home: Home, tmp_path: Path) -> None:
+    root = demo_setup.install_plugin_folder(home)
+    plugin = json.loads((root / "plugin.json").read_text())
+    plugin["extensions"][EXTENSION_KEY]["servers"]["demo-app"]["liveness"]["path"] = \
+        "%LOCALAPPDATA%/Demo/server.json"  # as the documents' own example does for every OS
+    (root / "plugin.json").write_text(json.dumps(plugin))
+    host = FixtureHost("linux", tmp_path / "host", environ={"HERMES_HOME": "/hh"})
+    host.make_file("/hh/demo-apps/bin/hermes-demo-app")
+    async with Session(home, host=host) as session:
+        payload = (await session.call(TOOL, {})).unavailable_payload
+    assert payload is not None and payload["state"] == "endpoint_unavailable"
+    assert "uses LOCALAPPDATA, which is not set on Linux" in payload["reason"]
+    validated = hermes("plugins", "validate", str(root), home=home)
+    assert validated.returncode == 0 and "uses LOCALAPPDATA, which is not set on Linux" in validated.stdout
 
 
 async def test_version_too_old_unsupported_os_and_no_desktop_session(home: Home, tmp_path: Path) -> None:

@@ -61,7 +61,8 @@ async def test_filters_on_original_names_enforced_at_call_time(home: Home) -> No
         exc = {t.original for t in surface.for_server("exc")}
         assert "get-weather" not in exc and "echo" in exc
         assert not any(t.kind != "tool" for t in surface.for_server("exc"))
-        assert [t for t in surface.for_server("none") if t.kind == "tool"] == []
+        assert surface.for_server("none") == []  # include: [] registers nothing, utilities included
+        assert {t.original for t in surface.for_server("inc")} == {"get-weather", "echo"}
         refused = await session.call("mcp__exc__get_weather", {"city": "x"})
         assert refused.is_error and "filtered out" in refused.text
 
@@ -159,7 +160,8 @@ async def test_platform_toolsets(home: Home) -> None:
     write_config(home, {"mcp_servers": {"a": fast_entry("--lean"), "b": fast_entry("--lean")},
                         "platform_toolsets": {"telegram": ["mcp-a", "web"], "discord": ["no_mcp"],
                                               "slack": ["web"]}})
-    expected = {"telegram": {"a"}, "discord": set(), "slack": {"a", "b"}, None: {"a", "b"}}
+    # The documents: `discord: [hermes-gateway]` means no GitHub tools on Discord.
+    expected = {"telegram": {"a"}, "discord": set(), "slack": set(), "cli": {"a", "b"}, None: {"a", "b"}}
     for platform, servers in expected.items():
         async with Session(home, SessionSettings(platform=platform)) as session:
             assert {t.server for t in session.surface().tools.values()} == servers, platform

@@ -54,9 +54,19 @@ def test_platform_toolsets() -> None:
     config = {"tg": ("mcp-a", "web"), "dc": ("no_mcp", "mcp-a"), "sl": ("web",)}
     assert servers_for_platform(servers, config, "tg") == {"a"}
     assert servers_for_platform(servers, config, "dc") == set()
-    assert servers_for_platform(servers, config, "sl") == {"a", "b"}
+    assert servers_for_platform(servers, config, "sl") == set()  # listed, naming no mcp-* toolset: none
     assert servers_for_platform(servers, config, "other") == {"a", "b"}
     assert servers_for_platform(servers, config, None) == {"a", "b"}
+
+
+def test_an_include_list_registers_only_what_it_names_utilities_too() -> None:
+    tools = [_tool("read"), _tool("write")]
+    named = build_surface([ServerTools("s", ToolFilter(include=("read", "list_*")), tools, True, True)])
+    assert {t.original for t in named.tools.values()} == {"read", "list_resources", "list_prompts"}
+    empty = build_surface([ServerTools("s", ToolFilter(include=()), tools, True, True)])
+    assert empty.tools == {}
+    everything = build_surface([ServerTools("s", ToolFilter(), tools, True, True)])
+    assert len(everything.tools) == 6
 
 
 def _tool(name: str) -> types.Tool:

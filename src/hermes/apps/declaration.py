@@ -154,6 +154,14 @@ class ServerDeclaration:
         block = self.app.blocks.get(os_name) if self.app else None
         return block.liveness if block else None
 
+    def has_server_json(self) -> bool:
+        """A runtime file to read on every OS this declaration names (or at server level)."""
+        if self.liveness is not None:
+            return self.liveness.kind is LivenessKind.SERVER_JSON
+        blocks = self.app.blocks.values() if self.app else []
+        return bool(blocks) and all(b.liveness is not None and b.liveness.kind is LivenessKind.SERVER_JSON
+                                    for b in blocks)
+
     def version_enforced_on(self, os_name: str) -> bool:
         if self.requires.min_version is None or self.app is None:
             return False

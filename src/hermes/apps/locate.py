@@ -46,23 +46,19 @@ def join(host: Host, base: str, *parts: str) -> str:
     return text
 
 
+def unset_variables(host: Host, text: str) -> list[str]:
+    """The `%VAR%` / `$VAR` / `${VAR}` names in `text` that are not set on this host."""
+    names = [m.group(1) or m.group(2) or m.group(3) for m in _ENV_REFERENCE.finditer(text)]
+    return [name for name in dict.fromkeys(names) if host.env(name) is None]
+
+
 def expand(host: Host, text: str) -> str | None:
     """`~`, `%VAR%`, `$VAR` and `${VAR}`; None if a variable is not set (never a literal guess)."""
-    missing = False
-
-    def replace(match: re.Match[str]) -> str:
-        nonlocal missing
-        name = match.group(1) or match.group(2) or match.group(3)
-        value = host.env(name)
-        if value is None:
-            missing = True
-            return ""
-        return value
-
+    if unset_variables(host, text):
+        return None
     if text.startswith("~"):
         text = host.home() + text[1:]
-    expanded = _ENV_REFERENCE.sub(replace, text)
-    return None if missing else expanded
+    return _ENV_REFERENCE.sub(lambda m: host.env(m.group(1) or m.group(2) or m.group(3)) or "", text)
 
 
 def _glob(host: Host, pattern: str) -> list[str]:
@@ -93,7 +89,7 @@ def _glob(host: Host, pattern: str) -> list[str]:
 def _present(host: Host, block: AppBlock, path: str) -> bool:
     if block.presence == "bundle":
         return host.is_dir(path) and host.is_file(join(host, path, "Contents", "Info.plist"))
-    return host.is_file(path)
+    return host.is_executable(path)
 
 
 def candidate_paths(host: Host, block: AppBlock, candidate: Candidate) -> list[Found]:

@@ -38,8 +38,8 @@ class AppStatus:
         if state is AppState.APP_NOT_RUNNING:
             return f"{app} is not running."
         if state is AppState.ENDPOINT_UNAVAILABLE:
-            return f"{app}'s MCP bridge has not published a usable endpoint" + \
-                (f" ({self.detail})" if self.detail else "") + "."
+            return f"{app}'s MCP bridge is not usable: {self.detail}." if self.detail else \
+                f"{app}'s MCP bridge has not published a usable endpoint."
         if state is AppState.NO_INTERACTIVE_SESSION:
             return f"{app} needs a graphical desktop session, and hermes is running without one."
         if state is AppState.UNSUPPORTED_OS:
@@ -79,6 +79,7 @@ class AppStatus:
             "error": self.sentence,
             "server": self.server,
             "state": self.state.value,
+            "reason": self.detail or self.problem,
             "app": {"name": self.app_name, "version": self.version, "path": self.path},
             "user_action": self.user_action,
             "retry": self.retry.value,

@@ -20,7 +20,8 @@ from typing import Any, Protocol
 from hermes.catalog.manifest import CatalogServer, HttpEndpoint, Setting, StdioLaunch, load_entries
 from hermes.catalog.states import EntryState
 from hermes.config.dotenv import read_dotenv, set_dotenv
-from hermes.config.edit import add_server, set_tool_include
+from hermes.config.edit import add_server, set_server_enabled, set_tool_include
+from hermes.config.launchers import Warmed, run_warm, warm_command
 from hermes.config.store import ConfigStore
 from hermes.errors import HermesError, UsageError
 from hermes.files import atomic_write, file_lock
@@ -147,24 +148,12 @@ def _resolve_settings(entry: CatalogServer, given: dict[str, str], known: dict[s
     return values
 
 
-INSTALL_STEP_TIMEOUT = 900
-
-
-def run_install_step(command: list[str]) -> str | None:
-    """Run an entry's install step with stdin closed; None on success, else why it failed."""
-    import shutil
-    import subprocess
-
-    if shutil.which(command[0]) is None:
-        return f"'{command[0]}' is not installed"
-    try:
-        result = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                                timeout=INSTALL_STEP_TIMEOUT, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return str(exc)
-    if result.returncode != 0:
-        tail = (result.stderr or result.stdout).strip().splitlines()
-        return f"exit code {result.returncode}" + (f": {tail[-1]}" if tail else "")
+def install_step(entry: CatalogServer) -> list[str] | None:
+    """What fills the package cache before the first start: the entry's own step, or the launcher's."""
+    if entry.install:
+        return list(entry.install)
+    if isinstance(entry.transport, StdioLaunch):
+        return warm_command(entry.transport.command, entry.transport.args)
     return None
 
 
@@ -173,7 +162,7 @@ def _keep_disabled_or_restore(store: ConfigStore, entry: CatalogServer, reason: 
     """The server could not be reached: keep it disabled (if the user agrees) or undo everything."""
     if confirm(reason):
         with store.edit() as doc:
-            doc["mcp_servers"][entry.name]["enabled"] = False
+            set_server_enabled(doc, entry.name, False)
         return InstallOutcome(entry.name, True, False, failure=reason, post_install=entry.post_install)
     _restore(before)
     return InstallOutcome(entry.name, False, False, failure=reason)
@@ -201,7 +190,7 @@ def preselection(entry: CatalogServer, tools: list[str], previous: tuple[str, ..
 def install_entry(home: Home, name: str, *, given: dict[str, str], ask: Ask | None, choose: ChooseTools | None,
                   confirm_save_disabled: Confirm, probe: Probe, override: Override | None = None,
                   login: Callable[[Home, str], None] | None = None,
-                  prepare: Callable[[list[str]], str | None] | None = None) -> InstallOutcome:
+                  prepare: Callable[[list[str]], Warmed] | None = None) -> InstallOutcome:
     entries, _ = load_entries(home.mcp_catalog)
     entry = entries.get(name)
     if entry is None:
@@ -219,11 +208,14 @@ def install_entry(home: Home, name: str, *, given: dict[str, str], ask: Ask | No
         add_server(doc, name, server_entry(entry, values, override), replace=True)
         if previous is not None and previous.tools.include is not None:
             set_tool_include(doc, name, list(previous.tools.include))
-    if entry.install and override is None:
-        # The entry's pinned install step fills the package cache, so the probe is not a cold start.
-        problem = (prepare or run_install_step)(list(entry.install))
-        if problem is not None:
-            warnings.append(f"The install step `{' '.join(entry.install)}` failed ({problem}); trying the server "
+    step = install_step(entry) if override is None else None
+    step_failed: Warmed | None = None
+    if step:
+        # The pinned package is fetched first, so the probe is not a cold start that outlasts its timeout.
+        warmed = (prepare or run_warm)(step)
+        if not warmed.ok:
+            step_failed = warmed
+            warnings.append(f"The install step `{' '.join(step)}` failed ({warmed.detail}); trying the server "
                             f"anyway.")
     if entry.auth == "oauth" and login is not None and not home.has_tokens(name):
         try:
@@ -232,8 +224,12 @@ def install_entry(home: Home, name: str, *, given: dict[str, str], ask: Ask | No
             return _keep_disabled_or_restore(store, entry, str(exc), before, confirm_save_disabled)
     report = probe(home, name)
     if not report.ok:
-        return _keep_disabled_or_restore(store, entry, report.reason or "unknown reason", before,
-                                         confirm_save_disabled)
+        reason = report.reason or "unknown reason"
+        if step and step_failed is not None:
+            # The failed download is usually the cause; its own words say more than the probe's.
+            output = "".join(f"\n    {line}" for line in step_failed.output)
+            reason += f"; before that, the install step `{' '.join(step)}` failed ({step_failed.detail}){output}"
+        return _keep_disabled_or_restore(store, entry, reason, before, confirm_save_disabled)
     tools = [(t.name, t.description) for t in report.tools]
     names = [t for t, _ in tools]
     preselected = preselection(entry, names, previous.tools.include if previous else None)

@@ -6,10 +6,11 @@ import sys
 
 import questionary
 
-from hermes.catalog.install import InstallOutcome, Override, install_entry, run_install_step
+from hermes.catalog.install import InstallOutcome, Override, install_entry
 from hermes.catalog.manifest import Setting
 from hermes.cli.output import say
 from hermes.cli.progress import progress
+from hermes.config.launchers import Warmed, run_warm
 from hermes.home import Home
 from hermes.session.probe import probe_server
 from hermes.session.status import ProbeReport
@@ -58,9 +59,9 @@ def run_install(home: Home, name: str, given: dict[str, str], *, interactive: bo
         say(f"'{server}' uses OAuth: authorize it in your browser.")
         anyio.run(lambda: oauth_login(home, server, say=say))
 
-    def prepare(command: list[str]) -> str | None:
+    def prepare(command: list[str]) -> Warmed:
         with progress(f"Preparing: {' '.join(command)} (a cold npx/uvx download can take minutes)…"):
-            return run_install_step(command)
+            return run_warm(command)
 
     outcome: InstallOutcome = install_entry(
         home, name, given=given, ask=_ask if interactive else None, choose=_choose if interactive else None,

@@ -11,7 +11,7 @@ from hermes.catalog.states import DISABLED, EntryState
 from hermes.cli.catalog_flow import run_install
 from hermes.cli.configure import configure_tools
 from hermes.cli.output import say
-from hermes.config.edit import remove_server
+from hermes.config.edit import remove_server, set_server_enabled
 from hermes.config.store import ConfigStore
 from hermes.home import Home
 
@@ -20,7 +20,7 @@ _QUIT = "__quit__"
 
 def _set_enabled(home: Home, name: str, enabled: bool) -> None:
     with ConfigStore(home).edit() as doc:
-        doc["mcp_servers"][name]["enabled"] = enabled
+        set_server_enabled(doc, name, enabled)
 
 
 def _remove(home: Home, name: str) -> None:

@@ -32,16 +32,22 @@ def plugins_group() -> None:
 @click.argument("source")
 @click.option("--ref", help="Commit, tag or branch to install (repositories only; catalog entries are pinned).")
 @click.option("--enable", "enable_after", is_flag=True, help="Enable the plugin once installed.")
-def install_command(source: str, ref: str | None, enable_after: bool) -> None:
+@click.option("--no-warm", is_flag=True, help="Do not fetch the packages its servers launch from (uvx, npx) now.")
+def install_command(source: str, ref: str | None, enable_after: bool, no_warm: bool) -> None:
     """Install from a catalog name, owner/repo, a git URL or a folder."""
     from hermes.plugins.install import install
     from hermes.plugins.lifecycle import set_enabled
+    from hermes.plugins.manifest import load_plugin
 
     home = Home.from_env()
     with progress(f"Installing {source}…"):
         result = install(home, source, ref=ref, host=_host())
     what = " ".join(p for p in (result.name, result.version, f"at {result.commit[:12]}" if result.commit else "") if p)
     say(f"{'Replaced' if result.replaced else 'Installed'} plugin {what} in {result.path}.")
+    for warning in result.warnings:
+        say(f"warning: {warning}", err=True)
+    if not no_warm:
+        _warm(load_plugin(result.path, home.plugin_data))
     if enable_after:
         set_enabled(home, result.name, True)
         say(f"Enabled '{result.name}'. {_ACTIVATION}")
@@ -132,7 +138,7 @@ def catalog_command(as_json: bool) -> None:
     for row in rows:
         entry = row.entry
         platforms = ", ".join(PLATFORM_NAMES[p] for p in entry.platforms) or "all"
-        say(f"{entry.name} {entry.version} — {entry.title} [{row.shown_state}]")
+        say(f"{entry.name} {entry.version} — {entry.shown_title} [{row.shown_state}]")
         say(f"  {entry.repo} @ {entry.sha[:12]}; platforms: {platforms}")
         say(f"  {entry.description}")
 
@@ -161,9 +167,30 @@ def validate_command(path: Path, install_deps: bool) -> None:
     for result in results:
         failed = failed or not result.ok
         say(f"deps {result.server}: {'ok' if result.ok else 'FAILED'} ({result.seconds:.1f} s) {result.detail}")
+        for line in result.output:
+            say(f"    {line}")
     if not results:
         say("deps: no server needs preparing.")
     sys.exit(1 if failed else 0)
+
+
+def _warm(plugin: Any) -> None:
+    """Fetch what the plugin's servers launch from, so their first start is not a long download."""
+    from hermes.plugins.validate import install_deps
+
+    def starting(server: str, command: list[str]) -> None:
+        say(f"Preparing {server}: {' '.join(command)}")
+
+    with progress("Fetching the packages the plugin's servers launch from (this can take minutes)…"):
+        results = install_deps(plugin, on_start=starting)
+    for result in results:
+        if result.ok:
+            say(f"  {result.server}: ready ({result.seconds:.1f} s)")
+            continue
+        say(f"warning: preparing {result.server} failed ({result.detail}); its first start may fail or take "
+            f"long. `hermes plugins validate --install-deps` retries.", err=True)
+        for line in result.output:
+            say(f"    {line}", err=True)
 
 
 @click.group("skills")

@@ -54,6 +54,17 @@ def remove_server(doc: CommentedMap, name: str) -> None:
     del servers[name]
 
 
+def set_server_enabled(doc: CommentedMap, name: str, enabled: bool) -> None:
+    """`enabled: false` switches a server off; switching it on removes the key (on is the default)."""
+    servers = _servers(doc, create=False)
+    if name not in servers:
+        raise NoSuchServer(name)
+    if enabled:
+        servers[name].pop("enabled", None)
+    else:
+        servers[name]["enabled"] = False
+
+
 def set_tool_include(doc: CommentedMap, name: str, include: list[str] | None) -> None:
     """Write `tools.include`; None removes the filter (every tool selected)."""
     servers = _servers(doc, create=False)

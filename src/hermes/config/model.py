@@ -191,6 +191,16 @@ class ServerConfig:
         return f"ServerConfig({self.transport_name}, {target!r}, enabled={self.enabled})"
 
 
+def config_strings(config: ServerConfig) -> list[tuple[Loc, str]]:
+    """Every text of a server entry with its place: (("args", 0), "-y"), (("env", "K"), "v"), ..."""
+    found: list[tuple[Loc, str]] = [((key,), value) for key, value in
+                                    (("command", config.command), ("url", config.url), ("cwd", config.cwd)) if value]
+    found += [(("args", index), arg) for index, arg in enumerate(config.args)]
+    found += [(("env", key), value) for key, value in config.env.items()]
+    found += [(("headers", key), value) for key, value in config.headers.items()]
+    return found
+
+
 @dataclass(frozen=True)
 class McpSettings:
     client: bool = True
@@ -229,8 +239,14 @@ class HermesConfig:
         toolsets = optional(data, "platform_toolsets", (), mapping, empty)
         for name in servers:
             check_server_name(name, ("mcp_servers", name))
+        configs = {name: ServerConfig.read(entry, ("mcp_servers", name)) for name, entry in servers.items()}
+        for name, config in configs.items():
+            for loc, value in config_strings(config):
+                if "${runtime." in value:
+                    raise Invalid(("mcp_servers", name, *loc), "uses ${runtime.*}, which only a plugin's server with "
+                                                               "a server_json liveness declaration can use")
         return cls(
-            mcp_servers={name: ServerConfig.read(entry, ("mcp_servers", name)) for name, entry in servers.items()},
+            mcp_servers=configs,
             platform_toolsets={name: texts(value, ("platform_toolsets", name)) for name, value in toolsets.items()},
             mcp=optional(data, "mcp", (), McpSettings.read, McpSettings()),
             plugins=optional(data, "plugins", (), PluginSettings.read, PluginSettings()),

@@ -32,6 +32,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import anyio
 import httpx2
@@ -265,10 +266,12 @@ class ServerConnection:
                 self.restarts += 1
                 continue
             if isinstance(outcome, AppGone) or (isinstance(outcome, Failed) and outcome.app_state is not None):
-                # The app is the reason: wait for the watcher (or a reload) to see it come back.
+                # The app is the reason: wait for the watcher (or a reload) to see it come back, and
+                # look again now and then: a bridge restarted on the same port changes no file.
                 self.app_state = outcome.state if isinstance(outcome, AppGone) else outcome.app_state
                 self.reason = outcome.reason
-                await self._wait_for_revival(ConnectionState.FAILED)
+                self._set_state(ConnectionState.FAILED)
+                await self._wake.wait(self._policy.max_delay)
                 failures_in_row = 0
                 continue
             self.reason = outcome.reason
@@ -325,8 +328,7 @@ class ServerConnection:
             with anyio.CancelScope(deadline=started + self.config.connect_timeout) as scope:
                 self._attempt_scope = scope
                 async with AsyncExitStack() as stack:
-                    link = await self._opener.open(self.name, self._resolve(), self._endpoint,
-                                                   app_bound=self.app_bound, stack=stack)
+                    link = await self._opener.open(self.name, self._resolve(), self._endpoint, stack=stack)
                     client = Client(link.transport, mode="legacy", message_handler=self._on_message,
                                     client_info=CLIENT_INFO, cache=None)
                     await stack.enter_async_context(client)
@@ -347,6 +349,11 @@ class ServerConnection:
             outcome = Failed(self._opener.redactor(exc.reason), exc.state)
         except Exception as exc:
             outcome = self._classify(exc, link, connected=self._connected_at is not None)
+            if isinstance(outcome, Failed) and link is not None and link.identity and link.process is None \
+                    and not await _answers(link.url):
+                # The app's runtime file is valid and its pid alive, but nothing listens where it says.
+                outcome = Failed(f"the app's endpoint {_origin(link.url)} does not answer",
+                                 AppState.ENDPOINT_UNAVAILABLE)
         finally:
             self._client = None
             self._tasks = None
@@ -470,6 +477,26 @@ class ServerConnection:
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
         return await self._request(lambda c: c.get_prompt(name, arguments))
+
+
+def _origin(url: str | None) -> str:
+    parts = urlsplit(url or "")
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+async def _answers(url: str | None, timeout: float = 2.0) -> bool:
+    """Whether anything accepts a TCP connection where `url` points (loopback app endpoints only)."""
+    parts = urlsplit(url or "")
+    if not parts.hostname or parts.port is None:
+        return False
+    with anyio.move_on_after(timeout):
+        try:
+            stream = await anyio.connect_tcp(parts.hostname, parts.port)
+        except OSError:
+            return False
+        await stream.aclose()
+        return True
+    return False
 
 
 async def _list_all_tools(client: Client) -> list[types.Tool]:

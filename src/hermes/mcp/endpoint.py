@@ -10,19 +10,28 @@ thread, so a hostile runtime file can never stall the event loop.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import anyio.to_thread
 
 from hermes.apps.declaration import LivenessSpec
 from hermes.apps.host import Host
-from hermes.apps.liveness import LiveEndpoint, resolve_live_endpoint
+from hermes.apps.liveness import (
+    EndpointNotPublished,
+    LiveEndpoint,
+    LiveEndpointUnavailable,
+    fill_runtime,
+    resolve_live_endpoint,
+)
 from hermes.config.resolve import ResolvedServer
 from hermes.security.redact import Redactor
 
 Identity = tuple[str, int, str | None]
+# How long an app may run before it is expected to have published its runtime file.
+PUBLISH_GRACE = 10.0
 
 
 @dataclass(frozen=True)
@@ -53,15 +62,31 @@ class LiveEndpointSource:
     """An app's runtime file: the only endpoint trusted for an app-bound server."""
 
     def __init__(self, server: str, spec: LivenessSpec, host: Host, redactor: Redactor,
-                 app_path: str | None = None) -> None:
+                 app_path: str | None = None, *, app_name: str | None = None,
+                 publish_grace: float = PUBLISH_GRACE) -> None:
         self.server = server
         self.spec = spec
         self.host = host
         self.redactor = redactor
         self.app_path = app_path
+        self.app_name = app_name or server
+        self.publish_grace = publish_grace
+        self._unpublished_since: float | None = None
 
     def _read(self) -> LiveEndpoint:
-        live = resolve_live_endpoint(self.server, self.spec, self.host, app_path=self.app_path)
+        try:
+            live = resolve_live_endpoint(self.server, self.spec, self.host, app_path=self.app_path)
+        except EndpointNotPublished as exc:
+            # An app needs a moment after it starts to write its file; one that runs for longer
+            # without it has its bridge switched off (some builds ship it disabled).
+            now = time.monotonic()
+            self._unpublished_since = self._unpublished_since or now
+            if now - self._unpublished_since < self.publish_grace:
+                raise
+            raise LiveEndpointUnavailable(
+                self.server, exc.state, f"{self.app_name} is running but has not published its endpoint; "
+                                        f"enable the bridge in its settings") from None
+        self._unpublished_since = None
         if live.token:
             self.redactor.register(live.token)
         return live
@@ -73,8 +98,24 @@ class LiveEndpointSource:
     async def identity(self) -> Identity:
         return (await self.current()).identity
 
-    async def resolve(self, server: ResolvedServer) -> Endpoint:
+    async def fill(self, server: ResolvedServer) -> tuple[ResolvedServer, LiveEndpoint]:
+        """The server with every `${runtime.*}` in its args, env and headers filled from the runtime
+        file, read now (its token is registered with the redactor before anything uses it)."""
         live = await self.current()
+
+        def sub(text: str) -> str:
+            return fill_runtime(text, live)
+
+        return replace(server, args=tuple(sub(a) for a in server.args),
+                       env={k: sub(v) for k, v in server.env.items()},
+                       headers={k: sub(v) for k, v in server.headers.items()}), live
+
+    async def resolve(self, server: ResolvedServer) -> Endpoint:
+        return self.endpoint_for(server, await self.current())
+
+    @staticmethod
+    def endpoint_for(server: ResolvedServer, live: LiveEndpoint) -> Endpoint:
+        """The app's MCP endpoint: its URL, and its token as the only `Authorization`."""
         headers = {k: v for k, v in server.headers.items() if k.lower() != "authorization"}
         if live.token:
             headers["Authorization"] = f"Bearer {live.token}"

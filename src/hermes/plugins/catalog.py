@@ -15,7 +15,7 @@ from typing import Any
 
 from hermes.files import UnreadableFile, read_text_bounded
 from hermes.home import Home
-from hermes.plugins.manifest import PLUGIN_NAME, PluginError
+from hermes.plugins.manifest import PLUGIN_NAME, PluginError, title_from_name
 from hermes.validation import Invalid, Loc, choice, items, mapping, matching, nonempty_text, optional, required
 
 SHIPPED = Path(__file__).with_name("catalog.json")
@@ -30,11 +30,15 @@ class CatalogEntry:
     name: str
     repo: str
     sha: str
-    version: str
-    title: str
+    version: str  # the `version` of the plugin.json at the pinned commit
+    title: str | None  # its `title`; None when it has none
     description: str
     platforms: tuple[str, ...]  # normalized to win32/darwin/linux; empty means every platform
     source: str  # the catalog file it came from
+
+    @property
+    def shown_title(self) -> str:
+        return self.title or title_from_name(self.name)
 
     def supports(self, os_name: str) -> bool:
         return not self.platforms or os_name in self.platforms
@@ -46,7 +50,8 @@ class CatalogEntry:
         return f"Plugin '{self.name}' is unavailable on {os_name}; supported platforms: {names}."
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "repo": self.repo, "sha": self.sha, "version": self.version, "title": self.title,
+        return {"name": self.name, "repo": self.repo, "sha": self.sha, "version": self.version,
+                "title": self.shown_title,
                 "description": self.description, "platforms": [PLATFORM_NAMES[p] for p in self.platforms]}
 
 
@@ -60,10 +65,10 @@ def _entry(raw: Any, loc: Loc, file: Path) -> CatalogEntry:
                    what="an object")
     name = required(data, "name", loc, matching(PLUGIN_NAME, "must be 1-64 lowercase letters, digits, '.' or '-', "
                                                             "starting with a letter or digit"))
-    values = {key: required(data, key, loc, nonempty_text)
-              for key in ("repo", "version", "title", "description")}
+    values = {key: required(data, key, loc, nonempty_text) for key in ("repo", "version", "description")}
     sha = required(data, "sha", loc, matching(_SHA, "must be a full 40-character commit id (a pin, not a branch)"))
-    return CatalogEntry(name, values["repo"], sha, values["version"], values["title"], values["description"],
+    return CatalogEntry(name, values["repo"], sha, values["version"], optional(data, "title", loc, nonempty_text, None),
+                        values["description"],
                         optional(data, "platforms", loc, _platforms, ()), str(file))
 
 

@@ -68,6 +68,7 @@ class InstallResult:
     commit: str | None
     replaced: bool
     path: Path
+    warnings: tuple[str, ...] = ()
 
 
 def _checkpoint(step: str) -> None:
@@ -278,7 +279,22 @@ def install(home: Home, spec: str, *, ref: str | None = None, host: Host) -> Ins
             replaced = _swap(staging, target)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-    return InstallResult(plugin.name, plugin.manifest.version, commit, replaced, target)
+    return InstallResult(plugin.name, plugin.manifest.version, commit, replaced, target,
+                         _catalog_disagreements(source.entry, plugin))
+
+
+def _catalog_disagreements(entry: CatalogEntry | None, plugin: Plugin) -> tuple[str, ...]:
+    """Where a catalog entry describes its pinned plugin.json wrongly; hermes goes by the plugin.json."""
+    if entry is None:
+        return ()
+    found = []
+    if entry.version != plugin.manifest.version:
+        found.append(f"The catalog lists '{entry.name}' as version {entry.version}, but its plugin.json at the pinned "
+                     f"commit says {plugin.manifest.version or 'no version'}; hermes goes by the plugin.json.")
+    if entry.title is not None and entry.title != plugin.manifest.title:
+        found.append(f"The catalog titles '{entry.name}' {entry.title!r}, but its plugin.json says "
+                     f"{plugin.manifest.title or 'no title'}; hermes shows {plugin.app_name!r}.")
+    return tuple(found)
 
 
 def remove_installed(home: Home, name: str) -> bool:

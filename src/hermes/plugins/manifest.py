@@ -16,11 +16,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from hermes.apps.declaration import ServerDeclaration, parse_declarations
+from hermes.apps.liveness import RUNTIME_FIELDS, runtime_references
 from hermes.apps.runtimefile import LOOPBACK_HOSTS
-from hermes.config.model import SERVER_NAME, ServerConfig
+from hermes.config.model import SERVER_NAME, ServerConfig, config_strings
 from hermes.errors import InvalidFile
 from hermes.files import TooLarge, UnreadableFile, read_bounded
-from hermes.validation import Invalid, Loc, choice, mapping, nonempty_text, optional, required, shown, text
+from hermes.validation import Invalid, Loc, choice, dotted, mapping, nonempty_text, optional, required, shown, text
 
 # Plugin names become folder names beside hermes's own bookkeeping (`.staging-*`, `.old-*`, the
 # lock): never a leading dot or dash, never a control character.
@@ -33,6 +34,11 @@ _MAX_MANIFEST = 1 << 20
 
 class PluginError(InvalidFile):
     """A plugin file (plugin.json, mcp.json, a plugin catalog) broke a rule."""
+
+
+def title_from_name(name: str) -> str:
+    """`blender` -> `Blender`, `hermes-demo` -> `Hermes Demo`."""
+    return " ".join(part.capitalize() for part in re.split(r"[-_.]+", name) if part) or name
 
 
 @dataclass(frozen=True)
@@ -63,7 +69,8 @@ class Plugin:
 
     @property
     def app_name(self) -> str:
-        return self.manifest.title or self.manifest.name
+        """What the user calls the app: the plugin's title, else its name title-cased ("Blender")."""
+        return self.manifest.title or title_from_name(self.manifest.name)
 
 
 def _load_json(path: Path) -> dict[str, Any]:
@@ -157,6 +164,26 @@ def _server_config(name: str, entry: Any, root: Path, data_dir: Path) -> ServerC
     return ServerConfig.read(values, loc)
 
 
+_RUNTIME_PLACES = ("args", "env", "headers")
+
+
+def _runtime_problem(config: ServerConfig, declaration: ServerDeclaration | None) -> tuple[Loc, str] | None:
+    """Where a `${runtime.*}` reference breaks a rule (SPEC 5.4.4), and which; None if none does."""
+    for loc, value in config_strings(config):
+        fields = runtime_references(value)
+        if not fields:
+            continue
+        unknown = [f for f in fields if f not in RUNTIME_FIELDS]
+        if unknown:
+            return loc, f"uses ${{runtime.{unknown[0]}}}; the runtime fields are {', '.join(RUNTIME_FIELDS)}"
+        if loc[0] not in _RUNTIME_PLACES:
+            return loc, "may use ${runtime.*} only in args, env and headers"
+        if declaration is None or not declaration.has_server_json():
+            return loc, ("uses ${runtime.*}, which needs a server_json liveness declaration for this server in "
+                         "plugin.json (the runtime file is where the values come from)")
+    return None
+
+
 def load_plugin(root: Path, data_root: Path) -> Plugin:
     """Read a plugin folder; any problem raises `PluginError` (or `DeclarationError`) for the whole plugin."""
     manifest = read_manifest(root)
@@ -176,5 +203,10 @@ def load_plugin(root: Path, data_root: Path) -> Plugin:
         except Invalid as exc:
             raise PluginError.from_invalid(exc, mcp_path) from None
     declarations = parse_declarations(manifest.raw, set(servers), file=str(root / "plugin.json"))
+    for name, config in servers.items():
+        problem = _runtime_problem(config, declarations.get(name))
+        if problem is not None:
+            loc, rule = problem
+            raise PluginError(rule, path=mcp_path, key=dotted(("mcpServers", name, *loc)))
     skills = tuple(sorted(root.glob("skills/*/SKILL.md")))
     return Plugin(root, manifest, servers, declarations, data_dir, tuple(warnings), skills)

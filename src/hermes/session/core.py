@@ -41,8 +41,8 @@ from hermes.home import Home
 from hermes.mcp.children import Watchdog
 from hermes.mcp.connection import RestartPolicy, ServerConnection, ServerNotConnected
 from hermes.mcp.describe import describe_failure
-from hermes.mcp.endpoint import LiveEndpointSource
-from hermes.mcp.states import ConnectionState
+from hermes.mcp.endpoint import PUBLISH_GRACE, LiveEndpointSource
+from hermes.mcp.states import WAITING_FOR_RELOAD, ConnectionState
 from hermes.mcp.transports import TransportOpener
 from hermes.plugins.registry import load_enabled
 from hermes.security.redact import Redactor
@@ -66,6 +66,7 @@ class SessionSettings:
     include_disabled: bool = False  # start them even when disabled (a probe)
     policy: RestartPolicy = field(default_factory=RestartPolicy)
     watch_interval: float = 0.5  # how often an app-bound server's runtime file is checked
+    publish_grace: float = PUBLISH_GRACE  # how long a running app may take to write its runtime file
 
 
 @dataclass
@@ -244,7 +245,8 @@ class Session:
                 spec = declaration.liveness_for(self.host.os_name)
                 if spec is not None and spec.kind is LivenessKind.SERVER_JSON:
                     endpoint = LiveEndpointSource(declaration.server, spec, self.host, self.redactor,
-                                                  gate.availability.path)
+                                                  gate.availability.path, app_name=desired.app_name,
+                                                  publish_grace=self.settings.publish_grace)
         return ServerConnection(desired.name, desired.config, resolve, self._opener, policy=self.settings.policy,
                                 on_change=self._changed, endpoint=endpoint, disabled_reason=disabled,
                                 app_state=refused, watch_interval=self.settings.watch_interval)
@@ -372,26 +374,37 @@ class Session:
                 if name in allowed and not connection.connected]
 
     def _unavailable(self, connection: ServerConnection) -> Unavailable | AppStatus:
+        """Why a server's tools are missing, from what was observed (SPEC 5.5).
+
+        The app's states come from the gate (not installed, too old, unsupported OS) and from the
+        runtime file (not running, no usable endpoint). `hermes_not_connected` only when the app
+        runs, its runtime file is valid and its endpoint answers, yet this session's connection to
+        that endpoint failed. A server process that fails (a stdio bridge, or a declared server
+        with no runtime file to watch) is a plain failed or parked server, with its stderr.
+        """
         desired = self._desired.get(connection.name)
         if desired is not None and desired.declaration is not None and desired.disabled_reason is None:
-            return self._app_status(desired, connection)
+            gate = self._gates.get(desired.name)
+            if gate is not None and gate.refusal is not None:
+                return gate.refusal
+            if connection.app_state is not None:
+                return self._app_status(desired, connection.app_state, connection.reason)
+            endpoint_failed = connection.state in WAITING_FOR_RELOAD | {ConnectionState.RESTARTING}
+            if connection.app_bound and not connection.config.is_stdio and endpoint_failed:
+                return self._app_status(desired, AppState.HERMES_NOT_CONNECTED, connection.reason)
         return Unavailable(connection.name, connection.state,
                            self.redactor(connection.reason or "it has not connected yet"),
                            self.redactor(connection.stderr_tail))
 
-    def _app_status(self, desired: DesiredServer, connection: ServerConnection) -> AppStatus:
-        gate = self._gates.get(desired.name)
-        if gate is not None and gate.refusal is not None:
-            return gate.refusal
+    def _app_status(self, desired: DesiredServer, state: AppState, detail: str) -> AppStatus:
         declaration = desired.declaration
         assert declaration is not None
+        gate = self._gates.get(desired.name)
         availability = gate.availability if gate else None
-        state = connection.app_state or AppState.HERMES_NOT_CONNECTED
-        detail = connection.reason or ("it is still connecting" if state is AppState.HERMES_NOT_CONNECTED else None)
         return AppStatus(desired.name, state, desired.app_name or desired.name,
                          availability.version if availability else None,
                          availability.path if availability else None,
-                         declaration.requires.min_version, self.host.os_name, self.redactor(detail or "") or None)
+                         declaration.requires.min_version, self.host.os_name, self.redactor(detail) or None)
 
     def connections(self) -> dict[str, ServerConnection]:
         return dict(self._connections)

@@ -99,6 +99,8 @@ def server_entries(server: ServerTools) -> Iterator[SurfaceTool]:
     if server.has_prompts and server.rule.prompts:
         wanted += PROMPT_UTILITIES
     for kind in wanted:
+        if server.rule.include is not None and not tool_allowed(kind, server.rule):
+            continue  # an include list registers only what it names (the documents' rule)
         description, schema = UTILITIES[kind]
         # A copy: one consumer editing its schema must not change every server's.
         yield SurfaceTool(registered_name(server.name, kind), server.name, kind, kind,

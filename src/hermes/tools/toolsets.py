@@ -4,19 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+NO_MCP = "no_mcp"
+PREFIX = "mcp-"
+
 
 def toolset_name(server: str) -> str:
-    return f"mcp-{server}"
+    return f"{PREFIX}{server}"
 
 
 def servers_for_platform(servers: Iterable[str], platform_toolsets: Mapping[str, tuple[str, ...]],
                          platform: str | None) -> set[str]:
-    """Every server by default; a list naming any `mcp-*` toolset is an allowlist; `no_mcp` is none."""
+    """A platform not listed gets every server; a listed one gets exactly the `mcp-*` toolsets it names.
+
+    So `discord: [hermes-gateway]` means no MCP tools on Discord (the documents' own example), and
+    `no_mcp` says the same explicitly.
+    """
     all_servers = set(servers)
     if platform is None or platform not in platform_toolsets:
         return all_servers
     toolsets = platform_toolsets[platform]
-    if "no_mcp" in toolsets:
+    if NO_MCP in toolsets:
         return set()
-    named = {t.removeprefix("mcp-") for t in toolsets if t.startswith("mcp-")}
-    return all_servers & named if named else all_servers
+    return all_servers & {t.removeprefix(PREFIX) for t in toolsets if t.startswith(PREFIX)}
