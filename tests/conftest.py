@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from hermes.home import Home
+from tests.npm_tools import NpmTools, install
 from tests.support import PYTHON, SERVERS, wait_for
 
 
@@ -24,6 +25,12 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
     monkeypatch.setenv("HERMES_HOME", str(root))
     monkeypatch.setenv("NO_COLOR", "1")
     return Home(root)
+
+
+@pytest.fixture(scope="session")
+def npm() -> NpmTools:
+    """Node 22, server-everything, server-filesystem and the conformance suite (installed on first use)."""
+    return install()
 
 
 @pytest.fixture

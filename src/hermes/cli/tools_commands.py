@@ -71,10 +71,18 @@ def _server_for(name: str, home: Home) -> frozenset[str] | None:
 @tools_group.command("call")
 @click.argument("name")
 @click.option("--args", "raw_args", default="{}", help="Arguments as a JSON object.")
+@click.option("--yes", "-y", is_flag=True, help="Answer a server's questions with their defaults (no prompts).")
 @platform_option
 @json_option
-def call_command(name: str, raw_args: str, platform: str | None, as_json: bool) -> None:
-    """Call one tool by its registered name; exit 1 if the tool reports an error."""
+def call_command(name: str, raw_args: str, yes: bool, platform: str | None, as_json: bool) -> None:
+    """Call one tool by its registered name; exit 1 if the tool reports an error.
+
+    Progress the server reports is shown on stderr. If the server asks for input (elicitation), a
+    terminal gets a form with the defaults filled in; `--yes` accepts the defaults; otherwise hermes
+    declines.
+    """
+    from hermes.cli.interaction import elicitation_handler, progress_reporter
+    from hermes.mcp.handlers import ClientHandlers
     from hermes.session.core import Session, SessionSettings
 
     try:
@@ -87,11 +95,12 @@ def call_command(name: str, raw_args: str, platform: str | None, as_json: bool) 
 
     async def run() -> Any:
         settings = SessionSettings(platform=platform, only=_server_for(name, home))
-        async with Session(home, settings) as session:
-            return await session.call(name, arguments)
+        handlers = ClientHandlers(elicitation=elicitation_handler(yes=yes))
+        async with Session(home, settings, handlers=handlers) as session:
+            with progress_reporter(name) as on_progress:
+                return await session.call(name, arguments, on_progress=on_progress)
 
-    with progress(f"Calling {name}…"):
-        outcome = anyio.run(run)
+    outcome = anyio.run(run)
     if as_json:
         print_json(outcome.to_json())
     elif outcome.unavailable is not None:

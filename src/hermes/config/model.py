@@ -86,7 +86,7 @@ class OAuthSettings:
 
 
 _SERVER_KEYS = {"command", "args", "env", "cwd", "url", "headers", "transport", "auth", "oauth", "enabled",
-                "timeout", "connect_timeout", "tools"}
+                "timeout", "connect_timeout", "tools", "roots"}
 _TRANSPORTS = ("streamable-http", "http", "sse", "stdio")
 
 
@@ -140,6 +140,7 @@ class ServerConfig:
     timeout: float = 300.0
     connect_timeout: float = 60.0
     tools: ToolFilter = field(default_factory=ToolFilter)
+    roots: tuple[str, ...] | None = None  # folders (or URIs) the server may work in; default: hermes's own
 
     @classmethod
     def read(cls, value: Any, loc: Loc) -> ServerConfig:
@@ -158,6 +159,7 @@ class ServerConfig:
             timeout=optional(data, "timeout", loc, seconds, 300.0),
             connect_timeout=optional(data, "connect_timeout", loc, seconds, 60.0),
             tools=optional(data, "tools", loc, ToolFilter.read, ToolFilter()),
+            roots=optional(data, "roots", loc, texts, None),
         )
         if config.command and config.url:
             raise Invalid(loc, "has both 'command' and 'url'; a server is either stdio or HTTP, not both")

@@ -26,8 +26,10 @@ periodic task; it reads the runtime file in a worker thread.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import random
+import warnings
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -51,7 +53,9 @@ from hermes.config.resolve import ResolvedServer
 from hermes.errors import HermesError, leaf
 from hermes.mcp.describe import describe_failure
 from hermes.mcp.endpoint import ConfiguredEndpoint, EndpointSource, Identity, LiveEndpointSource
+from hermes.mcp.handlers import ServerCallbacks
 from hermes.mcp.states import WAITING_FOR_RELOAD, ConnectionState
+from hermes.mcp.tasks import Progress, call_as_task, runs_as_task
 from hermes.mcp.transports import Link, TransportOpener
 
 CLIENT_INFO = types.Implementation(name="hermes", version=__version__)
@@ -150,7 +154,7 @@ class Signal:
             self._event = anyio.Event()
 
 
-class Progress:
+class AttemptCounter:
     """A counter others can wait on ("until more than N attempts have finished")."""
 
     def __init__(self) -> None:
@@ -173,12 +177,14 @@ class Progress:
 class ServerConnection:
     def __init__(self, name: str, config: ServerConfig, resolve: Callable[[], ResolvedServer],
                  opener: TransportOpener, *, policy: RestartPolicy, on_change: Callable[[str], None],
-                 endpoint: EndpointSource | None = None, disabled_reason: str | None = None,
-                 app_state: AppState | None = None, watch_interval: float = 0.5) -> None:
+                 callbacks: ServerCallbacks, endpoint: EndpointSource | None = None,
+                 disabled_reason: str | None = None, app_state: AppState | None = None,
+                 watch_interval: float = 0.5) -> None:
         self.name = name
         self.config = config
         self._resolve = resolve
         self._opener = opener
+        self._callbacks = callbacks
         self._policy = policy
         self._on_change = on_change
         self._endpoint: EndpointSource = endpoint or ConfiguredEndpoint()
@@ -195,7 +201,7 @@ class ServerConnection:
         self.restarts = 0
         self.pid: int | None = None
         self.live_identity: Identity | None = None
-        self.attempts = Progress()
+        self.attempts = AttemptCounter()
         self.first_attempt_done = anyio.Event()
         self._client: Client | None = None
         self._tasks: TaskGroup | None = None
@@ -248,11 +254,14 @@ class ServerConnection:
     async def run(self) -> None:
         if self.state is ConnectionState.DISABLED:
             return
-        async with anyio.create_task_group() as tasks:
-            if isinstance(self._endpoint, LiveEndpointSource):
-                tasks.start_soon(self._watch_app, self._endpoint)
-            await self._supervise()
-            tasks.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as tasks:
+                if isinstance(self._endpoint, LiveEndpointSource):
+                    tasks.start_soon(self._watch_app, self._endpoint)
+                await self._supervise()
+                tasks.cancel_scope.cancel()
+        finally:
+            self._callbacks.close()
 
     async def _supervise(self) -> None:
         failures_in_row = 0
@@ -330,7 +339,7 @@ class ServerConnection:
                 async with AsyncExitStack() as stack:
                     link = await self._opener.open(self.name, self._resolve(), self._endpoint, stack=stack)
                     client = Client(link.transport, mode="legacy", message_handler=self._on_message,
-                                    client_info=CLIENT_INFO, cache=None)
+                                    client_info=CLIENT_INFO, cache=None, **self._callbacks.client_options())
                     await stack.enter_async_context(client)
                     tools = await _list_all_tools(client)
                     scope.deadline = math.inf
@@ -460,11 +469,36 @@ class ServerConnection:
                 mailbox.post(Exited("the connection closed"))
             raise
 
-    async def call_tool(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        result = await self._request(lambda c: c.call_tool(tool, arguments, read_timeout_seconds=self.config.timeout))
+    async def call_tool(self, tool: str, arguments: dict[str, Any], *,
+                        on_progress: Progress | None = None) -> types.CallToolResult:
+        """Call one tool: as an MCP task when the tool says it runs as one; progress goes to `on_progress`."""
+        definition = next((t for t in self.tools if t.name == tool), None)
+        if runs_as_task(definition):
+            result = await self._request(lambda c: call_as_task(c, tool, arguments, timeout=self.config.timeout,
+                                                                on_progress=on_progress))
+        else:
+            result = await self._request(lambda c: c.call_tool(
+                tool, arguments, read_timeout_seconds=self.config.timeout, progress_callback=on_progress))
         if not result.is_error:
             self._served_call = True
         return result
+
+    async def roots_changed(self) -> None:
+        """Tell the server its roots changed (it asks for them again)."""
+        client = self._client
+        if client is None:
+            return
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the SDK marks the helper deprecated for 2026-era servers
+            with contextlib.suppress(MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await client.send_roots_list_changed()
+
+    async def complete(self, ref: types.PromptReference | types.ResourceTemplateReference,
+                       argument: dict[str, str], context: dict[str, str] | None = None) -> types.CompleteResult:
+        return await self._request(lambda c: c.complete(ref, argument, context_arguments=context))
+
+    async def list_resource_templates(self) -> types.ListResourceTemplatesResult:
+        return await self._request(lambda c: c.list_resource_templates())
 
     async def list_resources(self) -> types.ListResourcesResult:
         return await self._request(lambda c: c.list_resources())

@@ -42,7 +42,9 @@ from hermes.mcp.children import Watchdog
 from hermes.mcp.connection import RestartPolicy, ServerConnection, ServerNotConnected
 from hermes.mcp.describe import describe_failure
 from hermes.mcp.endpoint import PUBLISH_GRACE, LiveEndpointSource
+from hermes.mcp.handlers import ClientHandlers, ServerCallbacks
 from hermes.mcp.states import WAITING_FOR_RELOAD, ConnectionState
+from hermes.mcp.tasks import Progress
 from hermes.mcp.transports import TransportOpener
 from hermes.plugins.registry import load_enabled
 from hermes.security.redact import Redactor
@@ -138,9 +140,12 @@ class KnownToolCounts:
 
 class Session:
     def __init__(self, home: Home, settings: SessionSettings | None = None, *, host: Host | None = None,
-                 environ: Mapping[str, str] | None = None) -> None:
+                 environ: Mapping[str, str] | None = None, handlers: ClientHandlers | None = None) -> None:
         self.home = home
         self.settings = settings or SessionSettings()
+        # What servers may ask of their client (sampling, elicitation, roots): answered by whoever
+        # owns the model and the user; the session only routes.
+        self.handlers = handlers or ClientHandlers()
         self.host = host or local_host()
         self.store = ConfigStore(home)
         self.redactor = Redactor()
@@ -247,9 +252,12 @@ class Session:
                     endpoint = LiveEndpointSource(declaration.server, spec, self.host, self.redactor,
                                                   gate.availability.path, app_name=desired.app_name,
                                                   publish_grace=self.settings.publish_grace)
+        callbacks = ServerCallbacks(desired.name, self.handlers, roots=desired.config.roots,
+                                    log=self.home.server_log(desired.name), redactor=self.redactor)
         return ServerConnection(desired.name, desired.config, resolve, self._opener, policy=self.settings.policy,
-                                on_change=self._changed, endpoint=endpoint, disabled_reason=disabled,
-                                app_state=refused, watch_interval=self.settings.watch_interval)
+                                on_change=self._changed, callbacks=callbacks, endpoint=endpoint,
+                                disabled_reason=disabled, app_state=refused,
+                                watch_interval=self.settings.watch_interval)
 
     @staticmethod
     async def _supervise(connection: ServerConnection, finished: anyio.Event) -> None:
@@ -442,7 +450,14 @@ class Session:
 
     # -- calls -----------------------------------------------------------------------------------
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> CallOutcome:
+    async def roots_changed(self) -> None:
+        """The roots the client offers changed: every connected server is told, and asks again."""
+        async with anyio.create_task_group() as tasks:
+            for connection in self._connections.values():
+                tasks.start_soon(connection.roots_changed)
+
+    async def call(self, name: str, arguments: dict[str, Any], *, on_progress: Progress | None = None) -> CallOutcome:
+        """Call a tool of the surface by its registered name; `on_progress` hears the server's progress."""
         tool = self.surface().tools.get(name)
         if tool is None:
             return self._not_on_surface(name)
@@ -454,7 +469,7 @@ class Session:
         if tool.kind == "tool" and not tool_allowed(tool.original, connection.config.tools):
             return CallOutcome(error=_filtered(tool.original, tool.server))
         try:
-            return CallOutcome(result=await self._dispatch(connection, tool, arguments))
+            return CallOutcome(result=await self._dispatch(connection, tool, arguments, on_progress))
         except ServerNotConnected:
             return CallOutcome(unavailable=self._unavailable(connection))
         except MCPError as exc:
@@ -472,10 +487,10 @@ class Session:
             return CallOutcome(error=self.redactor(f"Calling '{tool.original}' on MCP server '{tool.server}' "
                                                    f"failed: {describe_failure(exc)}"))
 
-    async def _dispatch(self, connection: ServerConnection, tool: SurfaceTool,
-                        arguments: dict[str, Any]) -> RenderedResult:
+    async def _dispatch(self, connection: ServerConnection, tool: SurfaceTool, arguments: dict[str, Any],
+                        on_progress: Progress | None) -> RenderedResult:
         if tool.kind == "tool":
-            result = await connection.call_tool(tool.original, arguments)
+            result = await connection.call_tool(tool.original, arguments, on_progress=on_progress)
             return render_result(result, cache=self._cache_dir, server=tool.server, redact=self.redactor)
         if tool.kind == "list_resources":
             return utilities.resource_listing(await connection.list_resources())

@@ -1,0 +1,105 @@
+"""What an upstream server may ask of hermes as its client: sampling, elicitation, roots; and logs.
+
+Whoever owns the model and the user (the agent in `hermes chat`, the CLI in `hermes tools call`,
+`hermes mcp serve` forwarding to its own client) passes a `ClientHandlers` to the session; this
+layer never decides how to ask a user or a model anything. Every connection declares the three
+capabilities, so servers that check for them offer all their tools, and every request gets a
+protocol-correct answer: without a handler, sampling is refused with the reason, elicitation is
+declined, and roots are the folder hermes runs in (or the server's `roots:` setting).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import mcp_types as types
+from mcp.client import ClientRequestContext
+
+from hermes.files import open_private_append
+from hermes.security.redact import Redactor
+
+SamplingHandler = Callable[[str, types.CreateMessageRequestParams],
+                           Awaitable[types.CreateMessageResult | types.ErrorData]]
+ElicitationHandler = Callable[[str, types.ElicitRequestParams], Awaitable[types.ElicitResult | types.ErrorData]]
+RootsHandler = Callable[[str], Awaitable[list[types.Root]]]
+
+NO_MODEL = ("hermes has no model to sample with here: configure `model:` in config.yaml (see `hermes chat`), "
+            "or allow sampling for this server")
+
+
+@dataclass
+class ClientHandlers:
+    sampling: SamplingHandler | None = None
+    elicitation: ElicitationHandler | None = None
+    roots: RootsHandler | None = None
+
+
+def path_roots(paths: list[str] | tuple[str, ...]) -> list[types.Root]:
+    """Folders as MCP roots (`file://` URIs); a value that already is a URI is kept."""
+    roots = []
+    for path in paths:
+        if "://" in path:
+            roots.append(types.Root(uri=path))  # type: ignore[arg-type]
+        else:
+            folder = Path(path).expanduser().resolve()
+            roots.append(types.Root(uri=folder.as_uri(), name=folder.name or str(folder)))  # type: ignore[arg-type]
+    return roots
+
+
+class ServerCallbacks:
+    """The SDK callbacks of one upstream connection, bound to its server's name and log."""
+
+    def __init__(self, server: str, handlers: ClientHandlers, *, roots: tuple[str, ...] | None, log: Path,
+                 redactor: Redactor) -> None:
+        self.server = server
+        self.handlers = handlers
+        self.configured_roots = roots
+        self.log_path = log
+        self.redactor = redactor
+        self._log: TextIO | None = None
+
+    async def sampling(self, context: ClientRequestContext,
+                       params: types.CreateMessageRequestParams) -> types.CreateMessageResult | types.ErrorData:
+        if self.handlers.sampling is None:
+            return types.ErrorData(code=types.INVALID_REQUEST, message=NO_MODEL)
+        return await self.handlers.sampling(self.server, params)
+
+    async def elicitation(self, context: ClientRequestContext,
+                          params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
+        if self.handlers.elicitation is None:
+            return types.ElicitResult(action="decline")
+        return await self.handlers.elicitation(self.server, params)
+
+    async def list_roots(self, context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
+        if self.configured_roots is not None:
+            return types.ListRootsResult(roots=path_roots(self.configured_roots))
+        if self.handlers.roots is not None:
+            return types.ListRootsResult(roots=await self.handlers.roots(self.server))
+        return types.ListRootsResult(roots=path_roots([str(Path.cwd())]))
+
+    async def logging(self, params: types.LoggingMessageNotificationParams) -> None:
+        """A server's log message goes into its log file, redacted, like its stderr."""
+        data = params.data if isinstance(params.data, str) else json.dumps(params.data, default=str)
+        source = f" {params.logger}" if params.logger else ""
+        line = self.redactor(f"[{params.level}{source}] {data}")
+        with contextlib.suppress(OSError, ValueError):
+            if self._log is None:
+                self._log = open_private_append(self.log_path)
+            self._log.write(line.replace("\n", "\n    ") + "\n")
+            self._log.flush()
+
+    def close(self) -> None:
+        if self._log is not None:
+            with contextlib.suppress(OSError):
+                self._log.close()
+            self._log = None
+
+    def client_options(self) -> dict[str, Any]:
+        """Keyword arguments for `mcp.Client`: every capability declared, every request answered."""
+        return {"sampling_callback": self.sampling, "elicitation_callback": self.elicitation,
+                "list_roots_callback": self.list_roots, "logging_callback": self.logging}

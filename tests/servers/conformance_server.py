@@ -1,0 +1,234 @@
+"""An MCP server with the tools, resources and prompts the official conformance suite's server
+scenarios call (test_simple_text, test_image_content, test://static-text, test_simple_prompt, ...).
+
+hermes's conformance run puts `hermes mcp serve --http --only conformance --no-prefix` in front of
+it, so the suite tests hermes as an aggregator; the tests also use it as a rich upstream (logging,
+progress, sampling, elicitation). Over stdio by default; `--http PORTFILE` serves Streamable HTTP.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import os
+import sys
+import warnings
+
+import mcp_types as types
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.prompts.base import AssistantMessage, UserMessage
+from mcp.server.mcpserver.utilities.types import Image
+from pydantic import BaseModel, Field
+
+# Sampling, elicitation and logging are deprecated for 2026-era clients; this server speaks to 2025 ones.
+warnings.simplefilter("ignore")
+parser = argparse.ArgumentParser()
+parser.add_argument("--http", metavar="PORTFILE")
+options = parser.parse_args()
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+# A 44-byte WAV header with no samples: valid audio/wav.
+WAV = base64.b64decode("UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=")
+
+app = MCPServer("conformance-upstream", instructions="Test tools for the MCP conformance suite.")
+
+
+@app.tool(description="Answer with one simple text.")
+def test_simple_text() -> str:
+    return "This is a simple text response for testing."
+
+
+@app.tool(description="Answer with an image.")
+def test_image_content() -> Image:
+    return Image(data=PNG, format="png")
+
+
+@app.tool(description="Answer with audio.")
+def test_audio_content() -> list[types.ContentBlock]:
+    return [types.AudioContent(type="audio", data=base64.b64encode(WAV).decode(), mime_type="audio/wav")]
+
+
+@app.tool(description="Answer with an embedded resource.")
+def test_embedded_resource() -> list[types.ContentBlock]:
+    return [types.EmbeddedResource(type="resource", resource=types.TextResourceContents(
+        uri="test://embedded-resource", mime_type="text/plain", text="This is an embedded resource content."))]
+
+
+@app.tool(description="Answer with text, an image and a resource.")
+def test_multiple_content_types() -> list[types.ContentBlock]:
+    return [types.TextContent(type="text", text="Multiple content types test:"),
+            types.ImageContent(type="image", data=base64.b64encode(PNG).decode(), mime_type="image/png"),
+            types.EmbeddedResource(type="resource", resource=types.TextResourceContents(
+                uri="test://mixed-content-resource", mime_type="application/json",
+                text='{"test": "data", "value": 123}'))]
+
+
+@app.tool(description="Send log messages while working.")
+async def test_tool_with_logging(ctx: Context) -> str:
+    for text in ("Tool execution started", "Tool processing data", "Tool execution completed"):
+        await ctx.info(text)
+        await asyncio.sleep(0.05)
+    return "Logging test completed"
+
+
+@app.tool(description="Always fail.")
+def test_error_handling() -> str:
+    raise ToolError("This tool intentionally returns an error for testing")
+
+
+@app.tool(description="Report progress while working.")
+async def test_tool_with_progress(ctx: Context) -> str:
+    for done in (0, 50, 100):
+        await ctx.report_progress(done, 100, f"{done}% done")
+        await asyncio.sleep(0.05)
+    return "Progress test completed"
+
+
+@app.tool(description="Ask the client's model to answer a prompt (sampling).")
+async def test_sampling(prompt: str, ctx: Context) -> str:
+    answer = await ctx.session.create_message(
+        messages=[types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))],
+        max_tokens=100)
+    content = answer.content
+    text = content.text if isinstance(content, types.TextContent) else str(content)
+    return f"LLM response: {text}"
+
+
+class UserDetails(BaseModel):
+    username: str = Field(description="Your username")
+    email: str = Field(description="Your email address")
+
+
+@app.tool(description="Ask the user for details (elicitation).")
+async def test_elicitation(message: str, ctx: Context) -> str:
+    result = await ctx.elicit(message=message, schema=UserDetails)
+    if result.action == "accept":
+        return f"User provided: {result.data.model_dump()}"
+    return f"User {result.action}"
+
+
+class WithDefaults(BaseModel):
+    name: str = "John Doe"
+    age: int = 30
+    score: float = 95.5
+    status: str = Field(default="active", json_schema_extra={"enum": ["active", "inactive", "pending"]})
+    verified: bool = True
+
+
+@app.tool(description="Ask with defaults for every field (SEP-1034).")
+async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
+    result = await ctx.elicit(message="Please review and update the form fields with defaults", schema=WithDefaults)
+    return f"Elicitation completed: action={result.action}, content={getattr(result, 'data', None)}"
+
+
+@app.tool(description="Ask with every kind of enum (SEP-1330).")
+async def test_elicitation_sep1330_enums(ctx: Context) -> str:
+    schema = {"type": "object", "properties": {
+        "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+        "titledSingle": {"type": "string", "oneOf": [{"const": "value1", "title": "First Option"},
+                                                     {"const": "value2", "title": "Second Option"},
+                                                     {"const": "value3", "title": "Third Option"}]},
+        "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
+                       "enumNames": ["Option One", "Option Two", "Option Three"]},
+        "untitledMulti": {"type": "array", "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+        "titledMulti": {"type": "array", "items": {"anyOf": [{"const": "value1", "title": "First Choice"},
+                                                             {"const": "value2", "title": "Second Choice"},
+                                                             {"const": "value3", "title": "Third Choice"}]}},
+    }}
+    result = await ctx.session.elicit_form("Please select options", schema, related_request_id=ctx.request_id)
+    return f"Elicitation completed: action={result.action}, content={result.content}"
+
+
+@app.resource("test://static-text", mime_type="text/plain", description="A static text resource.")
+def static_text() -> str:
+    return "This is the content of the static text resource."
+
+
+@app.resource("test://static-binary", mime_type="image/png", description="A static binary resource.")
+def static_binary() -> bytes:
+    return PNG
+
+
+@app.resource("test://template/{id}/data", mime_type="application/json", description="A resource template.")
+def template_data(id: str) -> str:
+    return f'{{"id": "{id}", "templateTest": true, "data": "Data for ID: {id}"}}'
+
+
+@app.resource("test://watched-resource", mime_type="text/plain", description="A resource that can be watched.")
+def watched() -> str:
+    return "Watched resource content."
+
+
+@app.prompt(description="A simple prompt without arguments.")
+def test_simple_prompt() -> str:
+    return "This is a simple prompt for testing."
+
+
+@app.prompt(description="A prompt with two arguments.")
+def test_prompt_with_arguments(arg1: str, arg2: str) -> str:
+    return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+
+
+@app.prompt(description="A prompt with an embedded resource.")
+def test_prompt_with_embedded_resource(resourceUri: str) -> list[UserMessage]:
+    return [UserMessage(content=types.EmbeddedResource(type="resource", resource=types.TextResourceContents(
+                uri=resourceUri, mime_type="text/plain", text="Embedded resource content for testing."))),
+            UserMessage(content="Please process the embedded resource above.")]
+
+
+@app.prompt(description="A prompt with an image.")
+def test_prompt_with_image() -> list[UserMessage | AssistantMessage]:
+    return [UserMessage(content=types.ImageContent(type="image", data=base64.b64encode(PNG).decode(),
+                                                   mime_type="image/png")),
+            UserMessage(content="Please analyze the image above.")]
+
+
+@app.completion()
+async def complete(ref: types.PromptReference | types.ResourceTemplateReference, argument: types.CompletionArgument,
+                   context: types.CompletionContext | None) -> types.Completion:
+    return types.Completion(values=[f"{argument.value}-1", f"{argument.value}-2"], total=2, has_more=False)
+
+
+async def _set_level(ctx: object, params: types.SetLevelRequestParams) -> types.EmptyResult:
+    return types.EmptyResult()
+
+
+async def _subscription(ctx: object, params: types.SubscribeRequestParams) -> types.EmptyResult:
+    return types.EmptyResult()
+
+
+def main() -> None:
+    lowlevel = app._lowlevel_server
+    lowlevel.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_level)
+    lowlevel.add_request_handler("resources/subscribe", types.SubscribeRequestParams, _subscription)
+    lowlevel.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, _subscription)
+    print("conformance upstream starting", file=sys.stderr, flush=True)
+    if options.http:
+        import socket
+
+        import uvicorn
+
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(64)
+
+        async def serve() -> None:
+            server = uvicorn.Server(uvicorn.Config(app.streamable_http_app(), log_level="warning"))
+            task = asyncio.create_task(server.serve([sock]))
+            while not server.started:
+                await asyncio.sleep(0.01)
+            with open(options.http + ".tmp", "w") as handle:
+                handle.write(str(sock.getsockname()[1]))
+            os.replace(options.http + ".tmp", options.http)
+            await task
+
+        asyncio.run(serve())
+    else:
+        app.run()
+
+
+if __name__ == "__main__":
+    main()
