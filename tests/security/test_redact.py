@@ -30,6 +30,15 @@ def test_registered_values_longest_first_and_repr_hides() -> None:
     assert redactor("ab") == "ab"
 
 
+def test_json_values_are_redacted_at_every_depth_keys_included() -> None:
+    canary = "canary-5e1f9a0b7c"
+    redactor = Redactor([canary])
+    value = {"level": [1, {"note": f"seen {canary}"}], canary: None, "n": 3.5, "ok": True}
+    redacted = redactor.value(value)
+    assert canary not in repr(redacted)
+    assert redacted == {"level": [1, {"note": f"seen {REDACTED}"}], REDACTED: None, "n": 3.5, "ok": True}
+
+
 def test_child_environment_allowlist() -> None:
     parent = {"PATH": "/bin", "HOME": "/h", "AWS_SECRET_ACCESS_KEY": "x", "XDG_RUNTIME_DIR": "/run/u",
               "http_proxy": "p", "LANG": "C", "SHELL": "() { :; }; evil"}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 import traceback
+import warnings
 from typing import Any
 
 import click
@@ -92,6 +93,9 @@ def demo_command(home_dir: str | None) -> None:
 
 
 def main() -> None:
+    # The SDK's deprecation notices speak to SDK developers; a user of hermes can do nothing about them.
+    # (Matched by text: importing the SDK's warning class would load the SDK for `--help`.)
+    warnings.filterwarnings("ignore", message=r".* deprecated as of \d{4}-\d{2}-\d{2}")
     try:
         cli.main(prog_name="hermes")
     except KeyboardInterrupt:

@@ -312,8 +312,21 @@ def login_command(name: str, timeout: float, no_browser: bool) -> None:
 @click.option("--port", type=int, default=0, show_default=True, help="Port for --http (0 picks a free one).")
 @platform_option
 @click.option("--deferred", is_flag=True, help="Offer one tool_search tool with a catalog instead of every schema.")
-def serve_command(http: bool, port: int, platform: str | None, deferred: bool) -> None:
+@click.option("--only", "only", metavar="NAME", help="Serve this one configured server only.")
+@click.option("--no-prefix", is_flag=True, help="With --only: keep the server's own tool and prompt names.")
+@click.option("--no-auth", is_flag=True, help="With --http: no bearer token (loopback only; any local process may "
+                                              "call the tools).")
+def serve_command(http: bool, port: int, platform: str | None, deferred: bool, only: str | None, no_prefix: bool,
+                  no_auth: bool) -> None:
     """Run a session and expose its whole tool surface as one MCP server."""
-    from hermes.live.serve import run_serve
+    from hermes.live.serve import ServeOptions, run_serve
 
-    sys.exit(run_serve(Home.from_env(), http=http, port=port, platform=platform, deferred=deferred))
+    if no_prefix and not only:
+        raise UsageError("--no-prefix needs --only NAME: names of several servers could collide without a prefix.")
+    if no_auth and not http:
+        raise UsageError("--no-auth applies to --http only.")
+    home = Home.from_env()
+    if only is not None:
+        _require_server(home, only)
+    sys.exit(run_serve(home, ServeOptions(http=http, port=port, platform=platform, deferred=deferred, only=only,
+                                          prefix=not no_prefix, auth=not no_auth)))

@@ -60,7 +60,8 @@ from hermes.mcp.transports import Link, TransportOpener
 
 CLIENT_INFO = types.Implementation(name="hermes", version=__version__)
 T = TypeVar("T")
-_MAX_TOOL_PAGES = 100
+P = TypeVar("P")
+_MAX_PAGES = 100
 
 
 class ServerNotConnected(HermesError):
@@ -497,17 +498,35 @@ class ServerConnection:
                        argument: dict[str, str], context: dict[str, str] | None = None) -> types.CompleteResult:
         return await self._request(lambda c: c.complete(ref, argument, context_arguments=context))
 
+    async def _all_pages(self, fetch: Callable[[Client, str | None], Awaitable[P]]) -> list[P]:
+        """Every page of a paginated listing (at most _MAX_PAGES: a server's cursor cannot loop us)."""
+        pages: list[P] = []
+        cursor: str | None = None
+        for _ in range(_MAX_PAGES):
+            page = await self._request(_with_cursor(fetch, cursor))
+            pages.append(page)
+            cursor = getattr(page, "next_cursor", None)
+            if not cursor:
+                break
+        return pages
+
     async def list_resource_templates(self) -> types.ListResourceTemplatesResult:
-        return await self._request(lambda c: c.list_resource_templates())
+        pages = await self._all_pages(lambda c, cursor: c.list_resource_templates(cursor=cursor))
+        return types.ListResourceTemplatesResult(resource_templates=[t for p in pages for t in p.resource_templates])
 
     async def list_resources(self) -> types.ListResourcesResult:
-        return await self._request(lambda c: c.list_resources())
+        pages = await self._all_pages(lambda c, cursor: c.list_resources(cursor=cursor))
+        return types.ListResourcesResult(resources=[r for p in pages for r in p.resources])
+
+    async def subscribe_resource(self, uri: str, subscribe: bool) -> None:
+        await self._request(lambda c: c.subscribe_resource(uri) if subscribe else c.unsubscribe_resource(uri))
 
     async def read_resource(self, uri: str) -> types.ReadResourceResult:
         return await self._request(lambda c: c.read_resource(uri))
 
     async def list_prompts(self) -> types.ListPromptsResult:
-        return await self._request(lambda c: c.list_prompts())
+        pages = await self._all_pages(lambda c, cursor: c.list_prompts(cursor=cursor))
+        return types.ListPromptsResult(prompts=[p for page in pages for p in page.prompts])
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
         return await self._request(lambda c: c.get_prompt(name, arguments))
@@ -533,10 +552,15 @@ async def _answers(url: str | None, timeout: float = 2.0) -> bool:
     return False
 
 
+def _with_cursor(fetch: Callable[[Client, str | None], Awaitable[P]], cursor: str | None
+                 ) -> Callable[[Client], Awaitable[P]]:
+    return lambda client: fetch(client, cursor)
+
+
 async def _list_all_tools(client: Client) -> list[types.Tool]:
     tools: list[types.Tool] = []
     cursor: str | None = None
-    for _ in range(_MAX_TOOL_PAGES):
+    for _ in range(_MAX_PAGES):
         page = await client.list_tools(cursor=cursor)
         tools.extend(page.tools)
         cursor = page.next_cursor

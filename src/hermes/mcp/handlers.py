@@ -27,6 +27,7 @@ SamplingHandler = Callable[[str, types.CreateMessageRequestParams],
                            Awaitable[types.CreateMessageResult | types.ErrorData]]
 ElicitationHandler = Callable[[str, types.ElicitRequestParams], Awaitable[types.ElicitResult | types.ErrorData]]
 RootsHandler = Callable[[str], Awaitable[list[types.Root]]]
+LogHandler = Callable[[str, types.LoggingMessageNotificationParams], Awaitable[None]]
 
 NO_MODEL = ("hermes has no model to sample with here: configure `model:` in config.yaml (see `hermes chat`), "
             "or allow sampling for this server")
@@ -37,6 +38,7 @@ class ClientHandlers:
     sampling: SamplingHandler | None = None
     elicitation: ElicitationHandler | None = None
     roots: RootsHandler | None = None
+    logging: LogHandler | None = None  # besides the server's log file, which always gets the message
 
 
 def path_roots(paths: list[str] | tuple[str, ...]) -> list[types.Root]:
@@ -92,6 +94,9 @@ class ServerCallbacks:
                 self._log = open_private_append(self.log_path)
             self._log.write(line.replace("\n", "\n    ") + "\n")
             self._log.flush()
+        if self.handlers.logging is not None:
+            redacted = params.model_copy(update={"data": self.redactor.value(params.data)})
+            await self.handlers.logging(self.server, redacted)
 
     def close(self) -> None:
         if self._log is not None:

@@ -11,6 +11,7 @@ import json
 import re
 import threading
 from collections.abc import Iterable
+from typing import Any
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 REDACTED = "[REDACTED]"
@@ -102,6 +103,16 @@ class Redactor:
         for shape in _SHAPES:
             text = shape.sub(_shape_replacement, text)
         return text
+
+    def value(self, data: Any) -> Any:
+        """A JSON value with every string in it redacted (keys too: servers put anything there)."""
+        if isinstance(data, str):
+            return self(data)
+        if isinstance(data, dict):
+            return {self(str(k)): self.value(v) for k, v in data.items()}
+        if isinstance(data, list | tuple):
+            return [self.value(item) for item in data]
+        return data
 
     def __repr__(self) -> str:
         return f"Redactor({len(self._secrets)} secrets)"

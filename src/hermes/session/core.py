@@ -14,16 +14,17 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
 import httpx2
+import mcp_types as types
 from anyio.abc import TaskGroup
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
@@ -55,10 +56,12 @@ from hermes.tools import utilities
 from hermes.tools.deferred import HiddenServer, SearchIndex, catalog_text
 from hermes.tools.filters import filter_warnings, tool_allowed
 from hermes.tools.naming import owners, registered_name
-from hermes.tools.results import RenderedResult, render_result
+from hermes.tools.results import RenderedResult, redact_result, render_result
 from hermes.tools.surface import ServerTools, Surface, SurfaceTool, build_surface, server_entries
 from hermes.tools.toolsets import servers_for_platform
 from hermes.tools.unavailable import Unavailable
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,8 @@ class CallOutcome:
     result: RenderedResult | None = None
     unavailable: Unavailable | AppStatus | None = None
     error: str | None = None
+    # The server's own answer (error text redacted), for clients that take MCP content as it is.
+    raw: types.CallToolResult | None = None
 
     @property
     def unavailable_payload(self) -> dict[str, Any] | None:
@@ -469,7 +474,12 @@ class Session:
         if tool.kind == "tool" and not tool_allowed(tool.original, connection.config.tools):
             return CallOutcome(error=_filtered(tool.original, tool.server))
         try:
-            return CallOutcome(result=await self._dispatch(connection, tool, arguments, on_progress))
+            if tool.kind == "tool":
+                raw = redact_result(await connection.call_tool(tool.original, arguments, on_progress=on_progress),
+                                    self.redactor)
+                return CallOutcome(result=render_result(raw, cache=self._cache_dir, server=tool.server,
+                                                        redact=self.redactor), raw=raw)
+            return CallOutcome(result=await self._utility(connection, tool, arguments))
         except ServerNotConnected:
             return CallOutcome(unavailable=self._unavailable(connection))
         except MCPError as exc:
@@ -487,11 +497,8 @@ class Session:
             return CallOutcome(error=self.redactor(f"Calling '{tool.original}' on MCP server '{tool.server}' "
                                                    f"failed: {describe_failure(exc)}"))
 
-    async def _dispatch(self, connection: ServerConnection, tool: SurfaceTool, arguments: dict[str, Any],
-                        on_progress: Progress | None) -> RenderedResult:
-        if tool.kind == "tool":
-            result = await connection.call_tool(tool.original, arguments, on_progress=on_progress)
-            return render_result(result, cache=self._cache_dir, server=tool.server, redact=self.redactor)
+    async def _utility(self, connection: ServerConnection, tool: SurfaceTool, arguments: dict[str, Any]
+                       ) -> RenderedResult:
         if tool.kind == "list_resources":
             return utilities.resource_listing(await connection.list_resources())
         if tool.kind == "read_resource":
@@ -500,6 +507,66 @@ class Session:
             return utilities.prompt_listing(await connection.list_prompts())
         prompt = await connection.get_prompt(str(arguments.get("name", "")), utilities.prompt_arguments(arguments))
         return utilities.prompt_messages(prompt)
+
+    # -- resources, prompts and completions, for clients that take them as MCP (serve) -----------
+
+    def _offering(self, kind: str) -> list[ServerConnection]:
+        """Connected servers on this platform that offer `resources` or `prompts` and may show them."""
+        allowed = self._platform_servers()
+        found = []
+        for name, connection in sorted(self._connections.items()):
+            caps = connection.capabilities
+            if name not in allowed or not connection.connected or caps is None:
+                continue
+            rule = connection.config.tools
+            offers = caps.resources and rule.resources if kind == "resources" else caps.prompts and rule.prompts
+            if offers:
+                found.append(connection)
+        return found
+
+    async def _gather(self, kind: str, fetch: Callable[[ServerConnection], Awaitable[list[T]]]
+                      ) -> list[tuple[str, T]]:
+        """(server, item) from every server offering `kind`, asked at once; a failing one adds nothing."""
+        results: dict[str, list[T]] = {}
+
+        async def one(connection: ServerConnection) -> None:
+            with contextlib.suppress(Exception):
+                results[connection.name] = await fetch(connection)
+
+        async with anyio.create_task_group() as tasks:
+            for connection in self._offering(kind):
+                tasks.start_soon(one, connection)
+        return [(server, item) for server in sorted(results) for item in results[server]]
+
+    async def list_resources(self) -> list[tuple[str, types.Resource]]:
+        return await self._gather("resources", lambda c: _resources(c))
+
+    async def list_resource_templates(self) -> list[tuple[str, types.ResourceTemplate]]:
+        return await self._gather("resources", lambda c: _templates(c))
+
+    async def list_prompts(self) -> list[tuple[str, types.Prompt]]:
+        return await self._gather("prompts", lambda c: _prompts(c))
+
+    def _server(self, name: str, kind: str) -> ServerConnection:
+        for connection in self._offering(kind):
+            if connection.name == name:
+                return connection
+        raise ServerNotConnected(name, self._connections[name].state if name in self._connections
+                                 else ConnectionState.STOPPED, f"it offers no {kind} now")
+
+    async def read_resource(self, server: str, uri: str) -> types.ReadResourceResult:
+        return await self._server(server, "resources").read_resource(uri)
+
+    async def subscribe_resource(self, server: str, uri: str, subscribe: bool) -> None:
+        await self._server(server, "resources").subscribe_resource(uri, subscribe)
+
+    async def get_prompt(self, server: str, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
+        return await self._server(server, "prompts").get_prompt(name, arguments)
+
+    async def complete(self, server: str, ref: types.PromptReference | types.ResourceTemplateReference,
+                       argument: dict[str, str], context: dict[str, str] | None) -> types.CompleteResult:
+        kind = "prompts" if isinstance(ref, types.PromptReference) else "resources"
+        return await self._server(server, kind).complete(ref, argument, context)
 
     def _not_on_surface(self, name: str) -> CallOutcome:
         """Why `name` is not a tool on the surface, as precisely as can be told."""
@@ -517,6 +584,18 @@ class Session:
                     return CallOutcome(error=_filtered(tool.name, server))
             return CallOutcome(error=f"MCP server '{server}' has no tool named '{name}'.")
         return CallOutcome(error=f"No tool named '{name}'. Run `hermes tools list` to see the tool surface.")
+
+
+async def _resources(connection: ServerConnection) -> list[types.Resource]:
+    return list((await connection.list_resources()).resources)
+
+
+async def _templates(connection: ServerConnection) -> list[types.ResourceTemplate]:
+    return list((await connection.list_resource_templates()).resource_templates)
+
+
+async def _prompts(connection: ServerConnection) -> list[types.Prompt]:
+    return list((await connection.list_prompts()).prompts)
 
 
 def _filtered(tool: str, server: str) -> str:

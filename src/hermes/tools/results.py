@@ -73,6 +73,15 @@ def _block_text(block: types.ContentBlock, cache: Path, server: str) -> str:
     return f"[{getattr(block, 'type', 'unknown')} content]"
 
 
+def redact_result(result: types.CallToolResult, redact: Any) -> types.CallToolResult:
+    """An error result with its text redacted (error texts quote configuration and secrets)."""
+    if not result.is_error:
+        return result
+    content = [block.model_copy(update={"text": redact(block.text)}) if isinstance(block, types.TextContent)
+               else block for block in result.content]
+    return result.model_copy(update={"content": content})
+
+
 def render_result(result: types.CallToolResult, *, cache: Path, server: str,
                   redact: Any) -> RenderedResult:
     text = "\n".join(_block_text(block, cache, server) for block in result.content)
