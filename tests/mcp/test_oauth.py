@@ -75,7 +75,7 @@ def test_login_with_dynamic_registration_then_refresh_with_rotation_without_brow
     _configure(home, oauth_server())
     login = hermes("mcp", "login", "prot", "--timeout", "30", home=home, env=_browser(tmp_path))
     assert login.returncode == 0, login.stdout + login.stderr
-    assert "Authorized 'prot': token stored (1 tools offered)." in login.stdout
+    assert "Authorized 'prot': token stored (2 tools offered)." in login.stdout
     assert _browser_starts(tmp_path) == 1
     assert stat.S_IMODE(home.tokens.stat().st_mode) == 0o700
     for path in home.tokens.iterdir():
@@ -118,6 +118,64 @@ def test_preregistered_client(home: Home, tmp_path: Path, oauth_server: Callable
     assert not (home.tokens / "prot.client.json").exists()  # nothing was registered dynamically
     assert "s3cret-value" not in login.stdout + login.stderr
     assert hermes("mcp", "test", "prot", home=home).returncode == 0
+
+
+@pytest.mark.parametrize("method", ["basic", "post"])
+def test_a_preregistered_secret_goes_where_the_metadata_says(home: Home, tmp_path: Path, method: str,
+                                                            oauth_server: Callable[..., str]) -> None:
+    # The server accepts the secret only one way and advertises only that way.
+    port = free_port()
+    url = oauth_server("--client", "hermes-test:s3cret-value", "--client-auth", method, "--redirect-port", str(port))
+    _configure(home, url, client_id="hermes-test", client_secret="s3cret-value", redirect_port=port)
+    login = hermes("mcp", "login", "prot", "--timeout", "30", home=home, env=_browser(tmp_path))
+    assert login.returncode == 0, login.stdout + login.stderr
+    # The refresh grant authenticates the same way.
+    record = _tokens(home)
+    record["expires_at"] = time.time() - 10
+    (home.tokens / "prot.json").write_text(json.dumps(record))
+    assert hermes("mcp", "test", "prot", home=home).returncode == 0
+    assert _tokens(home)["token"]["access_token"] != record["token"]["access_token"]
+
+
+@pytest.mark.parametrize(("advertised", "has_secret", "chosen"), [
+    (None, True, "client_secret_basic"),  # RFC 8414: no list means basic
+    (["client_secret_post", "client_secret_basic"], True, "client_secret_basic"),
+    (["client_secret_post"], True, "client_secret_post"),
+    (["none"], True, "none"),
+    (["client_secret_basic"], False, "none"),
+])
+def test_token_endpoint_method_choice(advertised: list[str] | None, has_secret: bool, chosen: str) -> None:
+    from hermes.mcp.oauth.provider import token_auth_method
+
+    assert token_auth_method(advertised, has_secret) == chosen
+
+
+def test_a_call_refused_for_scope_asks_for_one_broader_login(home: Home, tmp_path: Path,
+                                                             oauth_server: Callable[..., str]) -> None:
+    _configure(home, oauth_server("--step-up", "files:write"))
+    assert hermes("mcp", "login", "prot", "--timeout", "30", home=home, env=_browser(tmp_path)).returncode == 0
+    assert _tokens(home)["token"]["scope"] == "mcp"
+    refused = hermes("tools", "call", "mcp__prot__write", "--json", home=home, env=_browser(tmp_path))
+    assert refused.returncode == 1
+    assert "needs a broader OAuth authorization (scope 'mcp files:write')" in refused.stdout
+    assert "hermes mcp login prot" in refused.stdout and _browser_starts(tmp_path) == 1
+    # The narrower token still serves what it covers.
+    assert hermes("tools", "call", "mcp__prot__whoami", home=home).returncode == 0
+    login = hermes("mcp", "login", "prot", "--timeout", "30", home=home, env=_browser(tmp_path))
+    assert login.returncode == 0, login.stdout + login.stderr
+    last_authorize = (tmp_path / "browser.log").read_text().splitlines()[-1]
+    assert "scope=mcp+files%3Awrite" in last_authorize
+    assert _tokens(home)["token"]["scope"] == "mcp files:write" and "wanted_scope" not in _tokens(home)
+    written = hermes("tools", "call", "mcp__prot__write", home=home)
+    assert written.returncode == 0 and "written" in written.stdout
+
+
+def test_a_2025_03_26_server_without_resource_metadata(home: Home, tmp_path: Path,
+                                                       oauth_server: Callable[..., str]) -> None:
+    _configure(home, oauth_server("--legacy"))
+    login = hermes("mcp", "login", "prot", "--timeout", "30", home=home, env=_browser(tmp_path))
+    assert login.returncode == 0, login.stdout + login.stderr
+    assert hermes("tools", "call", "mcp__prot__whoami", home=home).returncode == 0
 
 
 def test_login_that_times_out_stores_nothing(home: Home, tmp_path: Path, oauth_server: Callable[..., str]) -> None:

@@ -56,7 +56,8 @@ TOOLS = [tool("ping", "Answer pong."), tool("a.b", "Collides with a-b."), tool("
           tool("crash", "Exit the server process at once."),
           tool("slow", "Sleep, then answer; records cancellation.", seconds="number", marker="string"),
           tool("whoami", "Report this process id."),
-          tool("env-report", "Names of every environment variable.")]
+          tool("env-report", "Names of every environment variable."),
+          tool("log", "Send the text as a log message, then answer.", text="string")]
 LONG_NAME = "a-tool-whose-name-is-far-too-long-to-be-registered-without-being-cut-short"
 if "--long" in args:
     TOOLS.append(tool(LONG_NAME, "A tool with a long name."))
@@ -83,6 +84,10 @@ def call(request_id: object, name: str, arguments: dict[str, object]) -> dict[st
         return {**text(str(os.getpid())), "structuredContent": {"pid": os.getpid()}}
     if name == "env-report":
         return {**text(" ".join(sorted(os.environ))), "structuredContent": {"names": sorted(os.environ)}}
+    if name == "log":
+        send({"jsonrpc": "2.0", "method": "notifications/message",
+              "params": {"level": "warning", "logger": "fast", "data": {"said": arguments.get("text")}}})
+        return text("logged")
     if name == LONG_NAME:
         return text("long answer")
     if name == "ping":

@@ -1,15 +1,22 @@
 """A protected MCP server and its OAuth 2.1 authorization server, built with the SDK's server auth.
 
-Usage: oauth_server.py PORTFILE [--client ID:SECRET] [--ttl SECONDS]
-Dynamic client registration is on; a pre-registered client may be added. Refresh tokens rotate:
-each one works once. The authorize step approves at once (the 'user' always consents) and
-redirects to the client's redirect URI with the code and state.
+Usage: oauth_server.py PORTFILE [--client ID:SECRET [--client-auth basic|post]] [--step-up SCOPE]
+                       [--legacy] [--ttl SECONDS]
+Dynamic client registration is on; a pre-registered client may be added (it authenticates at the
+token endpoint with HTTP Basic unless --client-auth says otherwise; with --client-auth the metadata
+advertises only that method). --legacy makes a 2025-03-26 server: no protected resource metadata
+(404) and a bare 401 challenge, so a client finds the authorization server at the origin.
+--step-up: the tool `write` needs SCOPE besides `mcp`, and a token without it gets 403
+insufficient_scope (a sign-in asks for `mcp` alone). Refresh tokens rotate: each one works once.
+The authorize step approves at once (the 'user' always consents) and redirects to the client's
+redirect URI with the code and state.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import secrets
 import socket
@@ -26,10 +33,14 @@ from mcp.server.auth.provider import (
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 parser = argparse.ArgumentParser()
 parser.add_argument("portfile")
 parser.add_argument("--client")
+parser.add_argument("--client-auth", choices=["basic", "post"])
+parser.add_argument("--step-up")
+parser.add_argument("--legacy", action="store_true", help="a 2025-03-26 server: no protected resource metadata")
 parser.add_argument("--ttl", type=int, default=3600)
 parser.add_argument("--redirect-port", type=int, default=1, help="the pre-registered client's callback port")
 options = parser.parse_args()
@@ -46,7 +57,9 @@ class Provider:
         return self.clients.get(client_id)
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
-        self.clients[str(client_info.client_id)] = client_info
+        # Any client may later ask for any scope this server knows (a step-up needs more than the first sign-in).
+        known = ["mcp", options.step_up] if options.step_up else ["mcp"]
+        self.clients[str(client_info.client_id)] = client_info.model_copy(update={"scope": " ".join(known)})
 
     async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
         code = secrets.token_urlsafe(16)
@@ -91,6 +104,100 @@ class Provider:
         self.refresh.pop(token.token, None)
 
 
+class AdvertisedAuth:
+    """With --client-auth, the authorization server's metadata lists only that method."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not options.client_auth or scope["type"] != "http" or \
+                not scope["path"].startswith("/.well-known/oauth-authorization-server"):
+            await self.app(scope, receive, send)
+            return
+        parts: list[Message] = []
+
+        async def keep(message: Message) -> None:
+            parts.append(message)
+
+        await self.app(scope, receive, keep)
+        start, body = parts[0], b"".join(m.get("body", b"") for m in parts[1:])
+        metadata = json.loads(body)
+        metadata["token_endpoint_auth_methods_supported"] = [f"client_secret_{options.client_auth}"]
+        body = json.dumps(metadata).encode()
+        headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
+        await send({**start, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+
+class Legacy:
+    """With --legacy, what a 2025-03-26 server shows: no resource metadata, a bare Bearer challenge."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not options.legacy or scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if scope["path"].startswith("/.well-known/oauth-protected-resource"):
+            await send({"type": "http.response.start", "status": 404, "headers": [(b"content-length", b"0")]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+
+        async def bare_challenge(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 401:
+                headers = [(k, v) for k, v in message["headers"] if k.lower() != b"www-authenticate"]
+                message = {**message, "headers": [*headers, (b"www-authenticate", b"Bearer")]}
+            await send(message)
+
+        await self.app(scope, receive, bare_challenge)
+
+
+class StepUp:
+    """With --step-up, calling `write` without the step-up scope is answered 403 insufficient_scope."""
+
+    def __init__(self, app: ASGIApp, provider: Provider, base: str) -> None:
+        self.app, self.provider, self.base = app, provider, base
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not options.step_up or scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks = []
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        body = b"".join(chunks)
+        token = dict(scope["headers"]).get(b"authorization", b"").decode().removeprefix("Bearer ")
+        granted = self.provider.access.get(token)
+        try:
+            request = json.loads(body)
+        except ValueError:
+            request = {}
+        wants_write = isinstance(request, dict) and request.get("method") == "tools/call" and \
+            (request.get("params") or {}).get("name") == "write"
+        if wants_write and granted is not None and options.step_up not in granted.scopes:
+            challenge = (f'Bearer error="insufficient_scope", scope="mcp {options.step_up}", '
+                         f'resource_metadata="{self.base}/.well-known/oauth-protected-resource/mcp"')
+            await send({"type": "http.response.start", "status": 403,
+                        "headers": [(b"www-authenticate", challenge.encode()), (b"content-length", b"0")]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        delivered = False
+
+        async def replay() -> Message:
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
 async def main() -> None:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -103,17 +210,23 @@ async def main() -> None:
         provider.clients[client_id] = OAuthClientInformationFull(
             client_id=client_id, client_secret=secret or None, redirect_uris=[f"http://127.0.0.1:{options.redirect_port}/callback"],
             grant_types=["authorization_code", "refresh_token"], response_types=["code"],
-            token_endpoint_auth_method="client_secret_post" if secret else "none", scope="mcp")
+            token_endpoint_auth_method=f"client_secret_{options.client_auth or 'basic'}" if secret else "none",
+            scope="mcp")
+    scopes = ["mcp", options.step_up] if options.step_up else ["mcp"]
     server = MCPServer("protected", auth_server_provider=provider, auth=AuthSettings(
         issuer_url=base, resource_server_url=f"{base}/mcp", required_scopes=["mcp"],
-        client_registration_options=ClientRegistrationOptions(enabled=True, valid_scopes=["mcp"],
+        client_registration_options=ClientRegistrationOptions(enabled=True, valid_scopes=scopes,
                                                                default_scopes=["mcp"])))
 
     @server.tool(description="Say who is asking.")
     def whoami() -> str:
         return "an authorized client"
 
-    app = server.streamable_http_app()
+    @server.tool(description="Change something; needs the step-up scope when there is one.")
+    def write() -> str:
+        return "written"
+
+    app = StepUp(Legacy(AdvertisedAuth(server.streamable_http_app())), provider, base)
     web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     task = asyncio.create_task(web.serve([sock]))
     while not web.started:

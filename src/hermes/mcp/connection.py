@@ -56,7 +56,7 @@ from hermes.mcp.endpoint import ConfiguredEndpoint, EndpointSource, Identity, Li
 from hermes.mcp.handlers import ServerCallbacks
 from hermes.mcp.states import WAITING_FOR_RELOAD, ConnectionState
 from hermes.mcp.tasks import Progress, call_as_task, runs_as_task
-from hermes.mcp.transports import Link, TransportOpener
+from hermes.mcp.transports import HttpStatus, Link, TransportOpener
 
 CLIENT_INFO = types.Implementation(name="hermes", version=__version__)
 T = TypeVar("T")
@@ -205,6 +205,7 @@ class ServerConnection:
         self.attempts = AttemptCounter()
         self.first_attempt_done = anyio.Event()
         self._client: Client | None = None
+        self._http: HttpStatus | None = None
         self._tasks: TaskGroup | None = None
         self._mailbox = Mailbox()
         self._attempt_scope: anyio.CancelScope | None = None
@@ -381,6 +382,7 @@ class ServerConnection:
 
     def _connected(self, client: Client, link: Link, tools: list[types.Tool], seconds: float) -> None:
         self._client = client
+        self._http = link.http
         self.pid = link.process.pid if link.process else None
         self.live_identity = link.identity
         self.capabilities = client.server_capabilities
@@ -468,6 +470,9 @@ class ServerConnection:
             if exc.error.code == CONNECTION_CLOSED and self._client is client:
                 self._client = None  # not connected from this moment, before the attempt winds down
                 mailbox.post(Exited("the connection closed"))
+            refusal = self._http.take_refusal() if self._http is not None else None
+            if refusal is not None:
+                raise refusal from None  # says why in the user's terms (and what to run)
             raise
 
     async def call_tool(self, tool: str, arguments: dict[str, Any], *,

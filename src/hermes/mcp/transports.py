@@ -30,7 +30,8 @@ from hermes.mcp.stdio import MAX_MESSAGE_BYTES, StdioProcess
 from hermes.security.environment import child_environment
 from hermes.security.redact import Redactor, credential_parts
 
-AuthFor = Callable[[ResolvedServer, str], httpx2.Auth]
+# (server, url, told_why) -> auth; `told_why` hears why a request was refused (a step-up no one can grant).
+AuthFor = Callable[[ResolvedServer, str, Callable[[Exception], None]], httpx2.Auth]
 
 
 @dataclass
@@ -38,6 +39,15 @@ class HttpStatus:
     """The last HTTP error status seen; the SDK folds it into a generic JSON-RPC error."""
 
     failure: str | None = None
+    # Why the last refused request was refused, in words for the user (set by the auth flow).
+    refusal: Exception | None = None
+
+    def refused(self, reason: Exception) -> None:
+        self.refusal = reason
+
+    def take_refusal(self) -> Exception | None:
+        reason, self.refusal = self.refusal, None
+        return reason
 
     async def observe(self, response: httpx2.Response) -> None:
         if response.status_code >= 400:
@@ -107,8 +117,9 @@ class TransportOpener:
         resolved = resolved or await endpoint.resolve(server)
         for value in resolved.headers.values():
             self.redactor.register(*credential_parts(value))
-        auth = self.auth_for(server, resolved.url) if self.auth_for and server.config.auth == "oauth" else None
         status = HttpStatus()
+        auth = self.auth_for(server, resolved.url, status.refused) \
+            if self.auth_for and server.config.auth == "oauth" else None
         opener = sse if server.config.transport == "sse" else streamable_http
         return Link(opener(resolved.url, dict(resolved.headers), auth, status), url=resolved.url,
                     identity=resolved.identity, http=status)

@@ -37,6 +37,7 @@ from hermes.apps.status import AppStatus
 from hermes.config.model import HermesConfig
 from hermes.config.resolve import ResolvedServer, resolve_server
 from hermes.config.store import ConfigStore
+from hermes.errors import HermesError
 from hermes.files import atomic_write
 from hermes.home import Home
 from hermes.mcp.children import Watchdog
@@ -233,11 +234,12 @@ class Session:
             await connection.first_attempt_done.wait()
         self._changed(None)
 
-    def _oauth_for(self, server: ResolvedServer, url: str) -> httpx2.Auth:
+    def _oauth_for(self, server: ResolvedServer, url: str, told_why: Callable[[Exception], None]) -> httpx2.Auth:
         """A non-interactive OAuth provider: refreshes stored tokens, never opens a browser."""
         from hermes.mcp.oauth.provider import build_provider
 
-        return build_provider(self.home, server.name, url, server.config.oauth, redactor=self.redactor)
+        return build_provider(self.home, server.name, url, server.config.oauth, redactor=self.redactor,
+                              on_refused=told_why)
 
     def _connection_for(self, desired: DesiredServer, resolve: Callable[[], ResolvedServer]) -> ServerConnection:
         """A supervisor for one server; a declared server first passes the app gate."""
@@ -491,6 +493,8 @@ class Session:
                                          f"{connection.config.timeout:g} s; the call was cancelled on the server.")
             return CallOutcome(error=self.redactor(f"MCP server '{tool.server}' answered with an error: "
                                                    f"{exc.error.message}"))
+        except HermesError as exc:  # already in the user's terms, e.g. a sign-in for more scope
+            return CallOutcome(error=self.redactor(str(exc)))
         except Exception as exc:
             if not connection.connected:
                 return CallOutcome(unavailable=self._unavailable(connection))

@@ -29,8 +29,8 @@ from hermes.config.store import ConfigStore
 from hermes.errors import HermesError, NoSuchServer, UsageError, leaf
 from hermes.home import Home
 from hermes.loopback import bind_loopback, serve_asgi
-from hermes.mcp.oauth.provider import build_provider
-from hermes.mcp.oauth.storage import client_path, has_tokens, read_json
+from hermes.mcp.oauth.provider import build_provider, scope_of, with_scope
+from hermes.mcp.oauth.storage import client_path, has_tokens, read_json, union_of
 from hermes.mcp.sdk import create_http_client
 from hermes.security.redact import Redactor
 from hermes.security.redacted_log import redacted_file_logging
@@ -90,6 +90,9 @@ async def login(home: Home, name: str, *, timeout: float = LOGIN_TIMEOUT, open_b
                             "</body></html>")
 
     async def redirect(url: str) -> None:
+        # A call was refused for want of scope (step-up): this sign-in asks for that scope as well
+        # as what the server challenges for now, so one authorization covers both.
+        url = with_scope(url, union_of(scope_of(url), provider.file_storage.wanted_scope()))
         say(f"Open this URL to authorize '{name}':\n  {url}")
         if open_browser and await anyio.to_thread.run_sync(webbrowser.open, url):
             say("(opened in your browser)")
@@ -124,6 +127,7 @@ async def login(home: Home, name: str, *, timeout: float = LOGIN_TIMEOUT, open_b
     redactor = Redactor(server.secrets)
     provider = build_provider(home, name, server.url, entry.oauth, redirect=redirect, callback=callback,
                               redirect_port=port, redactor=redactor)
+    provider.file_storage.fresh_sign_in = True
     app = Starlette(routes=[Route("/callback", on_callback)])
     tools = 0
     try:

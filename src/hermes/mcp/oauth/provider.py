@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
+from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit, urlunsplit
 
+import httpx2
 from mcp.client.auth import OAuthClientProvider
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata, OAuthMetadata
 
@@ -27,9 +29,28 @@ DEFAULT_REDIRECT_PORT = 33418
 
 
 class LoginRequired(HermesError):
-    def __init__(self, server: str) -> None:
+    def __init__(self, server: str, broader_scope: str | None = None) -> None:
         self.server = server
-        super().__init__(f"Server '{server}' needs OAuth authorization: run `hermes mcp login {server}`.")
+        self.broader_scope = broader_scope
+        if broader_scope:
+            super().__init__(f"Server '{server}' needs a broader OAuth authorization (scope '{broader_scope}') "
+                             f"for this: run `hermes mcp login {server}`.")
+        else:
+            super().__init__(f"Server '{server}' needs OAuth authorization: run `hermes mcp login {server}`.")
+
+
+def scope_of(authorize_url: str) -> str | None:
+    values = parse_qs(urlsplit(authorize_url).query).get("scope")
+    return values[0] if values else None
+
+
+def with_scope(authorize_url: str, scope: str | None) -> str:
+    """The authorization URL asking for `scope` instead of what it asked for."""
+    if not scope:
+        return authorize_url
+    parts = urlsplit(authorize_url)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "scope"]
+    return urlunsplit(parts._replace(query=urlencode([*query, ("scope", scope)])))
 
 
 class HermesOAuthProvider(OAuthClientProvider):
@@ -57,6 +78,71 @@ class HermesOAuthProvider(OAuthClientProvider):
         if isinstance(metadata_record, dict):
             with contextlib.suppress(ValueError):
                 self.context.oauth_metadata = OAuthMetadata.model_validate(metadata_record)
+        if file_storage.preregistered is not None:
+            self._authenticate_as_the_server_says()
+        # Told when a call is refused for want of scope and only a person could grant more.
+        self.on_refused: Callable[[LoginRequired], None] | None = None
+
+    async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        """The SDK's flow, except that a step-up no one can answer here hands back the server's 403.
+
+        Raising out of the flow would end the whole connection (the transport dies with the POST);
+        answered with the 403, only this request fails, and `on_refused` learns the reason.
+        """
+        flow = super().async_auth_flow(request)
+        sent = await flow.__anext__()
+        while True:
+            response = yield sent
+            try:
+                sent = await flow.asend(response)
+            except StopAsyncIteration:
+                return
+            except LoginRequired as refusal:
+                if refusal.broader_scope is None:
+                    raise
+                if self.on_refused is not None:
+                    self.on_refused(refusal)
+                if sent is not request:
+                    # The last answer was to a metadata lookup: the caller must get one to its request.
+                    yield request
+                return
+
+    def _authenticate_as_the_server_says(self) -> None:
+        """A pre-registered client's secret goes where the authorization server wants it.
+
+        The SDK reads the method from the client record alone, and a record hermes writes for a
+        configured client cannot know it: the server's metadata, discovered during the flow, can.
+        The choice is made just before each token request, when that metadata is at hand.
+        """
+        context = self.context
+        prepare = context.prepare_token_auth
+
+        def prepare_as_advertised(data: dict[str, str], headers: dict[str, str] | None = None
+                                  ) -> tuple[dict[str, str], dict[str, str]]:
+            info = context.client_info
+            if info is not None and info.client_id == self.file_storage.preregistered_id:
+                supported = context.oauth_metadata.token_endpoint_auth_methods_supported \
+                    if context.oauth_metadata is not None else None
+                info.token_endpoint_auth_method = token_auth_method(supported, bool(info.client_secret))
+            return prepare(data, headers)
+
+        context.prepare_token_auth = prepare_as_advertised  # type: ignore[method-assign]
+
+
+def token_auth_method(supported: list[str] | None, has_secret: bool) -> str:
+    """How a client with (or without) a secret authenticates at the token endpoint.
+
+    RFC 8414 §2: metadata that lists no methods means `client_secret_basic`. Otherwise the first
+    of basic, post and none that the server lists; a secret the server never asks for stays home.
+    """
+    if not has_secret:
+        return "none"
+    if not supported:
+        return "client_secret_basic"
+    for method in ("client_secret_basic", "client_secret_post", "none"):
+        if method in supported:
+            return method
+    return "client_secret_basic"
 
 
 def client_metadata(settings: OAuthSettings | None, redirect_port: int) -> OAuthClientMetadata:
@@ -79,7 +165,7 @@ def preregistered(settings: OAuthSettings | None, redirect_port: int) -> dict[st
         "redirect_uris": [f"http://127.0.0.1:{redirect_port}/callback"],
         "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"],
-        "token_endpoint_auth_method": "client_secret_post" if settings.client_secret else "none",
+        "token_endpoint_auth_method": token_auth_method(None, bool(settings.client_secret)),
         "client_id_issued_at": int(time.time()),
     }
     if settings.client_secret:
@@ -92,7 +178,8 @@ def preregistered(settings: OAuthSettings | None, redirect_port: int) -> dict[st
 def build_provider(home: Home, server: str, url: str, settings: OAuthSettings | None, *,
                    redirect: Callable[[str], Awaitable[None]] | None = None,
                    callback: Callable[[], Awaitable[AuthorizationCodeResult]] | None = None,
-                   redirect_port: int | None = None, redactor: Redactor | None = None) -> HermesOAuthProvider:
+                   redirect_port: int | None = None, redactor: Redactor | None = None,
+                   on_refused: Callable[[LoginRequired], None] | None = None) -> HermesOAuthProvider:
     """Without `redirect`/`callback` the provider is non-interactive: it raises `LoginRequired`.
 
     With a `redactor`, every access and refresh token (and the client secret) is registered the
@@ -105,12 +192,20 @@ def build_provider(home: Home, server: str, url: str, settings: OAuthSettings | 
             redactor.register(settings.client_secret)
         storage.on_tokens.append(lambda tokens: redactor.register(tokens.access_token, tokens.refresh_token or ""))
 
-    async def refuse_redirect(_url: str) -> None:
+    async def refuse_redirect(url: str) -> None:
+        # With a token already held, being sent to sign in again means a call needed more scope
+        # (a 403 insufficient_scope step-up): remembered, so the login asks for all of it.
+        wanted = scope_of(url)
+        if wanted and await storage.get_tokens() is not None:
+            storage.remember_wanted_scope(wanted)
+            raise LoginRequired(server, broader_scope=wanted)
         raise LoginRequired(server)
 
     async def refuse_callback() -> AuthorizationCodeResult:
         raise LoginRequired(server)
 
-    return HermesOAuthProvider(url, client_metadata(settings, port), file_storage=storage,
-                               redirect_handler=redirect or refuse_redirect,
-                               callback_handler=callback or refuse_callback)
+    provider = HermesOAuthProvider(url, client_metadata(settings, port), file_storage=storage,
+                                   redirect_handler=redirect or refuse_redirect,
+                                   callback_handler=callback or refuse_callback)
+    provider.on_refused = on_refused
+    return provider

@@ -54,6 +54,16 @@ def delete_tokens(home: Home, server: str) -> list[Path]:
     return removed
 
 
+def union_of(*scopes: str | None) -> str | None:
+    """Space-separated scopes merged in order, each once."""
+    merged: list[str] = []
+    for scope in scopes:
+        for item in (scope or "").split():
+            if item not in merged:
+                merged.append(item)
+    return " ".join(merged) or None
+
+
 class FileTokenStorage:
     """The SDK's `TokenStorage`, on the token files; also keeps what a later refresh needs.
 
@@ -66,13 +76,19 @@ class FileTokenStorage:
         self.home = home
         self.server = server
         self.preregistered = preregistered
+        self.preregistered_id = preregistered.get("client_id") if preregistered else None
         # The provider's `OAuthContext`, whose expiry time and AS metadata are saved with each token.
         self.context: Any = None
         self.on_tokens: list[Any] = []
+        # `hermes mcp login` authorizes anew whatever is stored (a broader scope, another account);
+        # the token it receives is read back normally.
+        self.fresh_sign_in = False
 
     async def get_tokens(self) -> Any:
         from mcp.shared.auth import OAuthToken
 
+        if self.fresh_sign_in:
+            return None
         data = read_json(token_path(self.home, self.server))
         if data is None or not isinstance(data.get("token"), dict):
             return None
@@ -98,8 +114,20 @@ class FileTokenStorage:
         if metadata is not None:
             record["authorization_server"] = metadata.model_dump(mode="json", exclude_none=True)
         write_json(token_path(self.home, self.server), record)
+        self.fresh_sign_in = False
         for callback in self.on_tokens:
             callback(tokens)
+
+    def remember_wanted_scope(self, scope: str) -> None:
+        """The scope a call was refused for (step-up); the next login asks for it too."""
+        record = self.stored()
+        if record:
+            record["wanted_scope"] = union_of(record.get("wanted_scope"), scope)
+            write_json(token_path(self.home, self.server), record)
+
+    def wanted_scope(self) -> str | None:
+        wanted = self.stored().get("wanted_scope")
+        return wanted if isinstance(wanted, str) and wanted else None
 
     async def get_client_info(self) -> Any:
         from mcp.shared.auth import OAuthClientInformationFull
