@@ -200,6 +200,19 @@ async def _subscription(ctx: object, params: types.SubscribeRequestParams) -> ty
     return types.EmptyResult()
 
 
+@app.tool(name="json_schema_2020_12_tool", description="A tool whose input schema uses JSON Schema 2020-12.")
+def json_schema_2020_12_tool() -> str:
+    return "ok"
+
+
+# The decorator derives the schema from the signature; this tool's point is a hand-written 2020-12 one.
+app._tool_manager._tools["json_schema_2020_12_tool"].parameters = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+    "$defs": {"address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "additionalProperties": False}
+
+
 def main() -> None:
     lowlevel = app._lowlevel_server
     lowlevel.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_level)

@@ -70,16 +70,28 @@ class OAuthSettings:
     client_secret: str | None = None
     scope: str | None = None
     redirect_port: int | None = None
+    # A Client ID Metadata Document (2025-11-25): an https URL, with a path, that describes hermes
+    # as a client; used as the client id where the authorization server supports it.
+    client_metadata_url: str | None = None
 
     @classmethod
     def read(cls, value: Any, loc: Loc) -> OAuthSettings:
-        data = mapping(value, loc, {"client_id", "client_secret", "scope", "redirect_port"})
+        data = mapping(value, loc, {"client_id", "client_secret", "scope", "redirect_port", "client_metadata_url"})
         return cls(
             client_id=optional(data, "client_id", loc, text, None),
             client_secret=optional(data, "client_secret", loc, text, None),
             scope=optional(data, "scope", loc, text, None),
             redirect_port=optional(data, "redirect_port", loc, port, None),
+            client_metadata_url=optional(data, "client_metadata_url", loc, _metadata_document_url, None),
         )
+
+
+def _metadata_document_url(value: Any, loc: Loc) -> str:
+    url = text(value, loc)
+    parts = urlsplit(url)
+    if parts.scheme != "https" or parts.path in ("", "/") or not parts.hostname:
+        raise Invalid(loc, f"must be an https URL with a path (a Client ID Metadata Document), not {shown(url)}")
+    return url
 
     def __repr__(self) -> str:
         return f"OAuthSettings(client_id={self.client_id!r}, client_secret=<hidden>, scope={self.scope!r})"

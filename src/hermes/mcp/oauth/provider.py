@@ -65,9 +65,10 @@ class HermesOAuthProvider(OAuthClientProvider):
 
     def __init__(self, server_url: str, metadata: OAuthClientMetadata, *, file_storage: FileTokenStorage,
                  redirect_handler: Callable[[str], Awaitable[None]],
-                 callback_handler: Callable[[], Awaitable[AuthorizationCodeResult]]) -> None:
+                 callback_handler: Callable[[], Awaitable[AuthorizationCodeResult]],
+                 client_metadata_url: str | None = None) -> None:
         super().__init__(server_url, metadata, file_storage, redirect_handler=redirect_handler,
-                         callback_handler=callback_handler)
+                         callback_handler=callback_handler, client_metadata_url=client_metadata_url)
         self.file_storage = file_storage
         file_storage.context = self.context
         stored = file_storage.stored()
@@ -206,6 +207,7 @@ def build_provider(home: Home, server: str, url: str, settings: OAuthSettings | 
 
     provider = HermesOAuthProvider(url, client_metadata(settings, port), file_storage=storage,
                                    redirect_handler=redirect or refuse_redirect,
-                                   callback_handler=callback or refuse_callback)
+                                   callback_handler=callback or refuse_callback,
+                                   client_metadata_url=settings.client_metadata_url if settings else None)
     provider.on_refused = on_refused
     return provider

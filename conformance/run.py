@@ -1,0 +1,130 @@
+"""Run the official MCP conformance suite against hermes, as a server and as a client.
+
+    python conformance/run.py [server] [client]      (both when neither is named)
+
+Server: `hermes mcp serve --http --only conformance --no-prefix --no-auth` stands in front of
+`tests/servers/conformance_server.py` (an SDK server with the suite's test tools, resources and
+prompts), and the suite's server scenarios run through the aggregator for each protocol version.
+Client: the suite starts a scenario server per scenario and runs `conformance/client.py URL`,
+which drives the real `hermes` CLI (`mcp test`, `mcp login`, `tools call`) against it.
+
+Failures are judged against `conformance/expected-failures.yml` (only what cannot apply to hermes,
+each with its reason): a new failure or a stale entry fails the run. Everything stays on loopback;
+the npm packages come from `tests/npm/package-lock.json` (installed on first use).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.npm_tools import NpmTools, install  # noqa: E402  (the repository's own pinned npm tools)
+
+HERE = Path(__file__).resolve().parent
+BASELINE = HERE / "expected-failures.yml"
+SERVER_VERSIONS = ("2025-06-18", "2025-11-25")
+# The suite's client scenarios for these versions, plus the 2025-03-26 authorization fallbacks.
+CLIENT_VERSIONS = ("2025-06-18", "2025-11-25", "2025-03-26")
+SERVE_READY = re.compile(r"hermes MCP server on (http://\S+)")
+STARTUP_LIMIT = 120.0
+
+
+def _suite(npm: NpmTools, *args: str, output: Path) -> subprocess.CompletedProcess[str]:
+    command = [*npm.conformance, *args, "--expected-failures", str(BASELINE), "-o", str(output)]
+    return subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                          env={**os.environ, "NO_COLOR": "1", "FORCE_COLOR": "0"})
+
+
+def _summary(run: subprocess.CompletedProcess[str]) -> str:
+    """The suite's own verdict lines: per-scenario marks, the total, and the baseline check."""
+    keep = [line for line in run.stdout.splitlines()
+            if line.startswith(("✓", "✗", "Total:", "Baseline", "Unexpected", "Stale", "  ✗", "  ✓"))]
+    return "\n".join(keep) if keep else (run.stdout + run.stderr)[-4000:]
+
+
+def _start_serve(home: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    (home / "config.yaml").write_text(
+        "mcp_servers:\n"
+        "  conformance:\n"
+        f"    command: {sys.executable}\n"
+        f"    args: [{ROOT / 'tests' / 'servers' / 'conformance_server.py'}]\n")
+    with log.open("wb") as errors:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "hermes", "mcp", "serve", "--http", "--only", "conformance", "--no-prefix",
+             "--no-auth"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors,
+            env={**os.environ, "HERMES_HOME": str(home)})
+    deadline = time.monotonic() + STARTUP_LIMIT
+    while time.monotonic() < deadline and process.poll() is None:
+        found = SERVE_READY.search(log.read_text(errors="replace"))
+        if found:
+            return process, found.group(1)
+        time.sleep(0.1)
+    process.kill()
+    raise SystemExit(f"hermes mcp serve did not start; its output:\n{log.read_text(errors='replace')}")
+
+
+def run_server(npm: NpmTools, work: Path) -> bool:
+    home = work / "serve-home"
+    home.mkdir()
+    process, url = _start_serve(home, work / "serve.log")
+    passed = True
+    try:
+        for version in SERVER_VERSIONS:
+            started = time.monotonic()
+            run = _suite(npm, "server", "--url", url, "--spec-version", version, output=work / f"server-{version}")
+            print(f"== server scenarios, {version}, through hermes mcp serve ({time.monotonic() - started:.1f} s)")
+            print(_summary(run))
+            passed &= run.returncode == 0
+        started = time.monotonic()
+        run = _suite(npm, "server", "--url", url, "--suite", "pending", output=work / "server-pending")
+        print(f"== server scenarios still pending in the suite ({time.monotonic() - started:.1f} s)")
+        print(_summary(run))
+        passed &= run.returncode == 0
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+    return passed
+
+
+def run_client(npm: NpmTools, work: Path) -> bool:
+    passed = True
+    adapter = f"{sys.executable} {HERE / 'client.py'}"
+    for version in CLIENT_VERSIONS:
+        started = time.monotonic()
+        # Generous: the scenarios run all at once, each starting its own hermes, on however few cores.
+        run = _suite(npm, "client", "--command", adapter, "--suite", "all", "--spec-version", version,
+                     "--timeout", "180000", output=work / f"client-{version}")
+        print(f"== client scenarios, {version}, hermes as the client ({time.monotonic() - started:.1f} s)")
+        print(_summary(run))
+        passed &= run.returncode == 0
+    return passed
+
+
+def main(argv: list[str]) -> int:
+    wanted = set(argv) or {"server", "client"}
+    unknown = wanted - {"server", "client"}
+    if unknown:
+        print(f"usage: python conformance/run.py [server] [client] (not {', '.join(sorted(unknown))})")
+        return 2
+    npm = install()
+    with tempfile.TemporaryDirectory(prefix="hermes-conformance-") as scratch:
+        work = Path(scratch)
+        passed = True
+        if "server" in wanted:
+            passed &= run_server(npm, work)
+        if "client" in wanted:
+            passed &= run_client(npm, work)
+    print("conformance: " + ("passed (every failure is an expected one)" if passed else "FAILED"))
+    return 0 if passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
