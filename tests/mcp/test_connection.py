@@ -107,6 +107,22 @@ async def test_call_timeout_cancels_on_the_server(home: Home, tmp_path: Path) ->
         assert (await session.call("mcp__box__echo", {"text": "still fine"})).text == "still fine"
 
 
+async def test_a_task_that_outlives_its_timeout_is_cancelled_on_the_server(home: Home, tmp_path: Path) -> None:
+    marker = tmp_path / "task-cancelled"
+    write_config(home, {"mcp_servers": {"box": fast_entry(timeout=0.5)}})
+    steps: list[str | None] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        steps.append(message)
+
+    async with Session(home) as session:
+        outcome = await session.call("mcp__box__endless_task", {"marker": str(marker)}, on_progress=on_progress)
+        assert outcome.is_error and "timed out after 0.5 s" in outcome.text, outcome.text
+        await wait_until(marker.exists)
+        assert marker.read_text() == "cancelled" and "still going" in steps
+        assert (await session.call("mcp__box__echo", {"text": "still fine"})).text == "still fine"
+
+
 async def test_list_changed_refreshes_tools(home: Home) -> None:
     write_config(home, {"mcp_servers": {"box": stdio_entry()}})
     async with Session(home) as session:

@@ -57,7 +57,9 @@ TOOLS = [tool("ping", "Answer pong."), tool("a.b", "Collides with a-b."), tool("
           tool("slow", "Sleep, then answer; records cancellation.", seconds="number", marker="string"),
           tool("whoami", "Report this process id."),
           tool("env-report", "Names of every environment variable."),
-          tool("log", "Send the text as a log message, then answer.", text="string")]
+          tool("log", "Send the text as a log message, then answer.", text="string"),
+          {**tool("endless-task", "A task that never ends; its cancellation is written to the marker file.",
+                  marker="string"), "execution": {"taskSupport": "required"}}]
 LONG_NAME = "a-tool-whose-name-is-far-too-long-to-be-registered-without-being-cut-short"
 if "--long" in args:
     TOOLS.append(tool(LONG_NAME, "A tool with a long name."))
@@ -95,20 +97,43 @@ def call(request_id: object, name: str, arguments: dict[str, object]) -> dict[st
     return text(f"no tool {name}", error=True)
 
 
+TASKS: dict[str, str] = {}  # task id -> the marker file its cancellation is written to
+
+
+def task_state(task_id: str, status: str) -> dict[str, object]:
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return {"taskId": task_id, "status": status, "createdAt": now, "lastUpdatedAt": now, "ttl": 60000,
+            "pollInterval": 100, "statusMessage": "still going"}
+
+
 def answer(message: dict[str, object]) -> None:
     method, request_id = message.get("method"), message.get("id")
     params = message.get("params") if isinstance(message.get("params"), dict) else {}
     assert isinstance(params, dict)
     if method == "initialize":
         result: dict[str, object] = {"protocolVersion": params.get("protocolVersion", PROTOCOL),
-                                     "capabilities": {"tools": {"listChanged": False}},
+                                     "capabilities": {"tools": {"listChanged": False},
+                                                      "tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}}},
                                      "serverInfo": {"name": "fast", "version": "1.0"}}
     elif method == "tools/list":
         result = {"tools": TOOLS}
+    elif method == "tools/call" and params.get("name") == "endless-task" and "task" in params:
+        task_id = f"task-{len(TASKS) + 1}"
+        arguments = params.get("arguments") if isinstance(params.get("arguments"), dict) else {}
+        TASKS[task_id] = str(arguments.get("marker", ""))  # type: ignore[union-attr]
+        result = {"task": task_state(task_id, "working")}
     elif method == "tools/call":
         arguments = params.get("arguments") if isinstance(params.get("arguments"), dict) else {}
         assert isinstance(arguments, dict)
         result = call(request_id, str(params.get("name")), arguments)
+    elif method == "tasks/get":
+        result = task_state(str(params.get("taskId")), "working")
+    elif method == "tasks/cancel":
+        marker = TASKS.get(str(params.get("taskId")))
+        if marker:
+            with open(marker, "w") as handle:
+                handle.write("cancelled")
+        result = task_state(str(params.get("taskId")), "cancelled")
     elif method == "ping":
         result = {}
     else:
