@@ -19,6 +19,7 @@ import math
 import re
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 Loc = tuple[str | int, ...]
 T = TypeVar("T")
@@ -156,3 +157,17 @@ def required(data: Mapping[str, Any], key: str, loc: Loc, read: Reader[T], *, wh
     if key not in data or data[key] is None:
         raise Invalid((*loc, key), why)
     return read(data[key], (*loc, key))
+
+
+def http_url_problem(url: str) -> str | None:
+    """Why `url` is not an http(s) URL with a host, or None when it is one."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - parsing the port is what raises for a bad one
+    except ValueError as exc:
+        return f"is not a valid URL ({exc})"
+    if parts.scheme not in ("http", "https"):
+        return "must be an http:// or https:// URL"
+    if not parts.hostname:
+        return "must name a host"
+    return None

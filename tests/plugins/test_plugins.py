@@ -299,10 +299,10 @@ def test_skills_are_offered_only_while_their_app_is_available(home: Home, tmp_pa
     make_repo(repo, files)
     assert hermes("plugins", "install", str(repo), "--enable", home=home).returncode == 0
     skills = {s["name"]: s for s in json.loads(hermes("skills", "list", "--json", home=home).stdout)["skills"]}
-    assert skills["acme-flow"]["offered"] and skills["needs-app"]["offered"]
+    assert skills["acme-flow"]["loaded"] and skills["needs-app"]["loaded"]
     (home.root / "apps" / "acme").unlink()
     skills = {s["name"]: s for s in json.loads(hermes("skills", "list", "--json", home=home).stdout)["skills"]}
-    assert skills["acme-flow"]["offered"] and not skills["needs-app"]["offered"]
+    assert skills["acme-flow"]["loaded"] and not skills["needs-app"]["loaded"]
     assert "Acme Tool is not installed" in skills["needs-app"]["why_not"]
 
 

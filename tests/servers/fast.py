@@ -59,7 +59,12 @@ TOOLS = [tool("ping", "Answer pong."), tool("a.b", "Collides with a-b."), tool("
           tool("env-report", "Names of every environment variable."),
           tool("log", "Send the text as a log message, then answer.", text="string"),
           {**tool("endless-task", "A task that never ends; its cancellation is written to the marker file.",
-                  marker="string"), "execution": {"taskSupport": "required"}}]
+                  marker="string"), "execution": {"taskSupport": "required"}},
+          tool("rendezvous", "Wait for a second call of this tool; answer 'met' when both ran at once."),
+          tool("reveal", "Answer with the value of the environment variable named.", variable="string"),
+          {**tool("delete", "Pretend to delete something.", what="string"),
+           "annotations": {"destructiveHint": True, "readOnlyHint": False}}]
+MEETING = threading.Barrier(2)
 LONG_NAME = "a-tool-whose-name-is-far-too-long-to-be-registered-without-being-cut-short"
 if "--long" in args:
     TOOLS.append(tool(LONG_NAME, "A tool with a long name."))
@@ -86,6 +91,16 @@ def call(request_id: object, name: str, arguments: dict[str, object]) -> dict[st
         return {**text(str(os.getpid())), "structuredContent": {"pid": os.getpid()}}
     if name == "env-report":
         return {**text(" ".join(sorted(os.environ))), "structuredContent": {"names": sorted(os.environ)}}
+    if name == "rendezvous":
+        try:
+            MEETING.wait(timeout=120)  # only a hermes that runs one call at a time ever waits this long
+        except threading.BrokenBarrierError:
+            return text("alone")
+        return text("met")
+    if name == "reveal":
+        return text(f"the value is {os.environ.get(str(arguments.get('variable')), '(unset)')}")
+    if name == "delete":
+        return text(f"deleted {arguments.get('what')}")
     if name == "log":
         send({"jsonrpc": "2.0", "method": "notifications/message",
               "params": {"level": "warning", "logger": "fast", "data": {"said": arguments.get("text")}}})

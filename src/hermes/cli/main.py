@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from hermes import __version__
+from hermes.cli.chat_command import chat_command
 from hermes.cli.mcp_commands import mcp_group
 from hermes.cli.plugins_commands import plugins_group, skills_group
 from hermes.cli.tools_commands import tools_group
@@ -81,6 +82,7 @@ cli.add_command(mcp_group)
 cli.add_command(tools_group)
 cli.add_command(plugins_group)
 cli.add_command(skills_group)
+cli.add_command(chat_command)
 
 
 @cli.command("demo")

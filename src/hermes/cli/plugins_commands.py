@@ -11,6 +11,7 @@ import click
 from hermes.cli.options import json_option
 from hermes.cli.output import print_json, print_table, say
 from hermes.cli.progress import progress
+from hermes.errors import UsageError
 from hermes.home import Home
 
 _ACTIVATION = ("A running session gets its MCP servers on `hermes mcp reload`; its tools and prompt changes "
@@ -195,28 +196,48 @@ def _warm(plugin: Any) -> None:
 
 @click.group("skills")
 def skills_group() -> None:
-    """Skills that enabled plugins bring."""
+    """Skills: from enabled plugins, and from this project's .hermes/skills once it is trusted."""
 
 
 @skills_group.command("list")
 @json_option
 def skills_list_command(as_json: bool) -> None:
-    """Every skill of an enabled plugin, and whether it is offered on this machine now."""
+    """Every skill hermes knows here, and whether a chat started now would load it (and why not)."""
+    from hermes.agent.skills import all_skills
     from hermes.config.store import ConfigStore
+    from hermes.config.trust import TrustStore
     from hermes.plugins.registry import load_enabled
-    from hermes.plugins.skills import plugin_skills
 
     home = Home.from_env()
-    host = _host()
     loaded = load_enabled(home, ConfigStore(home).load())
-    skills = [s for plugin in loaded.plugins for s in plugin_skills(plugin, host)]
+    skills = all_skills(loaded.plugins, _host(), Path.cwd(), TrustStore(home))
     if as_json:
         print_json({"skills": [s.to_json() for s in skills], "plugin_errors": loaded.errors})
         return
     for error in loaded.errors:
         say(f"warning: {error}", err=True)
     if not skills:
-        say("No skills from enabled plugins.")
+        say("No skills: none from enabled plugins, and no .hermes/skills in this folder.")
     for skill in skills:
-        state = "offered" if skill.offered else f"not offered: {skill.why_not}"
-        say(f"{skill.plugin}/{skill.name} [{state}] {skill.description}".rstrip())
+        state = "loaded" if skill.loaded else f"not loaded: {skill.why_not}"
+        say(f"{skill.source}/{skill.name} [{state}] {skill.description}".rstrip())
+
+
+@skills_group.command("trust")
+@click.argument("folder", required=False, type=click.Path(file_okay=False, path_type=Path))
+def skills_trust_command(folder: Path | None) -> None:
+    """Trust a project folder (default: this one): its .hermes skills load from now on, until they change."""
+    from hermes.agent.skills import project_skill_files
+    from hermes.config.trust import TrustStore
+
+    home = Home.from_env()
+    target = (folder or Path.cwd()).resolve()
+    if not (target / ".hermes").is_dir():
+        raise UsageError(f"{target} has no .hermes folder: nothing to trust.")
+    try:
+        TrustStore(home).trust(target)
+    except OSError as exc:
+        raise UsageError(f"{target}/.hermes cannot be trusted: {exc}") from None
+    names = [path.parent.name for path in project_skill_files(target)]
+    say(f"Trusted {target}" + (f": skills {', '.join(names)} load in chat from now on" if names else "")
+        + ". A change to its .hermes folder asks again.")

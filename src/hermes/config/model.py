@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from ruamel.yaml.comments import CommentedMap
 
+from hermes.config.agent_settings import Approval, ModelSettings, SamplingSettings
 from hermes.config.yamlfile import line_of
 from hermes.errors import ConfigError
 from hermes.validation import (
@@ -26,6 +27,7 @@ from hermes.validation import (
     Loc,
     choice,
     flag,
+    http_url_problem,
     mapping,
     optional,
     port,
@@ -98,7 +100,7 @@ def _metadata_document_url(value: Any, loc: Loc) -> str:
 
 
 _SERVER_KEYS = {"command", "args", "env", "cwd", "url", "headers", "transport", "auth", "oauth", "enabled",
-                "timeout", "connect_timeout", "tools", "roots"}
+                "timeout", "connect_timeout", "tools", "roots", "approval", "sampling"}
 _TRANSPORTS = ("streamable-http", "http", "sse", "stdio")
 
 
@@ -109,20 +111,6 @@ def _args(value: Any, loc: Loc) -> tuple[str, ...]:
         except ValueError as exc:
             raise Invalid(loc, f"cannot be split like a shell command line ({exc})") from None
     return texts(value, loc)
-
-
-def http_url_problem(url: str) -> str | None:
-    """Why `url` is not an http(s) URL with a host, or None when it is one."""
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - parsing the port is what raises for a bad one
-    except ValueError as exc:
-        return f"is not a valid URL ({exc})"
-    if parts.scheme not in ("http", "https"):
-        return "must be an http:// or https:// URL"
-    if not parts.hostname:
-        return "must name a host"
-    return None
 
 
 def _url(value: Any, loc: Loc) -> str:
@@ -153,6 +141,8 @@ class ServerConfig:
     connect_timeout: float = 60.0
     tools: ToolFilter = field(default_factory=ToolFilter)
     roots: tuple[str, ...] | None = None  # folders (or URIs) the server may work in; default: hermes's own
+    approval: Approval = field(default_factory=Approval)  # which tools ask before running in chat
+    sampling: SamplingSettings = field(default_factory=SamplingSettings)  # what it may ask of the model
 
     @classmethod
     def read(cls, value: Any, loc: Loc) -> ServerConfig:
@@ -172,6 +162,8 @@ class ServerConfig:
             connect_timeout=optional(data, "connect_timeout", loc, seconds, 60.0),
             tools=optional(data, "tools", loc, ToolFilter.read, ToolFilter()),
             roots=optional(data, "roots", loc, texts, None),
+            approval=optional(data, "approval", loc, Approval.read, Approval()),
+            sampling=optional(data, "sampling", loc, SamplingSettings.read, SamplingSettings()),
         )
         if config.command and config.url:
             raise Invalid(loc, "has both 'command' and 'url'; a server is either stdio or HTTP, not both")
@@ -245,6 +237,7 @@ class HermesConfig:
     platform_toolsets: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     mcp: McpSettings = field(default_factory=McpSettings)
     plugins: PluginSettings = field(default_factory=PluginSettings)
+    model: ModelSettings | None = None  # the agent's model (`hermes chat`)
 
     @classmethod
     def read(cls, data: Mapping[str, Any]) -> HermesConfig:
@@ -264,6 +257,7 @@ class HermesConfig:
             platform_toolsets={name: texts(value, ("platform_toolsets", name)) for name, value in toolsets.items()},
             mcp=optional(data, "mcp", (), McpSettings.read, McpSettings()),
             plugins=optional(data, "plugins", (), PluginSettings.read, PluginSettings()),
+            model=optional(data, "model", (), ModelSettings.read, None),
         )
 
 

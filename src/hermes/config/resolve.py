@@ -6,9 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from hermes.config.interpolate import interpolate, referenced_variables
-from hermes.config.model import ServerConfig, http_url_problem
+from hermes.config.model import ServerConfig
 from hermes.errors import HermesError
 from hermes.security.redact import credential_parts
+from hermes.validation import http_url_problem
 
 
 @dataclass(frozen=True, repr=False)

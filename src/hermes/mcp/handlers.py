@@ -23,8 +23,8 @@ from mcp.client import ClientRequestContext
 from hermes.files import open_private_append
 from hermes.security.redact import Redactor
 
-SamplingHandler = Callable[[str, types.CreateMessageRequestParams],
-                           Awaitable[types.CreateMessageResult | types.ErrorData]]
+SamplingResult = types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData
+SamplingHandler = Callable[[str, types.CreateMessageRequestParams], Awaitable[SamplingResult]]
 ElicitationHandler = Callable[[str, types.ElicitRequestParams], Awaitable[types.ElicitResult | types.ErrorData]]
 RootsHandler = Callable[[str], Awaitable[list[types.Root]]]
 LogHandler = Callable[[str, types.LoggingMessageNotificationParams], Awaitable[None]]
@@ -39,6 +39,7 @@ class ClientHandlers:
     elicitation: ElicitationHandler | None = None
     roots: RootsHandler | None = None
     logging: LogHandler | None = None  # besides the server's log file, which always gets the message
+    sampling_with_tools: bool = False  # the sampling handler can also offer the server's tools to the model
 
 
 def path_roots(paths: list[str] | tuple[str, ...]) -> list[types.Root]:
@@ -66,7 +67,7 @@ class ServerCallbacks:
         self._log: TextIO | None = None
 
     async def sampling(self, context: ClientRequestContext,
-                       params: types.CreateMessageRequestParams) -> types.CreateMessageResult | types.ErrorData:
+                       params: types.CreateMessageRequestParams) -> SamplingResult:
         if self.handlers.sampling is None:
             return types.ErrorData(code=types.INVALID_REQUEST, message=NO_MODEL)
         return await self.handlers.sampling(self.server, params)
@@ -106,5 +107,8 @@ class ServerCallbacks:
 
     def client_options(self) -> dict[str, Any]:
         """Keyword arguments for `mcp.Client`: every capability declared, every request answered."""
+        sampling = types.SamplingCapability(tools=types.SamplingToolsCapability()) \
+            if self.handlers.sampling_with_tools else None
         return {"sampling_callback": self.sampling, "elicitation_callback": self.elicitation,
-                "list_roots_callback": self.list_roots, "logging_callback": self.logging}
+                "list_roots_callback": self.list_roots, "logging_callback": self.logging,
+                "sampling_capabilities": sampling}

@@ -34,7 +34,7 @@ from hermes.apps.gate import Gate, app_gate
 from hermes.apps.host import Host, local_host
 from hermes.apps.states import AppState
 from hermes.apps.status import AppStatus
-from hermes.config.model import HermesConfig
+from hermes.config.model import HermesConfig, ServerConfig
 from hermes.config.resolve import ResolvedServer, resolve_server
 from hermes.config.store import ConfigStore
 from hermes.errors import HermesError
@@ -420,6 +420,11 @@ class Session:
                          availability.version if availability else None,
                          availability.path if availability else None,
                          declaration.requires.min_version, self.host.os_name, self.redactor(detail) or None)
+
+    def server_config(self, name: str) -> ServerConfig | None:
+        """The configuration a server runs with (from config.yaml or its plugin), or None."""
+        desired = self._desired.get(name)
+        return desired.config if desired is not None else None
 
     def connections(self) -> dict[str, ServerConnection]:
         return dict(self._connections)

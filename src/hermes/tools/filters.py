@@ -7,16 +7,17 @@ from fnmatch import fnmatchcase
 from hermes.config.model import ToolFilter
 
 
-def _matches(name: str, patterns: tuple[str, ...]) -> bool:
+def matches_any(name: str, patterns: tuple[str, ...]) -> bool:
+    """Whether `name` is one of `patterns` (exact, or a glob: `*`, `?`, `[...]`)."""
     return any(fnmatchcase(name, pattern) for pattern in patterns)
 
 
 def tool_allowed(name: str, rule: ToolFilter) -> bool:
     """`include` is an allowlist and wins over `exclude`; `include: []` allows nothing."""
     if rule.include is not None:
-        return _matches(name, rule.include)
+        return matches_any(name, rule.include)
     if rule.exclude is not None:
-        return not _matches(name, rule.exclude)
+        return not matches_any(name, rule.exclude)
     return True
 
 

@@ -1,0 +1,111 @@
+"""Putting a chat together: the model from config (or the command line), a session whose servers'
+sampling and elicitation reach that model and the user, the skills, the fixed system prompt."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import anyio
+
+from hermes.agent.loop import Agent
+from hermes.agent.prompt import system_prompt
+from hermes.agent.provider import Provider
+from hermes.agent.sampling import SamplingBroker
+from hermes.agent.skills import SkillEntry, all_skills
+from hermes.agent.ui import ChatUI
+from hermes.config.agent_settings import MODEL_BLOCK, Approval, ModelSettings, SamplingSettings
+from hermes.config.store import ConfigStore
+from hermes.config.trust import TrustStore
+from hermes.errors import HermesError
+from hermes.home import Home
+from hermes.mcp.handlers import ClientHandlers
+from hermes.plugins.registry import load_enabled
+from hermes.session.core import ReloadReport, Session, SessionSettings
+from hermes.validation import http_url_problem
+
+RELOAD_BUDGET = 30.0
+
+
+class NoModel(HermesError):
+    exit_code = 2
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"No model is configured: add this to {path} (or pass --model and --base-url):\n\n"
+                         f"{MODEL_BLOCK}")
+
+
+@dataclass(frozen=True)
+class ChatOptions:
+    model: str | None = None
+    base_url: str | None = None
+    yes: bool = False  # one-shot: run tools that ask for approval
+    platform: str | None = None
+    deferred: bool | None = None  # None: as model.deferred_tools says
+    folder: Path = field(default_factory=Path.cwd)  # where project skills are looked for
+
+
+def model_settings(home: Home, options: ChatOptions) -> ModelSettings:
+    """The configured model with the command line's overrides and its ${VAR}s filled in."""
+    store = ConfigStore(home)
+    configured = store.load().model
+    if configured is None and not (options.model and options.base_url):
+        raise NoModel(home.config)
+    settings = configured or ModelSettings(base_url=options.base_url or "", name=options.model or "")
+    if options.model:
+        settings = replace(settings, name=options.model)
+    if options.base_url:
+        problem = http_url_problem(options.base_url)
+        if problem:
+            raise HermesError(f"--base-url {problem}.")
+        settings = replace(settings, base_url=options.base_url)
+    resolved, _ = settings.resolved(store.variables(), home.config)
+    return resolved
+
+
+@dataclass
+class Chat:
+    agent: Agent
+    session: Session
+    skills: list[SkillEntry]
+
+    async def reload(self) -> tuple[ReloadReport | None, str | None]:
+        """`/reload-mcp`: the session reloads within the budget; the model hears the difference next."""
+        with anyio.move_on_after(RELOAD_BUDGET):
+            report = await self.session.reload()
+            return report, self.agent.note_changes()
+        return None, None
+
+
+@asynccontextmanager
+async def open_chat(home: Home, options: ChatOptions, ui: ChatUI) -> AsyncIterator[Chat]:
+    settings = model_settings(home, options)
+    deferred = settings.deferred_tools if options.deferred is None else options.deferred
+    session = Session(home, SessionSettings(platform=options.platform),
+                      handlers=ClientHandlers(sampling_with_tools=True))
+    provider = Provider(settings, session.redactor)
+
+    def sampling_for(server: str) -> SamplingSettings:
+        config = session.server_config(server)
+        return config.sampling if config is not None else SamplingSettings()
+
+    def approval_for(server: str) -> Approval:
+        config = session.server_config(server)
+        return config.approval if config is not None else Approval()
+
+    # What the session's servers ask of their client goes to this chat's model and user.
+    session.handlers.sampling = SamplingBroker(provider, sampling_for,
+                                               ui.approve_sampling if ui.interactive else None)
+    session.handlers.elicitation = ui.elicit
+    try:
+        async with session:
+            plugins = load_enabled(home, ConfigStore(home).load()).plugins
+            skills = all_skills(plugins, session.host, options.folder, TrustStore(home))
+            prompt = system_prompt(catalog=session.deferred_catalog() if deferred else None, skills=skills)
+            agent = Agent(session, provider, ui, system_prompt=prompt, settings=settings, deferred=deferred,
+                          yes=options.yes, approval_for=approval_for)
+            yield Chat(agent, session, skills)
+    finally:
+        await provider.close()

@@ -1,0 +1,157 @@
+"""MCP sampling: a server asks the chat's model for a completion, within that server's `sampling:` bounds.
+
+Every request gets a protocol-correct answer, never a hang: refused with the reason (sampling off
+for the server, over its rate, a model it does not allow, too many tool rounds, the user said no,
+no one to ask), or the model's reply within `sampling.timeout`. What the server sends is the
+server's prompt; the reply goes back to that server only.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import anyio
+import mcp_types as types
+
+from hermes.agent.approval import Decision
+from hermes.agent.provider import ModelError, Provider, tool_definition
+from hermes.config.agent_settings import SamplingSettings
+
+# JSON-RPC error code MCP suggests for "the user rejected the sampling request".
+USER_REJECTED = -1
+SamplingApproval = Callable[[str, types.CreateMessageRequestParams], Awaitable[Decision]]
+
+
+def _refusal(message: str, code: int = types.INVALID_REQUEST) -> types.ErrorData:
+    return types.ErrorData(code=code, message=message)
+
+
+def _blocks(content: Any) -> list[Any]:
+    return content if isinstance(content, list) else [content]
+
+
+def openai_messages(params: types.CreateMessageRequestParams) -> list[dict[str, Any]]:
+    """The server's conversation as Chat Completions messages (images and audio described, not sent)."""
+    messages: list[dict[str, Any]] = []
+    if params.system_prompt:
+        messages.append({"role": "system", "content": params.system_prompt})
+    for message in params.messages:
+        text: list[str] = []
+        tool_calls: list[dict[str, Any]] = []
+        for block in _blocks(message.content):
+            if isinstance(block, types.TextContent):
+                text.append(block.text)
+            elif isinstance(block, types.ToolUseContent):
+                tool_calls.append({"id": block.id, "type": "function",
+                                   "function": {"name": block.name, "arguments": json.dumps(block.input)}})
+            elif isinstance(block, types.ToolResultContent):
+                result = "\n".join(b.text for b in block.content if isinstance(b, types.TextContent))
+                if block.structured_content is not None and not result:
+                    result = json.dumps(block.structured_content)
+                messages.append({"role": "tool", "tool_call_id": block.tool_use_id, "content": result})
+            else:
+                text.append(f"[{block.type} content from the server, not shown to this model]")
+        if message.role == "assistant":
+            entry: dict[str, Any] = {"role": "assistant", "content": "\n".join(text) or None}
+            if tool_calls:
+                entry["tool_calls"] = tool_calls
+            messages.append(entry)
+        elif text:
+            messages.append({"role": "user", "content": "\n".join(text)})
+    return messages
+
+
+def tool_rounds(params: types.CreateMessageRequestParams) -> int:
+    """How many times the model has already asked for the server's tools in this conversation."""
+    return sum(1 for m in params.messages if m.role == "assistant"
+               and any(isinstance(b, types.ToolUseContent) for b in _blocks(m.content)))
+
+
+class SamplingBroker:
+    """Answers every server's sampling requests with the chat's model."""
+
+    def __init__(self, provider: Provider, settings_for: Callable[[str], SamplingSettings],
+                 approve: SamplingApproval | None) -> None:
+        """`approve` asks the user (interactive chat); None means no one can be asked (one-shot)."""
+        self.provider = provider
+        self.settings_for = settings_for
+        self.approve = approve
+        self._recent: dict[str, deque[float]] = {}
+        self._always: set[str] = set()
+
+    def _over_rate(self, server: str, settings: SamplingSettings) -> bool:
+        now = time.monotonic()
+        recent = self._recent.setdefault(server, deque())
+        while recent and now - recent[0] > 60:
+            recent.popleft()
+        if len(recent) >= settings.max_rpm:
+            return True
+        recent.append(now)
+        return False
+
+    async def _allowed(self, server: str, params: types.CreateMessageRequestParams,
+                       settings: SamplingSettings) -> bool:
+        if server in self._always:
+            return True
+        if self.approve is None:
+            return settings.auto_approve
+        decision = await self.approve(server, params)
+        if decision is Decision.ALWAYS:
+            self._always.add(server)
+        return decision is not Decision.DENY
+
+    async def __call__(self, server: str, params: types.CreateMessageRequestParams
+                       ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+        settings = self.settings_for(server)
+        model = self.provider.settings.name
+        if not settings.enabled:
+            return _refusal(f"Sampling is off for MCP server '{server}' (sampling.enabled: false).")
+        if settings.allowed_models and model not in settings.allowed_models:
+            return _refusal(f"MCP server '{server}' may sample only with {', '.join(settings.allowed_models)}; "
+                            f"the configured model is '{model}'.")
+        if tool_rounds(params) >= settings.max_tool_rounds and params.tools:
+            return _refusal(f"MCP server '{server}' reached its {settings.max_tool_rounds} tool rounds for one "
+                            f"sampling conversation (sampling.max_tool_rounds).")
+        if self._over_rate(server, settings):
+            return _refusal(f"MCP server '{server}' asked for more than {settings.max_rpm} samplings in a minute "
+                            f"(sampling.max_rpm).")
+        if not await self._allowed(server, params, settings):
+            why = "the user declined it" if self.approve is not None else \
+                "no one can approve it in a one-shot run (set sampling.auto_approve: true for this server)"
+            return _refusal(f"Sampling request of MCP server '{server}' refused: {why}.", USER_REJECTED)
+        tools = [tool_definition(t.name, t.description or "", t.input_schema) for t in params.tools or []]
+        try:
+            with anyio.fail_after(settings.timeout):
+                reply = await self.provider.complete(openai_messages(params), tools or None,
+                                                     max_tokens=min(params.max_tokens, settings.max_tokens_cap),
+                                                     timeout=settings.timeout)
+        except TimeoutError:
+            return _refusal(f"The model did not answer MCP server '{server}' within {settings.timeout:g} s "
+                            f"(sampling.timeout).", types.INTERNAL_ERROR)
+        except ModelError as exc:
+            return _refusal(str(exc), types.INTERNAL_ERROR)
+        if reply.tool_calls and params.tools:
+            uses: list[types.SamplingMessageContentBlock] = [
+                types.ToolUseContent(type="tool_use", id=call.id, name=call.name, input=_object(call.arguments))
+                for call in reply.tool_calls]
+            return types.CreateMessageResultWithTools(role="assistant", content=uses, model=reply.model or model,
+                                                      stop_reason="toolUse")
+        stop = "maxTokens" if reply.finish_reason == "length" else "endTurn"
+        return types.CreateMessageResult(role="assistant", content=types.TextContent(type="text", text=reply.content),
+                                         model=reply.model or model, stop_reason=stop)
+
+
+def _object(arguments: str) -> dict[str, Any]:
+    try:
+        value = json.loads(arguments or "{}")
+    except ValueError:
+        return {"_unparsed": arguments}
+    return value if isinstance(value, dict) else {"value": value}
+
+
+def settings_lookup(configs: Mapping[str, SamplingSettings]) -> Callable[[str], SamplingSettings]:
+    return lambda server: configs.get(server, SamplingSettings())

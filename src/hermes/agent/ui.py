@@ -1,0 +1,39 @@
+"""What the tool loop needs from whoever runs it: a terminal with a person, or a one-shot run.
+
+The agent never prints or asks anything itself; the CLI implements this for an interactive chat
+(prompts, a status line, streamed text) and for `hermes chat -q` (activity lines on stderr, no
+questions: the answers are the one-shot rules).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import mcp_types as types
+
+from hermes.agent.approval import Decision
+from hermes.mcp.tasks import Progress
+from hermes.tools.surface import SurfaceTool
+
+
+class ChatUI(Protocol):
+    @property
+    def interactive(self) -> bool:
+        """A person is there to be asked (approvals, sampling, elicitation forms)."""
+
+    async def text(self, delta: str) -> None:
+        """A piece of the model's answer, as it is written (interactive chat streams it)."""
+
+    async def tool_started(self, call_id: str, name: str, arguments: dict[str, Any] | None) -> None: ...
+
+    async def tool_finished(self, call_id: str, name: str, status: str, seconds: float, summary: str) -> None:
+        """`status`: ok, error, unavailable, denied or invalid; `summary` is one line."""
+
+    def progress(self, call_id: str, name: str) -> Progress | None:
+        """Where a running tool's progress goes, if anywhere."""
+
+    async def approve_tool(self, tool: SurfaceTool, arguments: dict[str, Any]) -> Decision: ...
+
+    async def approve_sampling(self, server: str, params: types.CreateMessageRequestParams) -> Decision: ...
+
+    async def elicit(self, server: str, params: types.ElicitRequestParams) -> types.ElicitResult: ...

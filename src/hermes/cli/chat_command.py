@@ -1,0 +1,237 @@
+"""`hermes chat`: the agent. One turn with `-q`, or an interactive conversation in a terminal."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import click
+
+from hermes.cli.options import json_option, platform_option
+from hermes.cli.output import print_json, say
+from hermes.errors import UsageError
+from hermes.home import Home
+
+HELP = """Commands:
+  /help         this list
+  /tools        the tools the model has, and what is unavailable (with why)
+  /status       the MCP servers: state, tools, last error
+  /reload-mcp   re-read config.yaml and plugins; the model hears what changed
+  /new          a fresh conversation (same session, same system prompt)
+  /exit         leave (so do Ctrl-D, and Ctrl-C at an empty prompt)
+Ctrl-C during an answer stops that turn (running tools are cancelled on their servers)."""
+
+
+@click.command("chat")
+@click.option("-q", "--query", help="Ask one question, print the answer, and exit (no terminal needed).")
+@click.option("--model", help="Model name for this run (overrides model.name).")
+@click.option("--base-url", help="OpenAI-compatible endpoint for this run (overrides model.base_url).")
+@click.option("-y", "--yes", is_flag=True, help="One-shot: run tools that ask for approval (destructive ones).")
+@click.option("--deferred/--no-deferred", default=None,
+              help="Offer tool_search and a catalog instead of every tool schema (default: model.deferred_tools).")
+@platform_option
+@json_option
+def chat_command(query: str | None, model: str | None, base_url: str | None, yes: bool, deferred: bool | None,
+                 platform: str | None, as_json: bool) -> None:
+    """Talk to the configured model, with every configured MCP server's tools."""
+    from hermes.agent.chat import ChatOptions
+
+    options = ChatOptions(model=model, base_url=base_url, yes=yes, platform=platform, deferred=deferred,
+                          folder=Path.cwd())
+    home = Home.from_env()
+    if query is not None:
+        sys.exit(anyio.run(_one_shot, home, options, query, as_json))
+    if as_json:
+        raise UsageError("--json goes with -q/--query (a whole turn as JSON).")
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError("Interactive chat needs a terminal; use `hermes chat -q TEXT` in scripts and pipes.")
+    sys.exit(anyio.run(_interactive, home, options))
+
+
+async def _one_shot(home: Home, options: Any, query: str, as_json: bool) -> int:
+    from hermes.agent.chat import open_chat
+    from hermes.agent.loop import Turn, TurnStopped
+    from hermes.agent.provider import ModelError
+    from hermes.cli.chat_ui import OneShotUI
+
+    async with open_chat(home, options, OneShotUI()) as chat:
+        turn: Turn | None = None
+        failure: str | None = None
+        try:
+            turn = await chat.agent.turn(query)
+        except (ModelError, TurnStopped) as exc:
+            failure = str(exc)
+        redact = chat.session.redactor
+        if as_json:
+            data: dict[str, Any] = {"model": chat.agent.provider.settings.name, "answer": turn.answer if turn else None,
+                                    "error": failure, "messages": chat.agent.messages()}
+            if turn is not None:
+                data |= {"rounds": turn.rounds, "tool_calls": [r.to_json() for r in turn.tool_runs],
+                         "usage": turn.usage}
+            print_json(redact.value(data))
+        elif turn is not None:
+            click.echo(redact(turn.answer))
+        else:
+            say(f"Error: {failure}", err=True)
+        return 0 if failure is None else 1
+
+
+async def _interactive(home: Home, options: Any) -> int:
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.history import FileHistory
+    from prompt_toolkit.key_binding import KeyBindings
+
+    from hermes.agent.chat import open_chat
+    from hermes.cli.chat_ui import TerminalUI
+
+    bindings = KeyBindings()
+
+    @bindings.add("c-c")
+    def _(event: Any) -> None:
+        # Ctrl-C clears what was typed; at an empty prompt it leaves, like Ctrl-D.
+        buffer = event.app.current_buffer
+        if buffer.text:
+            buffer.reset()
+        else:
+            event.app.exit(exception=EOFError)
+
+    home.ensure()
+    prompt: PromptSession[str] = PromptSession(history=FileHistory(str(home.root / "chat_history")),
+                                               key_bindings=bindings)
+    ui = TerminalUI()
+    say("Starting the MCP servers…", err=True)
+    async with open_chat(home, options, ui) as chat:
+        _banner(chat)
+        while True:
+            try:
+                text = (await prompt.prompt_async("› ")).strip()
+            except EOFError:
+                return 0
+            if not text:
+                continue
+            if text.startswith("/"):
+                if await _slash(text, chat, home) == "exit":
+                    return 0
+                continue
+            await _turn(chat, ui, text)
+
+
+def _banner(chat: Any) -> None:
+    tools = len(chat.session.surface().tools)
+    missing = chat.session.unavailable()
+    loaded = [s.name for s in chat.skills if s.loaded]
+    say(f"hermes chat with {chat.agent.provider.settings.name} at {chat.agent.provider.where}: {tools} tools"
+        + (f", {len(missing)} servers unavailable (/status)" if missing else "")
+        + (f", skills: {', '.join(loaded)}" if loaded else "") + ". /help lists commands.", err=True)
+    for skill in chat.skills:
+        if not skill.loaded:
+            say(f"skill {skill.name} ({skill.source}) not loaded: {skill.why_not}", err=True)
+
+
+async def _turn(chat: Any, ui: Any, text: str) -> None:
+    """One turn; Ctrl-C (SIGINT) cancels it, and the in-flight tool calls with it."""
+    from hermes.agent.loop import TurnStopped
+    from hermes.agent.provider import ModelError
+
+    interrupted = False
+    async with anyio.create_task_group() as group:
+        async def stop_on_interrupt() -> None:
+            nonlocal interrupted
+            with anyio.open_signal_receiver(signal.SIGINT) as signals:
+                async for _ in signals:
+                    interrupted = True
+                    group.cancel_scope.cancel()
+
+        group.start_soon(stop_on_interrupt)
+        try:
+            turn = await chat.agent.turn(text, stream=True)
+            if not ui.streamed and turn.answer:
+                sys.stdout.write(turn.answer)
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+            ui.streamed = False
+        except (ModelError, TurnStopped) as exc:
+            ui.streamed = False
+            say(f"\nError: {exc}", err=True)
+        finally:
+            group.cancel_scope.cancel()
+    if interrupted:
+        ui.streamed = False
+        say("\n(interrupted: the turn stopped; running tools were cancelled)", err=True)
+
+
+async def _slash(text: str, chat: Any, home: Home) -> str | None:
+    command = text.split()[0].lower()
+    if command in ("/exit", "/quit"):
+        return "exit"
+    if command == "/help":
+        say(HELP)
+    elif command == "/tools":
+        _show_tools(chat)
+    elif command == "/status":
+        for status in chat.session.status():
+            why = f": {status.why_unavailable}" if status.why_unavailable else ""
+            say(f"{status.name}: {status.state}, {status.tools} tools ({status.transport}){why}")
+    elif command == "/new":
+        chat.agent.new_conversation()
+        say("A fresh conversation (same tools, same system prompt).")
+    elif command == "/reload-mcp":
+        await _reload(chat, home)
+    else:
+        say(f"Unknown command {command}; /help lists them.")
+    return None
+
+
+def _show_tools(chat: Any) -> None:
+    surface = chat.session.surface()
+    for tool in surface.tools.values():
+        first = tool.description.strip().splitlines()[0][:90] if tool.description.strip() else ""
+        say(f"{tool.name}  {first}")
+    if not surface.tools:
+        say("No tools.")
+    if chat.agent.deferred:
+        say("(deferred: the model finds these with tool_search)")
+    for missing in chat.session.unavailable():
+        say(f"unavailable: {missing.sentence}")
+
+
+def _preferences(home: Home) -> Path:
+    return home.root / "chat-preferences.json"
+
+
+async def _reload(chat: Any, home: Home) -> None:
+    from prompt_toolkit import PromptSession
+
+    from hermes.files import atomic_write
+
+    try:
+        always = json.loads(_preferences(home).read_text()).get("reload_without_asking") is True
+    except (OSError, ValueError, AttributeError):
+        always = False
+    if not always:
+        try:
+            answer = await PromptSession[str]().prompt_async(
+                "Reload the MCP servers from config.yaml? [o]nce / [a]lways (for this HERMES_HOME) / [c]ancel: ")
+        except (EOFError, KeyboardInterrupt):
+            answer = "c"
+        choice = answer.strip().lower()[:1]
+        if choice not in ("o", "a"):
+            say("Reload cancelled.")
+            return
+        if choice == "a":
+            atomic_write(_preferences(home), json.dumps({"reload_without_asking": True}) + "\n")
+    report, notice = await chat.reload()
+    if report is None:
+        say("The reload did not finish within 30 s; servers still starting keep starting in the background.")
+        return
+    changed = [f"{kind}: {', '.join(names)}" for kind, names in report.to_json().items() if names and
+               kind != "unchanged"]
+    say("Reloaded. " + ("; ".join(changed) if changed else "Nothing changed."))
+    if notice:
+        say("The model will be told:\n" + notice)
+    for missing in chat.session.unavailable():
+        say(f"unavailable: {missing.sentence}")

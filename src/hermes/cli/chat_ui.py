@@ -1,0 +1,122 @@
+"""The two faces of `hermes chat`: a one-shot run (no one to ask) and a terminal with a person.
+
+One-shot: tool activity goes to stderr as plain lines, the answer to stdout; a tool that asks for
+approval is refused unless `--yes`; sampling follows the server's `auto_approve`; elicitation is
+declined. Terminal: the answer streams in, a line per tool as it starts and ends, and questions
+(approve this tool? this sampling request? this form?) are asked in place, one at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import click
+import mcp_types as types
+
+from hermes.agent.approval import Decision
+from hermes.cli.interaction import elicitation_handler
+from hermes.mcp.tasks import Progress
+from hermes.tools.surface import SurfaceTool
+
+_MARKS = {"ok": "✓", "error": "✗", "unavailable": "⚠", "denied": "⊘", "invalid": "✗", "cancelled": "⊘"}
+
+
+def _brief(arguments: dict[str, Any] | None, limit: int = 100) -> str:
+    text = json.dumps(arguments, ensure_ascii=False) if arguments else ""
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+class OneShotUI:
+    interactive = False
+
+    async def text(self, delta: str) -> None:
+        return None
+
+    async def tool_started(self, call_id: str, name: str, arguments: dict[str, Any] | None) -> None:
+        click.echo(f"→ {name} {_brief(arguments)}".rstrip(), err=True)
+
+    async def tool_finished(self, call_id: str, name: str, status: str, seconds: float, summary: str) -> None:
+        detail = f": {summary}" if status != "ok" and summary else ""
+        click.echo(f"{_MARKS.get(status, '?')} {name} {status} ({seconds:.1f} s){detail}", err=True)
+
+    def progress(self, call_id: str, name: str) -> Progress | None:
+        return None
+
+    async def approve_tool(self, tool: SurfaceTool, arguments: dict[str, Any]) -> Decision:
+        return Decision.DENY
+
+    async def approve_sampling(self, server: str, params: types.CreateMessageRequestParams) -> Decision:
+        return Decision.DENY
+
+    async def elicit(self, server: str, params: types.ElicitRequestParams) -> types.ElicitResult:
+        click.echo(f"MCP server '{server}' asked for input ({params.message!r}); declined: a one-shot run "
+                   f"has no one to ask.", err=True)
+        return types.ElicitResult(action="decline")
+
+
+class TerminalUI:
+    """Interactive chat: streamed answer on stdout, activity and questions on the terminal."""
+
+    interactive = True
+
+    def __init__(self) -> None:
+        self._asking = anyio.Lock()  # one question on the screen at a time
+        self._elicit = elicitation_handler(yes=False)
+        self.streamed = False
+
+    async def text(self, delta: str) -> None:
+        self.streamed = True
+        sys.stdout.write(delta)
+        sys.stdout.flush()
+
+    async def tool_started(self, call_id: str, name: str, arguments: dict[str, Any] | None) -> None:
+        self._end_line()
+        click.echo(click.style(f"  ⋯ {name} {_brief(arguments)}".rstrip(), dim=True), err=True)
+
+    async def tool_finished(self, call_id: str, name: str, status: str, seconds: float, summary: str) -> None:
+        detail = f": {summary}" if status != "ok" and summary else ""
+        colour = "green" if status == "ok" else "yellow" if status in ("unavailable", "denied") else "red"
+        click.echo(click.style(f"  {_MARKS.get(status, '?')} {name} ({seconds:.1f} s){detail}", fg=colour), err=True)
+
+    def progress(self, call_id: str, name: str) -> Progress | None:
+        async def show(progress: float, total: float | None, message: str | None) -> None:
+            amount = f"{progress:g}/{total:g}" if total else f"{progress:g}"
+            click.echo(click.style(f"    {name}: {amount} {message or ''}".rstrip(), dim=True), err=True)
+
+        return show
+
+    def _end_line(self) -> None:
+        if self.streamed:
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+            self.streamed = False
+
+    async def _choose(self, question: str) -> Decision:
+        from prompt_toolkit import PromptSession
+
+        async with self._asking:
+            self._end_line()
+            try:
+                answer = await PromptSession[str]().prompt_async(f"{question} [o]nce / [a]lways / [d]eny: ")
+            except (EOFError, KeyboardInterrupt):
+                return Decision.DENY
+            choice = answer.strip().lower()[:1]
+            return Decision.ONCE if choice == "o" else Decision.ALWAYS if choice == "a" else Decision.DENY
+
+    async def approve_tool(self, tool: SurfaceTool, arguments: dict[str, Any]) -> Decision:
+        return await self._choose(f"Allow {tool.name} {_brief(arguments, 200)}?")
+
+    async def approve_sampling(self, server: str, params: types.CreateMessageRequestParams) -> Decision:
+        first = next((m.content.text for m in params.messages if isinstance(m.content, types.TextContent)), "")
+        return await self._choose(f"MCP server '{server}' asks the model (up to {params.max_tokens} tokens): "
+                                  f"{first[:160]!r}. Allow?")
+
+    async def elicit(self, server: str, params: types.ElicitRequestParams) -> types.ElicitResult:
+        async with self._asking:
+            self._end_line()
+            answer = await self._elicit(server, params)
+        return answer

@@ -1,0 +1,153 @@
+"""The agent's settings in config.yaml: the model (`model:`), and per server `approval:` and `sampling:`.
+
+```yaml
+model:
+  base_url: http://127.0.0.1:11434/v1    # required: any OpenAI-compatible Chat Completions endpoint
+  name: hermes-4-70b                     # required
+  api_key: ${OPENROUTER_API_KEY}         # optional; ${VAR} from the environment or .env
+  max_tokens: 4096                       # optional
+  max_tool_rounds: 30                    # optional: a turn stops with a clear message past it
+  context_window: 128000                 # optional: past it, the oldest tool results are shortened
+  timeout: 600                           # optional: seconds one model request may take
+  deferred_tools: false                  # optional: a catalog plus tool_search instead of every schema
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hermes.config.interpolate import interpolate, referenced_variables
+from hermes.errors import ConfigError, InterpolationError
+from hermes.validation import (
+    Invalid,
+    Loc,
+    flag,
+    http_url_problem,
+    integer,
+    mapping,
+    optional,
+    required,
+    seconds,
+    shown,
+    text,
+    texts,
+)
+
+MODEL_BLOCK = """model:
+  base_url: http://127.0.0.1:11434/v1   # any OpenAI-compatible endpoint (Ollama, llama.cpp, vLLM, OpenRouter)
+  name: hermes-4-70b
+  api_key: ${OPENROUTER_API_KEY}        # optional; keep the key in HERMES_HOME/.env"""
+
+
+def _endpoint_url(value: Any, loc: Loc) -> str:
+    url = text(value, loc, nonempty=True)
+    if "${" not in url:
+        problem = http_url_problem(url)
+        if problem:
+            raise Invalid(loc, f"{problem} (got {shown(url)})")
+    return url
+
+
+@dataclass(frozen=True, repr=False)
+class ModelSettings:
+    base_url: str
+    name: str
+    api_key: str | None = None
+    max_tokens: int | None = None
+    max_tool_rounds: int = 30
+    context_window: int | None = None
+    timeout: float = 600.0
+    deferred_tools: bool = False
+
+    @classmethod
+    def read(cls, value: Any, loc: Loc) -> ModelSettings:
+        data = mapping(value, loc, {"base_url", "name", "api_key", "max_tokens", "max_tool_rounds",
+                                    "context_window", "timeout", "deferred_tools"})
+        return cls(
+            base_url=required(data, "base_url", loc, _endpoint_url),
+            name=required(data, "name", loc, lambda v, at: text(v, at, nonempty=True)),
+            api_key=optional(data, "api_key", loc, text, None) or None,
+            max_tokens=optional(data, "max_tokens", loc, lambda v, at: integer(v, at, 1, 10_000_000), None),
+            max_tool_rounds=optional(data, "max_tool_rounds", loc, lambda v, at: integer(v, at, 1, 1000), 30),
+            context_window=optional(data, "context_window", loc, lambda v, at: integer(v, at, 256, 100_000_000),
+                                    None),
+            timeout=optional(data, "timeout", loc, seconds, 600.0),
+            deferred_tools=optional(data, "deferred_tools", loc, flag, False),
+        )
+
+    def resolved(self, variables: Mapping[str, str], path: Path | str) -> tuple[ModelSettings, list[str]]:
+        """These settings with `${VAR}` filled in, and the values that came in (secrets to hide)."""
+        used: list[str] = []
+
+        def fill(key: str, value: str | None) -> str | None:
+            if value is None:
+                return None
+            for name in referenced_variables(value):
+                if name in variables:
+                    used.append(variables[name])
+            try:
+                return interpolate(value, variables, server="model")
+            except InterpolationError as exc:
+                raise ConfigError(f"uses ${{{exc.variable}}}, but {exc.variable} is not set (set it in the environment "
+                                  f"or in the .env file of HERMES_HOME)", path=path, key=f"model.{key}") from None
+
+        filled = ModelSettings(base_url=fill("base_url", self.base_url) or "", name=fill("name", self.name) or "",
+                               api_key=fill("api_key", self.api_key), max_tokens=self.max_tokens,
+                               max_tool_rounds=self.max_tool_rounds, context_window=self.context_window,
+                               timeout=self.timeout, deferred_tools=self.deferred_tools)
+        return filled, used
+
+    def __repr__(self) -> str:
+        return f"ModelSettings({self.name!r} at {self.base_url!r}, api_key=<hidden>)"
+
+
+@dataclass(frozen=True)
+class SamplingSettings:
+    """What a server may ask of the model (MCP sampling), and how much."""
+
+    enabled: bool = True
+    max_tokens_cap: int = 4096
+    timeout: float = 30.0
+    max_rpm: int = 10
+    allowed_models: tuple[str, ...] = ()  # empty: whichever model is configured
+    max_tool_rounds: int = 5
+    auto_approve: bool = False  # one-shot chat (no one to ask) denies unless this is true
+
+    @classmethod
+    def read(cls, value: Any, loc: Loc) -> SamplingSettings:
+        data = mapping(value, loc, {"enabled", "max_tokens_cap", "timeout", "max_rpm", "allowed_models",
+                                    "max_tool_rounds", "auto_approve"})
+        return cls(
+            enabled=optional(data, "enabled", loc, flag, True),
+            max_tokens_cap=optional(data, "max_tokens_cap", loc, lambda v, at: integer(v, at, 1, 10_000_000), 4096),
+            timeout=optional(data, "timeout", loc, seconds, 30.0),
+            max_rpm=optional(data, "max_rpm", loc, lambda v, at: integer(v, at, 1, 100_000), 10),
+            allowed_models=optional(data, "allowed_models", loc, texts, ()),
+            max_tool_rounds=optional(data, "max_tool_rounds", loc, lambda v, at: integer(v, at, 0, 1000), 5),
+            auto_approve=optional(data, "auto_approve", loc, flag, False),
+        )
+
+
+@dataclass(frozen=True)
+class Approval:
+    """Which of a server's tools ask before they run in chat.
+
+    `auto` (the default): tools whose annotations say `destructiveHint`; `ask`: every tool;
+    `never`: none (a server the user trusts completely); a list: the tools it names (original MCP
+    names, globs allowed) and the destructive ones.
+    """
+
+    mode: str = "auto"
+    tools: tuple[str, ...] = ()
+
+    @classmethod
+    def read(cls, value: Any, loc: Loc) -> Approval:
+        if isinstance(value, list):
+            return cls("list", texts(value, loc))
+        if value in ("auto", "ask", "never"):
+            return cls(str(value))
+        raise Invalid(loc, f"must be auto, ask, never or a list of tool names (got {shown(value)})")

@@ -1,0 +1,53 @@
+"""A scripted OpenAI-compatible model on loopback for the agent tests (`servers/model_server.py`)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support import PYTHON, SERVERS, wait_for
+
+
+@dataclass
+class ScriptedModel:
+    url: str  # the base URL, ending in /v1
+    record: Path
+
+    def requests(self) -> list[dict[str, Any]]:
+        """Every request the model received, in order (body and Authorization header)."""
+        if not self.record.exists():
+            return []
+        return [json.loads(line) for line in self.record.read_text().splitlines() if line.strip()]
+
+    def bodies(self) -> list[dict[str, Any]]:
+        return [r["body"] for r in self.requests()]
+
+
+@pytest.fixture
+def scripted_model(tmp_path: Path) -> Iterator[Any]:
+    """`scripted_model(steps)` starts a model that answers with `steps` in order; returns a `ScriptedModel`."""
+    processes: list[subprocess.Popen[bytes]] = []
+
+    def start(steps: list[dict[str, Any]]) -> ScriptedModel:
+        index = len(processes)
+        script, record, portfile = (tmp_path / f"model-{index}.{kind}" for kind in ("json", "jsonl", "port"))
+        script.write_text(json.dumps(steps))
+        processes.append(subprocess.Popen([PYTHON, str(SERVERS / "model_server.py"), str(portfile), str(script),
+                                           str(record)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        assert wait_for(portfile.exists), "the scripted model did not start"
+        return ScriptedModel(f"http://127.0.0.1:{portfile.read_text()}/v1", record)
+
+    yield start
+    for process in processes:
+        process.kill()
+        process.wait()
+
+
+def model_config(model: ScriptedModel, **extra: Any) -> dict[str, Any]:
+    return {"base_url": model.url, "name": "test-model", **extra}
