@@ -112,13 +112,15 @@ class Agent:
         self.history: list[dict[str, Any]] = []
         self._discovered: set[str] = set()
         self._always: set[str] = set()
-        self._states = _server_states(session)
+        # What the system prompt describes; a fresh conversation hears what changed since then.
+        self._initial_states = self._states = _server_states(session)
 
     # -- the conversation ------------------------------------------------------------------------
 
     def new_conversation(self) -> None:
         self.history = []
         self._discovered = set()
+        self._states = self._initial_states
 
     def note_changes(self) -> str | None:
         """If the surface changed since the model last heard, say so in the conversation (and return it)."""

@@ -1,0 +1,133 @@
+"""Interactive `hermes chat` in a real pseudo-terminal: streaming, Ctrl-C, approvals, forms, slash commands."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pexpect
+
+from hermes.home import Home
+from tests.agent.conftest import ScriptedModel, model_config
+from tests.support import PATIENCE, PYTHON, SERVERS, fast_entry, wait_for, write_config
+
+CONFORMANCE = {"command": PYTHON, "args": [str(SERVERS / "conformance_server.py")]}
+
+
+def _chat(home: Home, cwd: Path) -> pexpect.spawn:
+    child = pexpect.spawn(PYTHON, ["-m", "hermes", "chat"], encoding="utf-8", timeout=PATIENCE, cwd=str(cwd),
+                          env={**os.environ, "HERMES_HOME": str(home.root), "TERM": "xterm", "NO_COLOR": "1"},
+                          dimensions=(40, 160))
+    child.expect("/help lists commands")
+    child.expect("›")
+    return child
+
+
+def _say(child: pexpect.spawn, text: str) -> None:
+    child.send(text + "\r")
+
+
+def test_ctrl_c_stops_a_running_tool_on_its_server_and_the_chat_goes_on(home: Home, scripted_model: Any,
+                                                                       tmp_path: Path) -> None:
+    marker = tmp_path / "cancelled"
+    model: ScriptedModel = scripted_model([
+        {"tool_calls": [{"name": "mcp__box__slow", "arguments": {"seconds": 600, "marker": str(marker)}}]},
+        {"content": "still here after the interruption"}])
+    write_config(home, {"model": model_config(model), "mcp_servers": {"box": fast_entry()}})
+    child = _chat(home, tmp_path)
+    _say(child, "run the slow one")
+    child.expect("⋯ mcp__box__slow")
+    child.sendintr()
+    child.expect("interrupted")
+    assert wait_for(marker.exists), "the server never heard that the call was cancelled"
+    assert marker.read_text() == "cancelled"
+    child.expect("›")
+    _say(child, "are you there?")
+    child.expect("still here after the interruption")
+    child.expect("›")
+    # The interrupted call still got its answer in the conversation (an API refuses a dangling call).
+    last = model.bodies()[-1]["messages"]
+    tools = [m for m in last if m["role"] == "tool"]
+    assert len(tools) == 1 and tools[0]["content"].startswith("Cancelled: the user interrupted")
+    child.sendcontrol("c")  # at an empty prompt: leave
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_approval_form_and_sampling_are_asked_in_the_terminal(home: Home, scripted_model: Any,
+                                                              tmp_path: Path) -> None:
+    model = scripted_model([
+        {"tool_calls": [{"name": "mcp__box__delete", "arguments": {"what": "old notes"}}]},
+        {"answer_from_tool": True, "prefix": "Result: "},
+        {"tool_calls": [{"name": "mcp__conf__test_elicitation_sep1034_defaults"}]},
+        {"answer_from_tool": True, "prefix": "Form: "},
+        {"tool_calls": [{"name": "mcp__conf__test_sampling", "arguments": {"prompt": "What is 6 times 7?"}}]},
+        {"content": "forty-two"},
+        {"answer_from_tool": True, "prefix": "Sampled: "}])
+    write_config(home, {"model": model_config(model), "mcp_servers": {"box": fast_entry(), "conf": CONFORMANCE}})
+    child = _chat(home, tmp_path)
+    _say(child, "delete the old notes")
+    child.expect("Allow mcp__box__delete")
+    _say(child, "o")
+    child.expect("Result: deleted old notes")
+    child.expect("›")
+    _say(child, "fill in the form")
+    child.expect("asks: Please review and update the form fields with defaults")
+    for label in ("Name", "Age", "Score", "Status", "Verified"):
+        child.expect(label)
+        child.send("\r")  # keep the default that is already filled in
+    child.expect("Form: Elicitation completed: action=accept")
+    child.expect("John Doe")
+    child.expect("›")
+    _say(child, "ask the server")
+    child.expect("MCP server 'conf' asks the model")
+    _say(child, "a")
+    child.expect("Sampled: LLM response: forty-two")
+    child.expect("›")
+    sampled = model.bodies()[5]
+    assert sampled["messages"] == [{"role": "user", "content": "What is 6 times 7?"}]
+    _say(child, "/exit")
+    child.expect(pexpect.EOF)
+
+
+def test_slash_commands(home: Home, scripted_model: Any, tmp_path: Path) -> None:
+    model = scripted_model([{"content": "first answer"}, {"content": "second answer"}])
+    write_config(home, {"model": model_config(model), "mcp_servers": {"box": fast_entry()}})
+    child = _chat(home, tmp_path)
+    _say(child, "/help")
+    child.expect("/reload-mcp")
+    child.expect("›")
+    _say(child, "/tools")
+    child.expect("mcp__box__echo")
+    child.expect("›")
+    _say(child, "hello")
+    child.expect("first answer")
+    child.expect("›")
+    write_config(home, {"model": model_config(model),
+                        "mcp_servers": {"box": fast_entry(), "gone": fast_entry("--exit-at-start", "3")}})
+    _say(child, "/reload-mcp")
+    child.expect("Reload the MCP servers")
+    _say(child, "a")
+    child.expect("added: gone")
+    child.expect("unavailable: MCP server 'gone'")
+    child.expect("›")
+    _say(child, "/status")
+    child.expect("box: connected")
+    child.expect("›")
+    _say(child, "/new")
+    child.expect("A fresh conversation")
+    child.expect("›")
+    _say(child, "hello again")
+    child.expect("second answer")
+    child.expect("›")
+    second = model.bodies()[1]["messages"]
+    assert [m["role"] for m in second] == ["system", "user", "user"]  # the notice, then the question
+    assert "MCP server 'gone' was added: unavailable" in second[1]["content"]
+    assert json.loads((home.root / "chat-preferences.json").read_text()) == {"reload_without_asking": True}
+    _say(child, "/nonsense")
+    child.expect("Unknown command /nonsense")
+    child.sendeof()
+    child.expect(pexpect.EOF)
