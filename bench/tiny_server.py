@@ -13,11 +13,13 @@ import time
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--delay", type=float, default=0.5)
+parser.add_argument("--tools", type=int, default=1, help="how many echo tools to offer (echo, echo_1, ...)")
 options = parser.parse_args()
 time.sleep(options.delay)
 
-TOOLS = [{"name": "echo", "description": "Echo.", "inputSchema": {"type": "object",
-                                                                  "properties": {"text": {"type": "string"}}}}]
+TOOLS = [{"name": "echo" if index == 0 else f"echo_{index}", "description": f"Echo the text back (copy {index}).",
+          "inputSchema": {"type": "object", "properties": {"text": {"type": "string", "description": "what to echo"}}}}
+         for index in range(options.tools)]
 
 
 def answer(request: dict[str, object]) -> dict[str, object] | None:

@@ -106,6 +106,9 @@ async def completions(request: Request) -> Response:
 
 async def main() -> None:
     sock = socket.socket()
+    # Answers go out in two writes (head, body): without this, Nagle holds the body back for the
+    # client's delayed ACK, and every answer takes 40 ms more than it should.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
     app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])

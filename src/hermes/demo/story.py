@@ -6,7 +6,9 @@ picks at each start, guarded by a token that is new at each start. The story: in
 before the app is installed is refused with `missing_app` and leaves no trace; with the app
 installed it installs; app not running -> `app_not_running`; started -> hermes finds it through the
 app's runtime file and the tool works; restarted on a new port with a new token -> hermes
-reconnects by itself; stopped -> `app_not_running`; uninstalled -> `missing_app`.
+reconnects by itself; stopped -> `app_not_running`; uninstalled -> `missing_app`. Last, the agent:
+a scripted stand-in model (labelled as such; no network, no account) asks through the real tool
+loop what is in the scene, and answers from the app's tool result.
 Exit 0 only if every step behaved as described.
 """
 
@@ -156,7 +158,67 @@ async def _walk(home: Home, story: Story, apps: demo_setup.DemoApps) -> None:
         _show(answer.to_json())
         story.check(answer.unavailable is not None and answer.unavailable.state == AppState.MISSING_APP,
                     "hermes says the app is missing, and what to do", f"unexpected answer {answer.to_json()}")
+
+        story.step("The agent: install and start the app again, then ask 'What is in my scene?'.")
+        demo_setup.install_app(home)
+        process = await anyio.to_thread.run_sync(apps.start)
+        await session.reload()
+        await _until(lambda: TOOL in session.surface().tools)
+        answer_text, calls = await _ask_agent(session, "What is in my scene?")
+        say(f"   the tool loop called {', '.join(calls) or 'nothing'}")
+        say(f"   model: {answer_text}")
+        story.check(calls == [TOOL] and "objects" in answer_text,
+                    "the question went through the agent loop to the app's tool and back",
+                    f"the agent answered {answer_text!r} after calling {calls}")
+        apps.stop(process)
     say("\nSession closed; every server process it started has exited.")
+
+
+async def _ask_agent(session: Any, question: str) -> tuple[str, list[str]]:
+    """One turn of the real agent loop against the stand-in model on loopback."""
+    from hermes.agent.loop import Agent
+    from hermes.agent.prompt import system_prompt
+    from hermes.agent.provider import Provider
+    from hermes.config.agent_settings import ModelSettings
+    from hermes.demo.stand_in_model import LABEL, stand_in_model
+    from hermes.loopback import bind_loopback, serve_asgi
+
+    calls: list[str] = []
+
+    class Narrator:
+        interactive = False
+
+        async def text(self, delta: str) -> None:
+            return None
+
+        async def tool_started(self, call_id: str, name: str, arguments: Any) -> None:
+            calls.append(name)
+
+        async def tool_finished(self, call_id: str, name: str, status: str, seconds: float, summary: str) -> None:
+            say(f"   {name}: {status} ({seconds:.2f} s)")
+
+        def progress(self, call_id: str, name: str) -> None:
+            return None
+
+        async def approve_tool(self, tool: Any, arguments: Any) -> Any:
+            raise AssertionError("the scene tool needs no approval")
+
+        approve_sampling = elicit = approve_tool
+
+    say("   the model here is a " + LABEL.format(tool=TOOL))
+    sock = bind_loopback()
+    async with anyio.create_task_group() as tasks:
+        await tasks.start(serve_asgi, stand_in_model(TOOL), sock)
+        settings = ModelSettings(base_url=f"http://127.0.0.1:{sock.getsockname()[1]}/v1", name="demo-stand-in")
+        provider = Provider(settings, session.redactor)
+        agent = Agent(session, provider, Narrator(), system_prompt=system_prompt(catalog=None, skills=[]),
+                      settings=settings)
+        try:
+            turn = await agent.turn(question)
+        finally:
+            await provider.close()
+            tasks.cancel_scope.cancel()
+    return turn.answer, calls
 
 
 def _answers_from(session: Any, pid: int) -> bool:
