@@ -6,5 +6,6 @@ import subprocess
 import sys
 
 for module in ("bench.bench_list", "bench.bench_startup", "bench.bench_rss", "bench.bench_calls",
-               "bench.bench_liveness", "bench.bench_lifecycle", "bench.bench_results"):
+               "bench.bench_liveness", "bench.bench_lifecycle", "bench.bench_results", "bench.bench_chat",
+               "bench.bench_search"):
     subprocess.run([sys.executable, "-m", module], check=True)

@@ -301,12 +301,15 @@ def test_hermes_demo_runs_the_whole_story(tmp_path: Path) -> None:
     home = Home(tmp_path / "demo-home")
     result = hermes("demo", "--home", str(home.root), home=home)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.count("   ok: ") == 8 and "FAILED" not in result.stdout
+    assert result.stdout.count("   ok: ") == 9 and "FAILED" not in result.stdout
     for state in ("missing_app", "app_not_running"):
         assert f'"state": "{state}"' in result.stdout
     assert "hermes reconnected to the new endpoint without any user action" in result.stdout
     assert "refused with missing_app, and nothing was left behind" in result.stdout
     assert "every step behaved as described" in result.stdout
+    # The agent step: a stand-in model, labelled as such, answers from the app's tool through the real loop.
+    assert "scripted stand-in model (not a language model" in result.stdout
+    assert "model: According to the app, your scene has 3 objects: Camera, Cube, Light." in result.stdout
     assert not list(home.root.glob("demo-apps/run/*.json"))
 
 
