@@ -131,3 +131,34 @@ def test_slash_commands(home: Home, scripted_model: Any, tmp_path: Path) -> None
     child.expect("Unknown command /nonsense")
     child.sendeof()
     child.expect(pexpect.EOF)
+
+
+def test_untrusted_project_skills_are_offered_once_and_the_answer_is_kept(home: Home, scripted_model: Any,
+                                                                         tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / ".hermes" / "skills" / "haiku").mkdir(parents=True)
+    (project / ".hermes" / "skills" / "haiku" / "SKILL.md").write_text("---\nname: haiku\n---\nAnswer in haiku.\n")
+    model = scripted_model([{"content": "ok"}])
+    write_config(home, {"model": model_config(model), "mcp_servers": {}})
+    child = pexpect.spawn(PYTHON, ["-m", "hermes", "chat"], encoding="utf-8", timeout=PATIENCE, cwd=str(project),
+                          env={**os.environ, "HERMES_HOME": str(home.root), "TERM": "xterm", "NO_COLOR": "1"},
+                          dimensions=(40, 160))
+    child.expect("has project skills \\(haiku\\)")
+    child.expect("Trust this folder")
+    _say(child, "y")
+    child.expect("skills: haiku")
+    child.expect("›")
+    _say(child, "hi")
+    child.expect("ok")
+    child.expect("›")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    assert "Answer in haiku." in model.bodies()[0]["messages"][0]["content"]
+    # Asked once: the next chat in the same folder loads them without asking.
+    again = pexpect.spawn(PYTHON, ["-m", "hermes", "chat"], encoding="utf-8", timeout=PATIENCE, cwd=str(project),
+                          env={**os.environ, "HERMES_HOME": str(home.root), "TERM": "xterm", "NO_COLOR": "1"},
+                          dimensions=(40, 160))
+    assert again.expect(["Trust this folder", "skills: haiku"]) == 1
+    again.expect("›")
+    again.sendeof()
+    again.expect(pexpect.EOF)

@@ -103,6 +103,7 @@ async def _interactive(home: Home, options: Any) -> int:
     prompt: PromptSession[str] = PromptSession(history=FileHistory(str(home.root / "chat_history")),
                                                key_bindings=bindings)
     ui = TerminalUI()
+    await _offer_trust(home, options.folder, prompt)
     say("Starting the MCP servers…", err=True)
     async with open_chat(home, options, ui) as chat:
         _banner(chat)
@@ -118,6 +119,32 @@ async def _interactive(home: Home, options: Any) -> int:
                     return 0
                 continue
             await _turn(chat, ui, text)
+
+
+async def _offer_trust(home: Home, folder: Path, prompt: Any) -> None:
+    """Untrusted project skills here: ask once whether to trust this folder (the answer is recorded)."""
+    from hermes.agent.skills import project_skill_files
+    from hermes.config.trust import TrustStore
+
+    names = [path.parent.name for path in project_skill_files(folder)]
+    store = TrustStore(home)
+    if not names or store.state(folder).trusted:
+        return
+    why = store.state(folder).why_not
+    say(f"{folder.resolve()} has project skills ({', '.join(names)}) in .hermes/skills; {why}. They come with "
+        f"the folder's files, so they load only if you trust it.", err=True)
+    try:
+        answer = await prompt.prompt_async("Trust this folder and load its skills? [y/N]: ")
+    except (EOFError, KeyboardInterrupt):
+        answer = ""
+    if answer.strip().lower() in ("y", "yes"):
+        try:
+            store.trust(folder)
+            say("Trusted; a change to its .hermes folder will ask again.", err=True)
+        except OSError as exc:
+            say(f"Could not trust it: {exc}", err=True)
+    else:
+        say("Not trusted: its skills stay out of this session.", err=True)
 
 
 def _banner(chat: Any) -> None:
