@@ -178,6 +178,14 @@ def test_without_a_model_the_error_shows_the_block_to_add(home: Home) -> None:
     assert "No model is configured" in ran.stderr and "base_url:" in ran.stderr and str(home.config) in ran.stderr
 
 
+def test_a_model_setting_that_is_not_a_block_is_refused_by_chat_only(home: Home) -> None:
+    home.config.write_text("model: some-model\nmcp_servers:\n  box: {command: x}\n")
+    ran = hermes("chat", "-q", "hello", home=home)
+    assert ran.returncode == 2 and "line 1" not in ran.stderr
+    assert f"{home.config}: model: must be a mapping with base_url and name (got 'some-model')" in ran.stderr
+    assert hermes("mcp", "list", home=home).returncode == 0
+
+
 def test_model_and_base_url_on_the_command_line_are_enough(home: Home, scripted_model: Any) -> None:
     model = scripted_model([{"content": "hi there"}])
     write_config(home, {"mcp_servers": {}})

@@ -19,7 +19,7 @@ from hermes.agent.ui import ChatUI
 from hermes.config.agent_settings import MODEL_BLOCK, Approval, ModelSettings, SamplingSettings
 from hermes.config.store import ConfigStore
 from hermes.config.trust import TrustStore
-from hermes.errors import HermesError
+from hermes.errors import ConfigError, HermesError
 from hermes.home import Home
 from hermes.mcp.handlers import ClientHandlers
 from hermes.plugins.registry import load_enabled
@@ -50,7 +50,10 @@ class ChatOptions:
 def model_settings(home: Home, options: ChatOptions) -> ModelSettings:
     """The configured model with the command line's overrides and its ${VAR}s filled in."""
     store = ConfigStore(home)
-    configured = store.load().model
+    config = store.load()
+    configured = config.model
+    if config.model_problem and not (options.model and options.base_url):
+        raise ConfigError(config.model_problem, path=home.config, key="model")
     if configured is None and not (options.model and options.base_url):
         raise NoModel(home.config)
     settings = configured or ModelSettings(base_url=options.base_url or "", name=options.model or "")

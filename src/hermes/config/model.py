@@ -238,6 +238,9 @@ class HermesConfig:
     mcp: McpSettings = field(default_factory=McpSettings)
     plugins: PluginSettings = field(default_factory=PluginSettings)
     model: ModelSettings | None = None  # the agent's model (`hermes chat`)
+    # A `model:` that is not a mapping (another tool's setting, an older shorthand): only `hermes chat`
+    # needs the block, so only it refuses, with this rule; every other command works on.
+    model_problem: str | None = None
 
     @classmethod
     def read(cls, data: Mapping[str, Any]) -> HermesConfig:
@@ -257,8 +260,14 @@ class HermesConfig:
             platform_toolsets={name: texts(value, ("platform_toolsets", name)) for name, value in toolsets.items()},
             mcp=optional(data, "mcp", (), McpSettings.read, McpSettings()),
             plugins=optional(data, "plugins", (), PluginSettings.read, PluginSettings()),
-            model=optional(data, "model", (), ModelSettings.read, None),
+            model=optional(data, "model", (), ModelSettings.read, None) if _is_mapping(data.get("model")) else None,
+            model_problem=None if data.get("model") is None or _is_mapping(data.get("model")) else
+            f"must be a mapping with base_url and name (got {shown(data.get('model'))})",
         )
+
+
+def _is_mapping(value: Any) -> bool:
+    return isinstance(value, Mapping)
 
 
 def parse_config(doc: CommentedMap, path: Path) -> HermesConfig:
