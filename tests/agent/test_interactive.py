@@ -129,6 +129,7 @@ def test_slash_commands(home: Home, scripted_model: Any, tmp_path: Path) -> None
     assert json.loads((home.root / "chat-preferences.json").read_text()) == {"reload_without_asking": True}
     _say(child, "/nonsense")
     child.expect("Unknown command /nonsense")
+    child.expect("›")  # keys typed before the prompt is back could be lost
     child.sendeof()
     child.expect(pexpect.EOF)
 
