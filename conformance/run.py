@@ -59,7 +59,8 @@ def _start_serve(home: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
     with log.open("wb") as errors:
         process = subprocess.Popen(
             [sys.executable, "-m", "hermes", "mcp", "serve", "--http", "--only", "conformance", "--no-prefix",
-             "--no-auth"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors,
+             "--no-auth", "--wait", str(STARTUP_LIMIT)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors,
             env={**os.environ, "HERMES_HOME": str(home)})
     deadline = time.monotonic() + STARTUP_LIMIT
     while time.monotonic() < deadline and process.poll() is None:

@@ -77,9 +77,16 @@ class NoSuchServer(HermesError):
 
     exit_code = 3
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, hint: str = "") -> None:
+        """`hint`: e.g. " (did you mean 'files'?)" from `validation.suggestion`."""
         self.name = name
-        super().__init__(f"No MCP server named '{name}' is configured.")
+        super().__init__(f"No MCP server named '{name}' is configured{hint}.")
+
+
+class NoSuchTool(HermesError):
+    """A command named a tool that no configured server offers."""
+
+    exit_code = 3
 
 
 class InterpolationError(HermesError):

@@ -37,8 +37,8 @@ def test_add_list_remove_and_exit_codes(home: Home) -> None:
     ok = hermes("mcp", "add", "web", "--url", "http://127.0.0.1:9/mcp", "--header", f"Authorization: Bearer {CANARY}",
                 "--transport", "sse", home=home)
     assert ok.returncode == 0, ok.stderr
-    ok = hermes("mcp", "add", "local", "--command", "srv", "--args", "-v,--port=1", "--env", f"API_KEY={CANARY}",
-                "--disabled", home=home)
+    ok = hermes("mcp", "add", "local", "--env", f"API_KEY={CANARY}", "--disabled", "--", "srv", "-v",
+                "--filter=a,b", home=home)
     assert ok.returncode == 0, ok.stderr
     again = hermes("mcp", "add", "local", "--command", "srv", home=home)
     assert again.returncode == 2 and "already configured" in again.stderr
@@ -46,9 +46,10 @@ def test_add_list_remove_and_exit_codes(home: Home) -> None:
     assert listing.returncode == 0
     rows = {r["name"]: r for r in json.loads(listing.stdout)["servers"]}
     assert rows["web"]["transport"] == "sse" and rows["web"]["enabled"] is True
-    assert rows["local"] == {"name": "local", "transport": "stdio", "target": "srv -v --port=1", "tools": "all",
-                             "enabled": False, "source": "config.yaml", "auth": "none", "app_bound": False,
-                             "shadowed_by": None}
+    assert rows["local"] == {"name": "local", "transport": "stdio", "target": "srv -v --filter=a,b", "tools": "all",
+                             "enabled": False, "state": "disabled", "scope": "user", "source": "config.yaml",
+                             "auth": "none", "app_bound": False, "shadowed_by": None,
+                             "why_off": "disabled in config.yaml (enabled: false)"}
     table = hermes("mcp", "list", home=home)
     assert "local" in table.stdout and "sse" in table.stdout
     for output in (listing.stdout, table.stdout, listing.stderr, table.stderr):

@@ -115,6 +115,9 @@ def server_entry(entry: CatalogServer, values: dict[str, str], override: Overrid
             result["auth"] = "oauth"
             if entry.scope:
                 result["oauth"] = {"scope": entry.scope}
+    if entry.roots is not None:
+        # The server is told exactly these folders as its roots (hermes's own folder otherwise).
+        result["roots"] = _substitute(list(entry.roots), literal)
     if override is not None:
         if override.command:
             result = {k: v for k, v in result.items() if k not in ("url", "headers", "auth", "oauth")}
@@ -157,13 +160,20 @@ def install_step(entry: CatalogServer) -> list[str] | None:
     return None
 
 
+def after_install(entry: CatalogServer, values: dict[str, str]) -> str:
+    """The entry's closing words, with its settings' values in (so "exposes ${ROOT}" names the folder)."""
+    literal = {s.name: values[s.name] for s in entry.settings if not s.secret and s.name in values}
+    return str(_substitute(entry.post_install, literal))
+
+
 def _keep_disabled_or_restore(store: ConfigStore, entry: CatalogServer, reason: str,
-                              before: dict[Path, bytes | None], confirm: Confirm) -> InstallOutcome:
+                              before: dict[Path, bytes | None], confirm: Confirm,
+                              values: dict[str, str]) -> InstallOutcome:
     """The server could not be reached: keep it disabled (if the user agrees) or undo everything."""
     if confirm(reason):
         with store.edit() as doc:
             set_server_enabled(doc, entry.name, False)
-        return InstallOutcome(entry.name, True, False, failure=reason, post_install=entry.post_install)
+        return InstallOutcome(entry.name, True, False, failure=reason, post_install=after_install(entry, values))
     _restore(before)
     return InstallOutcome(entry.name, False, False, failure=reason)
 
@@ -221,7 +231,7 @@ def install_entry(home: Home, name: str, *, given: dict[str, str], ask: Ask | No
         try:
             login(home, name)
         except HermesError as exc:
-            return _keep_disabled_or_restore(store, entry, str(exc), before, confirm_save_disabled)
+            return _keep_disabled_or_restore(store, entry, str(exc), before, confirm_save_disabled, values)
     report = probe(home, name)
     if not report.ok:
         reason = report.reason or "unknown reason"
@@ -229,7 +239,7 @@ def install_entry(home: Home, name: str, *, given: dict[str, str], ask: Ask | No
             # The failed download is usually the cause; its own words say more than the probe's.
             output = "".join(f"\n    {line}" for line in step_failed.output)
             reason += f"; before that, the install step `{' '.join(step)}` failed ({step_failed.detail}){output}"
-        return _keep_disabled_or_restore(store, entry, reason, before, confirm_save_disabled)
+        return _keep_disabled_or_restore(store, entry, reason, before, confirm_save_disabled, values)
     tools = [(t.name, t.description) for t in report.tools]
     names = [t for t, _ in tools]
     preselected = preselection(entry, names, previous.tools.include if previous else None)
@@ -239,7 +249,8 @@ def install_entry(home: Home, name: str, *, given: dict[str, str], ask: Ask | No
     include = None if set(picked) >= set(names) else [t for t in names if t in picked]
     with store.edit() as doc:
         set_tool_include(doc, name, include)
-    return InstallOutcome(name, True, True, names, include, post_install=entry.post_install, warnings=warnings)
+    return InstallOutcome(name, True, True, names, include, post_install=after_install(entry, values),
+                          warnings=warnings)
 
 
 @dataclass(frozen=True)

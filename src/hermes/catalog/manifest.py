@@ -32,7 +32,8 @@ from hermes.validation import (
 ENTRIES = Path(__file__).with_name("entries")
 SCHEMA = 1
 MAX_MANIFEST_BYTES = 256 * 1024
-_ENTRY_KEYS = ("schema", "name", "title", "description", "transport", "auth", "tools", "install", "post_install")
+_ENTRY_KEYS = ("schema", "name", "title", "description", "transport", "auth", "tools", "install", "post_install",
+               "roots")
 
 
 class CatalogEntryError(InvalidFile):
@@ -85,6 +86,7 @@ class CatalogServer:
     post_install: str
     scope: str | None = None
     file: str = ""
+    roots: tuple[str, ...] | None = None  # the folders the server may work in (settings may fill them)
 
     @property
     def is_remote(self) -> bool:
@@ -141,6 +143,7 @@ def _manifest(value: Any, file: str) -> CatalogServer:
         post_install=optional(data, "post_install", (), text, ""),
         scope=optional(auth, "scope", ("auth",), text, None),
         file=file,
+        roots=optional(data, "roots", (), texts, None),
     )
 
 

@@ -73,7 +73,7 @@ def run_install(home: Home, name: str, given: dict[str, str], *, interactive: bo
         say(f"Nothing was installed; config.yaml and .env are as they were. Reason: {outcome.failure}")
         return 1
     if not outcome.enabled:
-        say(f"Saved '{name}' disabled. Fix the cause, then `hermes mcp test {name}` and enable it.")
+        say(f"Saved '{name}' disabled. Fix the cause, then `hermes mcp test {name}` and `hermes mcp enable {name}`.")
         return 1
     selected = "all tools" if outcome.selected is None else f"{len(outcome.selected)} of {len(outcome.tools)} tools"
     say(f"Installed '{name}' with {selected}.")

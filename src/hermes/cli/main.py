@@ -18,6 +18,7 @@ import click
 
 from hermes import __version__
 from hermes.cli.chat_command import chat_command
+from hermes.cli.completion import completion_command
 from hermes.cli.mcp_commands import mcp_group
 from hermes.cli.plugins_commands import plugins_group, skills_group
 from hermes.cli.tools_commands import tools_group
@@ -41,11 +42,25 @@ def _unexpected(exc: BaseException) -> str:
     return f"hermes hit an unexpected error ({type(exc).__name__}){where}. Please report it."
 
 
+def _warn_near_misses(home: Home) -> None:
+    """A misspelt top-level key (`mcp_server:`) would otherwise be ignored as another tool's setting."""
+    from hermes.config.store import ConfigStore
+
+    try:
+        misses = ConfigStore(home).load().near_misses
+    except HermesError:
+        return  # the command reports a broken file itself, with the file, the line and the rule
+    for miss in misses:
+        click.echo(f"warning: {home.config}: unknown top-level key {miss}; hermes ignores it.", err=True)
+
+
 class HermesGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
-        exposed = exposure_warning(Home.from_env().dotenv)
+        home = Home.from_env()
+        exposed = exposure_warning(home.dotenv)
         if exposed:
             click.echo(f"warning: {exposed}", err=True)
+        _warn_near_misses(home)
         try:
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort, SystemExit):
@@ -83,6 +98,7 @@ cli.add_command(tools_group)
 cli.add_command(plugins_group)
 cli.add_command(skills_group)
 cli.add_command(chat_command)
+cli.add_command(completion_command)
 
 
 @cli.command("demo")

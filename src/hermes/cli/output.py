@@ -14,19 +14,46 @@ def print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
 
 
-def print_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-    """A column-aligned table; plain text so that piping and grepping work the same as reading."""
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, shrink: Sequence[str] = ()) -> None:
+    """A column-aligned table; plain text so that piping and grepping work the same as reading.
+
+    On a terminal (or with COLUMNS set) the table fits the width: the columns named in `shrink`
+    (long ones such as a target or an include list) are cut with '…', the last named first.
+    """
     if not rows:
         return
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    limit = _width()
+    if limit is not None:
+        for name in reversed(shrink):
+            index = list(headers).index(name)
+            excess = sum(widths) + 2 * (len(widths) - 1) - limit
+            if excess <= 0:
+                break
+            widths[index] = max(len(name), 12, widths[index] - excess)
+
+    def fit(cell: str, width: int) -> str:
+        return cell if len(cell) <= width else cell[:width - 1] + "…"
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+        return "  ".join(fit(c, w).ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
 
     header = line(headers)
     click.echo(click.style(header, bold=True) if _colour() else header)
     for row in rows:
         click.echo(line(row))
+
+
+def _width() -> int | None:
+    """The width to fit: COLUMNS when set, the terminal's when stdout is one; else None (no cutting)."""
+    import os
+    import shutil
+
+    if os.environ.get("COLUMNS", "").isdigit():
+        return int(os.environ["COLUMNS"])
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    return None
 
 
 def _colour() -> bool:

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from hermes.cli.completion import complete_plugins
 from hermes.cli.options import json_option
 from hermes.cli.output import print_json, print_table, say
 from hermes.cli.progress import progress
@@ -57,7 +58,7 @@ def install_command(source: str, ref: str | None, enable_after: bool, no_warm: b
 
 
 @plugins_group.command("enable")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_plugins)
 def enable_command(name: str) -> None:
     """Enable an installed plugin."""
     from hermes.plugins.lifecycle import set_enabled
@@ -67,7 +68,7 @@ def enable_command(name: str) -> None:
 
 
 @plugins_group.command("disable")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_plugins)
 def disable_command(name: str) -> None:
     """Disable a plugin (it stays installed)."""
     from hermes.plugins.lifecycle import set_enabled
@@ -78,7 +79,7 @@ def disable_command(name: str) -> None:
 
 
 @plugins_group.command("remove")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_plugins)
 def remove_command(name: str) -> None:
     """Disable and delete an installed plugin and its data."""
     from hermes.plugins.install import remove_installed
@@ -112,7 +113,7 @@ def list_command(as_json: bool) -> None:
 
 
 @plugins_group.command("update")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_plugins)
 def update_command(name: str) -> None:
     """Move a catalog install to the catalog's current pinned commit (never a branch tip)."""
     from hermes.plugins.lifecycle import update

@@ -13,18 +13,18 @@ from hermes.live.control_client import ask, live_sessions
 from hermes.session.status import ServerStatus
 
 
-def _fresh_status(home: Home) -> list[ServerStatus]:
-    from hermes.session.core import Session
+def _fresh_status(home: Home, wait: float | None) -> list[ServerStatus]:
+    from hermes.session.core import Session, SessionSettings
 
     async def run() -> list[ServerStatus]:
-        async with Session(home) as session:
+        async with Session(home, SessionSettings(start_wait=wait)) as session:
             return session.status()
 
     with progress("No session is running; connecting to the configured MCP servers…"):
         return anyio.run(run)
 
 
-def show_status(home: Home, as_json: bool) -> int:
+def show_status(home: Home, as_json: bool, wait: float | None = None) -> int:
     reports: list[tuple[int | None, list[ServerStatus]]] = []
     for live in live_sessions(home):
         code, body = ask(live, "GET", "/status")
@@ -32,7 +32,7 @@ def show_status(home: Home, as_json: bool) -> int:
         if code == 200 and isinstance(servers, list):
             reports.append((live.endpoint.pid, [ServerStatus.from_json(s) for s in servers if isinstance(s, dict)]))
     if not reports:
-        reports.append((None, _fresh_status(home)))
+        reports.append((None, _fresh_status(home, wait)))
     if as_json:
         print_json({"sessions": [{"session_pid": pid, "servers": [s.to_json() for s in servers]}
                                  for pid, servers in reports]})

@@ -9,7 +9,8 @@ from typing import Any
 import anyio
 import click
 
-from hermes.cli.options import json_option, platform_option
+from hermes.cli.completion import complete_tools
+from hermes.cli.options import json_option, platform_option, wait_option
 from hermes.cli.output import print_json, print_table, say
 from hermes.cli.progress import progress
 from hermes.config.store import ConfigStore
@@ -24,14 +25,15 @@ def tools_group() -> None:
 
 @tools_group.command("list")
 @platform_option
+@wait_option
 @json_option
-def list_command(platform: str | None, as_json: bool) -> None:
+def list_command(platform: str | None, wait: float, as_json: bool) -> None:
     """Every registered tool, plus skipped tools and unavailable servers with the reason."""
     from hermes.session.core import Session, SessionSettings
     from hermes.session.probe import first_line
 
     async def run() -> dict[str, Any]:
-        async with Session(Home.from_env(), SessionSettings(platform=platform)) as session:
+        async with Session(Home.from_env(), SessionSettings(platform=platform, start_wait=wait)) as session:
             surface = session.surface()
             return {
                 "platform": platform,
@@ -69,7 +71,7 @@ def _server_for(name: str, home: Home) -> frozenset[str] | None:
 
 
 @tools_group.command("call")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_tools)
 @click.option("--args", "raw_args", default="{}", help="Arguments as a JSON object.")
 @click.option("--yes", "-y", is_flag=True, help="Answer a server's questions with their defaults (no prompts).")
 @platform_option
@@ -110,7 +112,61 @@ def call_command(name: str, raw_args: str, yes: bool, platform: str | None, as_j
         say(outcome.text, err=outcome.is_error)
         if outcome.result is not None and outcome.result.structured is not None and not outcome.result.text:
             print_json(outcome.result.structured)
-    sys.exit(1 if outcome.is_error else 0)
+    sys.exit(3 if outcome.no_such_tool else 1 if outcome.is_error else 0)
+
+
+@tools_group.command("describe")
+@click.argument("name", shell_complete=complete_tools)
+@platform_option
+@json_option
+def describe_command(name: str, platform: str | None, as_json: bool) -> None:
+    """One tool: its description and parameters (--json: the whole definition, input schema included)."""
+    from hermes.session.core import Session, SessionSettings
+
+    home = Home.from_env()
+
+    async def run() -> tuple[Any, list[str]]:
+        async with Session(home, SessionSettings(platform=platform, only=_server_for(name, home))) as session:
+            tools = session.surface().tools
+            return tools.get(name), list(tools)
+
+    with progress(f"Connecting to the server of {name}…"):
+        tool, names = anyio.run(run)
+    if tool is None:
+        from hermes.errors import NoSuchTool
+        from hermes.validation import suggestion
+
+        raise NoSuchTool(f"No tool named '{name}' on the surface{suggestion(name, names)}; `hermes tools list` "
+                         f"shows them (and why some are missing).")
+    definition = tool.definition.model_dump(mode="json", by_alias=True, exclude_none=True) if tool.definition \
+        else {"name": tool.original, "description": tool.description, "inputSchema": tool.input_schema}
+    if as_json:
+        print_json({"name": tool.name, "server": tool.server, "original": tool.original, "kind": tool.kind,
+                    "definition": definition})
+        return
+    say(f"{tool.name}  (tool '{tool.original}' of MCP server '{tool.server}')")
+    if tool.description.strip():
+        say("")
+        say(tool.description.strip())
+    schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
+    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    required = set(schema.get("required") or []) if isinstance(schema.get("required"), list) else set()
+    say("")
+    if not properties:
+        say("No parameters.")
+        return
+    rows = []
+    for param, spec in properties.items():
+        spec = spec if isinstance(spec, dict) else {}
+        kind = spec.get("type") or ("enum" if "enum" in spec else "any")
+        kind = "|".join(kind) if isinstance(kind, list) else str(kind)
+        if "enum" in spec and isinstance(spec["enum"], list):
+            kind += " (" + ", ".join(map(str, spec["enum"]))[:60] + ")"
+        detail = str(spec.get("description") or "").strip().split("\n")[0]
+        if "default" in spec:
+            detail = (detail + f" (default {spec['default']!r})").strip()
+        rows.append([str(param), kind, "yes" if param in required else "no", detail])
+    print_table(["PARAMETER", "TYPE", "REQUIRED", "DESCRIPTION"], rows, shrink=("DESCRIPTION",))
 
 
 @tools_group.command("catalog")

@@ -77,3 +77,22 @@ def set_dotenv(path: Path, updates: dict[str, str]) -> None:
                 out.append(raw)
         out.extend(f"{key}={value}" for key, value in pending.items())
         atomic_write(path, "\n".join(out) + "\n", mode=0o600)
+
+
+def secrets_to_dotenv(path: Path, secrets: dict[str, str]) -> dict[str, str]:
+    """Write `secrets` to the .env at `path` under their names; a name already holding a different
+    value gets a numbered suffix. Returns the renames (old name -> name used)."""
+    if not secrets:
+        return {}
+    existing = read_dotenv(path)
+    chosen: dict[str, str] = {}
+    renames: dict[str, str] = {}
+    for name, value in secrets.items():
+        final, n = name, 2
+        while (final in existing and existing[final] != value) or (final in chosen and chosen[final] != value):
+            final, n = f"{name}_{n}", n + 1
+        chosen[final] = value
+        if final != name:
+            renames[name] = final
+    set_dotenv(path, chosen)
+    return renames

@@ -33,6 +33,7 @@ from hermes.validation import (
     port,
     seconds,
     shown,
+    suggestion,
     text,
     text_map,
     texts,
@@ -241,6 +242,8 @@ class HermesConfig:
     # A `model:` that is not a mapping (another tool's setting, an older shorthand): only `hermes chat`
     # needs the block, so only it refuses, with this rule; every other command works on.
     model_problem: str | None = None
+    # Top-level keys that look like a misspelt hermes key (`mcp_server:`); other tools' keys are fine.
+    near_misses: tuple[str, ...] = ()
 
     @classmethod
     def read(cls, data: Mapping[str, Any]) -> HermesConfig:
@@ -263,7 +266,12 @@ class HermesConfig:
             model=optional(data, "model", (), ModelSettings.read, None) if _is_mapping(data.get("model")) else None,
             model_problem=None if data.get("model") is None or _is_mapping(data.get("model")) else
             f"must be a mapping with base_url and name (got {shown(data.get('model'))})",
+            near_misses=tuple(f"{key}{hint}" for key in data if isinstance(key, str) and key not in TOP_LEVEL_KEYS
+                              for hint in [suggestion(key, TOP_LEVEL_KEYS)] if hint),
         )
+
+
+TOP_LEVEL_KEYS = ("mcp_servers", "platform_toolsets", "mcp", "plugins", "model")
 
 
 def _is_mapping(value: Any) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 
 from ruamel.yaml.comments import CommentedMap
 
@@ -15,20 +16,26 @@ from hermes.home import Home
 
 
 class ConfigStore:
-    def __init__(self, home: Home) -> None:
+    """One config file: the user's `config.yaml` of HERMES_HOME, or (with `path`) a project's."""
+
+    def __init__(self, home: Home, path: Path | None = None) -> None:
         self.home = home
+        self.path = path or home.config
 
     def document(self) -> CommentedMap:
-        return load_yaml(self.home.config)
+        return load_yaml(self.path)
 
     def load(self) -> HermesConfig:
-        return parse_config(self.document(), self.home.config)
+        return parse_config(self.document(), self.path)
 
     @contextlib.contextmanager
     def edit(self) -> Iterator[CommentedMap]:
         """Locked read-modify-write; the result must still validate or nothing is written."""
-        self.home.ensure()
-        with edit_yaml(self.home.config, lambda doc: parse_config(doc, self.home.config)) as doc:
+        if self.path == self.home.config:
+            self.home.ensure()
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        with edit_yaml(self.path, lambda doc: parse_config(doc, self.path)) as doc:
             yield doc
 
     def variables(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:

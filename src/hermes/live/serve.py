@@ -451,6 +451,7 @@ class ServeOptions:
     only: str | None = None
     prefix: bool = True
     auth: bool = True
+    start_wait: float | None = None  # how long to wait for slow servers before serving (they join later)
 
 
 async def serve(home: Home, options: ServeOptions) -> None:
@@ -470,8 +471,8 @@ def _announce_missing_config(home: Home) -> None:
 
 async def _serve_session(home: Home, options: ServeOptions) -> None:
     _announce_missing_config(home)
-    settings = SessionSettings(platform=options.platform,
-                               only=frozenset({options.only}) if options.only else None)
+    settings = SessionSettings(platform=options.platform, only=frozenset({options.only}) if options.only else None,
+                               start_wait=options.start_wait)
     aggregator = Aggregator(deferred=options.deferred, naming=Naming(options.prefix))
     async with Session(home, settings, handlers=aggregator.handlers()) as session, \
             anyio.create_task_group() as tasks:

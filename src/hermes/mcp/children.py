@@ -87,6 +87,9 @@ class Watchdog:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
+        # Set when the user interrupted (Ctrl-C): servers get a short grace instead of the usual one,
+        # so that one Ctrl-C ends hermes within a second.
+        self.hurry = False
 
     def close(self) -> None:
         with self._lock:

@@ -190,7 +190,7 @@ class ServerConnection:
         self._on_change = on_change
         self._endpoint: EndpointSource = endpoint or ConfiguredEndpoint()
         self._watch_interval = watch_interval
-        self.state = ConnectionState.DISABLED if disabled_reason else ConnectionState.CONNECTING
+        self.state = ConnectionState.DISABLED if disabled_reason else ConnectionState.STARTING
         self.reason = disabled_reason or ""
         # Set when the app behind an app-bound server is why there is no connection.
         self.app_state = app_state
@@ -326,7 +326,7 @@ class ServerConnection:
     async def _attempt(self) -> Ended:
         """One connection from opening the transport to its end."""
         self.app_state = None
-        self._set_state(ConnectionState.CONNECTING)
+        self._set_state(ConnectionState.STARTING)
         self._served_call = False
         self._connected_at = None
         mailbox = self._mailbox = Mailbox()
@@ -383,6 +383,8 @@ class ServerConnection:
     def _connected(self, client: Client, link: Link, tools: list[types.Tool], seconds: float) -> None:
         self._client = client
         self._http = link.http
+        if link.process is not None:
+            link.process.settled = True
         self.pid = link.process.pid if link.process else None
         self.live_identity = link.identity
         self.capabilities = client.server_capabilities

@@ -3,11 +3,26 @@
 from __future__ import annotations
 
 import errno
+import socket
+from urllib.parse import urlsplit
 
 import httpx2
 from mcp.shared.exceptions import MCPError
 
 from hermes.errors import HermesError, leaf
+
+
+def _unresolved(exc: BaseException) -> bool:
+    """Whether a connection failed at the name lookup (DNS), anywhere down its chain of causes."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, socket.gaierror) or "Name or service not known" in str(current) \
+                or "nodename nor servname" in str(current) or "getaddrinfo failed" in str(current):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def describe_failure(exc: BaseException, *, command: str | None = None, url: str | None = None,
@@ -22,6 +37,9 @@ def describe_failure(exc: BaseException, *, command: str | None = None, url: str
     if isinstance(exc, OSError) and exc.errno == errno.ENOEXEC and command is not None:
         return f"command '{command}' is not a program this system can run"
     if isinstance(exc, httpx2.ConnectError):
+        if _unresolved(exc):
+            host = urlsplit(url).hostname if url else None
+            return f"could not resolve host {host}" if host else "could not resolve the server's host name"
         return f"nothing answered at {url}" if url else "the connection was refused"
     if isinstance(exc, httpx2.HTTPStatusError):
         response = exc.response

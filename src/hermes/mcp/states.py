@@ -1,7 +1,7 @@
 """The connection vocabulary, defined once: the states of one server's supervisor.
 
-    connecting -> connected -> (ended) -> restarting -> connecting -> ...
-    connecting -> failed            the first attempt failed; waits for a reload
+    starting -> connected -> (ended) -> restarting -> starting -> ...
+    starting -> failed              the first attempt failed; waits for a reload
     restarting x budget -> parked   the crash budget is spent; waits for a reload
     disabled                        never started (config, a global switch, or the app gate)
     stopped                         the session stopped it
@@ -13,7 +13,7 @@ from enum import StrEnum
 
 
 class ConnectionState(StrEnum):
-    CONNECTING = "connecting"
+    STARTING = "starting"
     CONNECTED = "connected"
     RESTARTING = "restarting"
     FAILED = "failed"

@@ -33,6 +33,7 @@ from hermes.security.redact import Redactor
 # A server gets this long to exit by itself after its stdin closes, then SIGTERM, then SIGKILL.
 _EXIT_GRACE = 1.0
 _TERM_GRACE = 1.0
+_HURRIED_GRACE = 0.15  # each of the two graces, when the user interrupted
 _KILL_REAP = 5.0
 _WRITER_FLUSH = 0.5
 _STDERR_TAIL_LINES = 20
@@ -86,6 +87,9 @@ class StdioProcess:
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL_LINES)
         self._tasks: anyio.abc.TaskGroup | None = None
         self._writer_done = anyio.Event()
+        # Set once the handshake is done; a server stopped before that has nothing to save, and
+        # gets the short grace (a listing that stops waiting for it must not wait for its exit).
+        self.settled = False
 
     @property
     def pid(self) -> int | None:
@@ -208,10 +212,11 @@ class StdioProcess:
         if process.stdin is not None:
             with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 await process.stdin.aclose()
-        await self._wait_exit(_EXIT_GRACE)
+        hurry = not self.settled or (self._watchdog is not None and self._watchdog.hurry)
+        await self._wait_exit(_HURRIED_GRACE if hurry else _EXIT_GRACE)
         if not self.exited.is_set():
             kill_group(process.pid, signal.SIGTERM)
-            await self._wait_exit(_TERM_GRACE)
+            await self._wait_exit(_HURRIED_GRACE if hurry else _TERM_GRACE)
         # Whatever the server started in its group goes too, even if the server itself exited.
         kill_group(process.pid, signal.SIGKILL)
         await self._wait_exit(_KILL_REAP)

@@ -12,7 +12,7 @@ tools); listeners registered with `on_surface_change` hear about every change.
 from __future__ import annotations
 
 import contextlib
-import json
+import math
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
@@ -35,10 +35,10 @@ from hermes.apps.host import Host, local_host
 from hermes.apps.states import AppState
 from hermes.apps.status import AppStatus
 from hermes.config.model import HermesConfig, ServerConfig
+from hermes.config.project import load_project
 from hermes.config.resolve import ResolvedServer, resolve_server
 from hermes.config.store import ConfigStore
 from hermes.errors import HermesError
-from hermes.files import atomic_write
 from hermes.home import Home
 from hermes.mcp.children import Watchdog
 from hermes.mcp.connection import RestartPolicy, ServerConnection, ServerNotConnected
@@ -51,6 +51,7 @@ from hermes.mcp.transports import TransportOpener
 from hermes.plugins.registry import load_enabled
 from hermes.security.redact import Redactor
 from hermes.security.redacted_log import redacted_file_logging
+from hermes.session.known_tools import KnownToolCounts
 from hermes.session.servers import DesiredServer, desired_servers
 from hermes.session.status import ServerStatus
 from hermes.tools import utilities
@@ -61,6 +62,7 @@ from hermes.tools.results import RenderedResult, redact_result, render_result
 from hermes.tools.surface import ServerTools, Surface, SurfaceTool, build_surface, server_entries
 from hermes.tools.toolsets import servers_for_platform
 from hermes.tools.unavailable import Unavailable
+from hermes.validation import suggestion
 
 T = TypeVar("T")
 
@@ -73,6 +75,12 @@ class SessionSettings:
     policy: RestartPolicy = field(default_factory=RestartPolicy)
     watch_interval: float = 0.5  # how often an app-bound server's runtime file is checked
     publish_grace: float = PUBLISH_GRACE  # how long a running app may take to write its runtime file
+    # Where a project's `.hermes/config.yaml` is looked for (and its parents up to the repository
+    # root); None: no project scope.
+    project: Path | None = field(default_factory=Path.cwd)
+    # How long entering the session waits for the servers' first attempts; None: until each has
+    # connected or failed. A listing passes a few seconds: the slowest server shows as `starting`.
+    start_wait: float | None = None
 
 
 @dataclass
@@ -97,6 +105,7 @@ class CallOutcome:
     error: str | None = None
     # The server's own answer (error text redacted), for clients that take MCP content as it is.
     raw: types.CallToolResult | None = None
+    no_such_tool: bool = False  # the name is not a tool of any configured server (the CLI exits 3)
 
     @property
     def unavailable_payload(self) -> dict[str, Any] | None:
@@ -121,27 +130,6 @@ class CallOutcome:
         if self.unavailable is not None:
             return {"is_error": True, **self.unavailable.payload()}
         return {"is_error": True, "error": self.error}
-
-
-class KnownToolCounts:
-    """How many tools each server offered when it was last connected (for hidden-server lines)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.counts: dict[str, int] = {}
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError, RecursionError):
-            return
-        if isinstance(data, dict):
-            self.counts = {k: v for k, v in data.items() if isinstance(k, str) and type(v) is int and v >= 0}
-
-    def remember(self, server: str, count: int) -> None:
-        if self.counts.get(server) == count:
-            return
-        self.counts[server] = count
-        with contextlib.suppress(OSError):  # a cache: losing it only loses a count in a hidden-server line
-            atomic_write(self.path, json.dumps(self.counts, sort_keys=True) + "\n")
 
 
 class Session:
@@ -189,13 +177,22 @@ class Session:
             stack.enter_context(redacted_file_logging(self.home.logs / "hermes.log", self.redactor))
             self._tasks = await stack.enter_async_context(anyio.create_task_group())
             stack.push_async_callback(self._stop_all)
-            self._apply_config(config)
-            await self._start(list(self._desired))
+            try:
+                self._apply_config(config)
+                await self._start(list(self._desired), wait=self.settings.start_wait)
+            except BaseException as exc:
+                self._hurry_if_interrupted(type(exc))
+                raise
             self._stack = stack.pop_all()
         return self
 
+    def _hurry_if_interrupted(self, exc_type: type[BaseException] | None) -> None:
+        if exc_type is not None and issubclass(exc_type, (KeyboardInterrupt, anyio.get_cancelled_exc_class())):
+            self._watchdog.hurry = True  # interrupted: the user is waiting for the prompt back
+
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
+        self._hurry_if_interrupted(exc_type)
         if self._stack is not None:
             await self._stack.__aexit__(exc_type, exc, tb)
             self._stack = None
@@ -207,14 +204,15 @@ class Session:
 
     def _apply_config(self, config: HermesConfig) -> None:
         plugins = load_enabled(self.home, config)
+        project = load_project(self.home, self.settings.project) if self.settings.project else None
         self._config = config
         self._desired = desired_servers(config, plugins, only=self.settings.only,
-                                        include_disabled=self.settings.include_disabled).servers
+                                        include_disabled=self.settings.include_disabled, project=project).servers
         self.plugin_errors = plugins.errors
         self.warnings = [w for d in self._desired.values() for w in filter_warnings(d.name, d.config.tools)]
         self.warnings += plugins.warnings
 
-    async def _start(self, names: list[str]) -> None:
+    async def _start(self, names: list[str], *, wait: float | None = None) -> None:
         assert self._tasks is not None
         variables = self._variables
         started: list[ServerConnection] = []
@@ -230,8 +228,9 @@ class Session:
             self._finished[name] = finished
             self._tasks.start_soon(self._supervise, connection, finished)
             started.append(connection)
-        for connection in started:
-            await connection.first_attempt_done.wait()
+        with anyio.move_on_after(math.inf if wait is None else wait):
+            for connection in started:
+                await connection.first_attempt_done.wait()
         self._changed(None)
 
     def _oauth_for(self, server: ResolvedServer, url: str, told_why: Callable[[Exception], None]) -> httpx2.Auth:
@@ -340,7 +339,8 @@ class Session:
         self._search = None
         connection = self._connections.get(server) if server else None
         if connection is not None and connection.connected:
-            self._known_tools.remember(connection.name, sum(1 for _ in server_entries(self._server_tools(connection))))
+            entries = server_entries(self._server_tools(connection))
+            self._known_tools.remember(connection.name, [t.name for t in entries])
         if before is not None and self._listeners and before.same_as(self.surface()):
             return  # a server started connecting, say: nothing a model sees has changed
         for listener in self._listeners:
@@ -409,7 +409,7 @@ class Session:
                 return self._app_status(desired, AppState.HERMES_NOT_CONNECTED, connection.reason)
         return Unavailable(connection.name, connection.state,
                            self.redactor(connection.reason or "it has not connected yet"),
-                           self.redactor(connection.stderr_tail))
+                           self.redactor(connection.stderr_tail), remote=not connection.config.is_stdio)
 
     def _app_status(self, desired: DesiredServer, state: AppState, detail: str) -> AppStatus:
         declaration = desired.declaration
@@ -591,8 +591,11 @@ class Session:
             for tool in connection.tools:
                 if registered_name(server, tool.name) == name:
                     return CallOutcome(error=_filtered(tool.name, server))
-            return CallOutcome(error=f"MCP server '{server}' has no tool named '{name}'.")
-        return CallOutcome(error=f"No tool named '{name}'. Run `hermes tools list` to see the tool surface.")
+            hint = suggestion(name, list(self.surface().tools))
+            return CallOutcome(error=f"MCP server '{server}' has no tool named '{name}'{hint}.", no_such_tool=True)
+        hint = suggestion(name, list(self.surface().tools))
+        return CallOutcome(error=f"No tool named '{name}'{hint}. Run `hermes tools list` to see the tool surface.",
+                           no_such_tool=True)
 
 
 async def _resources(connection: ServerConnection) -> list[types.Resource]:

@@ -1,7 +1,9 @@
-"""The set of MCP servers a session should run: config.yaml's plus those of enabled plugins.
+"""The set of MCP servers a session should run: the project's, config.yaml's, enabled plugins'.
 
-A name in config.yaml wins over a plugin's server of the same name; the plugin's one is kept in
-`shadowed` so that `hermes mcp list` can show both with their sources. No SDK import here: `list`
+A project's `.hermes/config.yaml` (once trusted) wins over config.yaml for a name, and config.yaml
+wins over a plugin's server of the same name; the losers are kept in `shadowed` so that
+`hermes mcp list` can show every one with its source. An untrusted project's servers are there,
+switched off with the reason and the command that trusts the folder. No SDK import here: `list`
 must stay fast.
 """
 
@@ -11,8 +13,11 @@ from dataclasses import dataclass, field
 
 from hermes.apps.declaration import ServerDeclaration
 from hermes.config.model import HermesConfig, ServerConfig
+from hermes.config.project import ProjectServers
 from hermes.home import Home
 from hermes.plugins.registry import LoadedPlugins
+
+PROJECT_SOURCE = "project"
 
 
 @dataclass(frozen=True)
@@ -25,6 +30,7 @@ class DesiredServer:
     disabled_reason: str | None = None
     declaration: ServerDeclaration | None = None
     app_name: str | None = None
+    untrusted: bool = False  # a project's server the user has not trusted: never started, not even by a probe
 
 
 @dataclass
@@ -45,13 +51,13 @@ def _disabled_reason(config: HermesConfig, entry: ServerConfig, source: str) -> 
 
 def desired_servers(config: HermesConfig, plugins: LoadedPlugins | None = None, *,
                     only: frozenset[str] | set[str] | None = None,
-                    include_disabled: bool = False) -> ServerSet:
+                    include_disabled: bool = False, project: ProjectServers | None = None) -> ServerSet:
     result = ServerSet()
 
     def add(server: DesiredServer) -> None:
         if only is not None and server.name not in only:
             return
-        if include_disabled:
+        if include_disabled and not server.untrusted:
             server = DesiredServer(server.name, server.config, server.source, None, server.declaration,
                                    server.app_name)
         if server.name in result.servers:
@@ -59,6 +65,12 @@ def desired_servers(config: HermesConfig, plugins: LoadedPlugins | None = None, 
         else:
             result.servers[server.name] = server
 
+    if project is not None:
+        for name, entry in project.servers.items():
+            reason = _disabled_reason(config, entry, str(project.path)) if project.trusted else \
+                f"untrusted: {project.path} comes with the project and {project.why_not}; " \
+                f"run `{project.trust_command}` to use its servers"
+            add(DesiredServer(name, entry, PROJECT_SOURCE, reason, untrusted=not project.trusted))
     for name, entry in config.mcp_servers.items():
         add(DesiredServer(name, entry, "config.yaml", _disabled_reason(config, entry, "config.yaml")))
     for plugin in plugins.plugins if plugins else []:
@@ -69,8 +81,9 @@ def desired_servers(config: HermesConfig, plugins: LoadedPlugins | None = None, 
     return result
 
 
-def configured_servers(home: Home, config: HermesConfig) -> dict[str, DesiredServer]:
-    """Every server a session of this HERMES_HOME would run (config.yaml's and enabled plugins')."""
+def configured_servers(home: Home, config: HermesConfig, project: ProjectServers | None = None
+                       ) -> dict[str, DesiredServer]:
+    """Every server a session of this HERMES_HOME would run (the project's, config.yaml's, enabled plugins')."""
     from hermes.plugins.registry import load_enabled
 
-    return desired_servers(config, load_enabled(home, config)).servers
+    return desired_servers(config, load_enabled(home, config), project=project).servers

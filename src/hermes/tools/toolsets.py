@@ -6,6 +6,20 @@ from collections.abc import Iterable, Mapping
 
 NO_MCP = "no_mcp"
 PREFIX = "mcp-"
+# The platforms a hermes agent runs on; config.yaml may name more under platform_toolsets.
+KNOWN_PLATFORMS = ("cli", "telegram", "discord", "slack", "whatsapp", "signal", "email", "matrix", "mattermost",
+                   "sms", "homeassistant", "api_server", "webhook")
+
+
+def platform_problem(platform: str, platform_toolsets: Mapping[str, tuple[str, ...]]) -> str | None:
+    """Why `platform` is not one hermes knows (a typo would otherwise silently mean "every server")."""
+    from hermes.validation import suggestion
+
+    known = set(KNOWN_PLATFORMS) | set(platform_toolsets)
+    if platform in known:
+        return None
+    return (f"unknown platform '{platform}'{suggestion(platform, known)}; known: {', '.join(sorted(known))} "
+            f"(add others under platform_toolsets in config.yaml)")
 
 
 def toolset_name(server: str) -> str:

@@ -9,11 +9,13 @@ from hermes.apps.states import Retry
 from hermes.mcp.states import ConnectionState
 
 _FIX = "Fix the cause (see the server's log in HERMES_HOME/logs), then run `hermes mcp reload`."
+# An HTTP server has no log on this machine; its answer is all there is.
+_FIX_REMOTE = "Fix the cause (the reason above is what the server answered), then run `hermes mcp reload`."
 _ACTIONS = {
     ConnectionState.FAILED: _FIX,
     ConnectionState.PARKED: _FIX,
-    ConnectionState.DISABLED: "Enable the server in config.yaml, then run `hermes mcp reload`.",
-    ConnectionState.CONNECTING: "Wait until the server has started, then try again.",
+    ConnectionState.DISABLED: "Run `hermes mcp enable {server}` (running sessions reload by themselves).",
+    ConnectionState.STARTING: "Wait until the server has started, then try again.",
     ConnectionState.RESTARTING: "Wait until the server has restarted, then try again.",
     ConnectionState.STOPPED: "Run `hermes mcp reload` to start it again.",
     ConnectionState.CONNECTED: "Run `hermes mcp reload`, then try again.",
@@ -22,7 +24,7 @@ _PHRASES = {
     ConnectionState.FAILED: "could not be connected",
     ConnectionState.PARKED: "is parked",
     ConnectionState.DISABLED: "is disabled",
-    ConnectionState.CONNECTING: "is still connecting",
+    ConnectionState.STARTING: "is still starting",
     ConnectionState.RESTARTING: "is restarting",
     ConnectionState.STOPPED: "is stopped",
     ConnectionState.CONNECTED: "is not connected",
@@ -37,10 +39,15 @@ class Unavailable:
     state: ConnectionState
     reason: str
     stderr_tail: str = ""
+    remote: bool = False  # an HTTP server (no local log to point at)
 
     @property
     def user_action(self) -> str:
-        return _ACTIONS[self.state]
+        if self.state is ConnectionState.DISABLED and self.reason.startswith("untrusted"):
+            return "Trust the project folder as the reason says, then run `hermes mcp reload`."
+        if self.remote and self.state in (ConnectionState.FAILED, ConnectionState.PARKED):
+            return _FIX_REMOTE
+        return _ACTIONS[self.state].format(server=self.server)
 
     @property
     def sentence(self) -> str:

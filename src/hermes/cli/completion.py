@@ -1,0 +1,52 @@
+"""Shell completion: commands, server names, tool names and plugin names (bash, zsh, fish).
+
+Completion runs on every Tab, so nothing here connects to a server: server names come from the
+config files, tool names from the cache a session keeps of what each server offered last time,
+plugin names from the plugins folder.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from click.shell_completion import CompletionItem, get_completion_class
+
+from hermes.home import Home
+
+SHELLS = ("bash", "zsh", "fish")
+
+
+def _matching(names: list[str], incomplete: str) -> list[CompletionItem]:
+    return [CompletionItem(name) for name in sorted(set(names)) if name.startswith(incomplete)]
+
+
+def complete_servers(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    from hermes.cli.mcp_config_commands import known_names
+
+    return _matching(known_names(Home.from_env()), incomplete)
+
+
+def complete_tools(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    from hermes.session.known_tools import KnownToolCounts
+
+    cache = KnownToolCounts(Home.from_env().known_tools)
+    return _matching([name for names in cache.names.values() for name in names], incomplete)
+
+
+def complete_plugins(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    folder = Home.from_env().plugins
+    names = [p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")] if folder.is_dir() else []
+    return _matching(names, incomplete)
+
+
+@click.command("completion")
+@click.argument("shell", type=click.Choice(SHELLS))
+def completion_command(shell: str) -> None:
+    """Print the completion script for SHELL (see the README for where to put it)."""
+    root: Any = click.get_current_context().find_root().command
+    cls = get_completion_class(shell)
+    assert cls is not None
+    click.echo(cls(root, {}, "hermes", "_HERMES_COMPLETE").source())
+
+

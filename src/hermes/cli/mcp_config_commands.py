@@ -1,0 +1,452 @@
+"""`hermes mcp add / add-json / import / remove / list / get / enable / disable / logout / trust`.
+
+The commands that change or show what is configured. None of them connects to a server, so none
+imports the `mcp` SDK (`get` asks a running session for the state, if there is one). `--scope
+project` edits the project's `.hermes/config.yaml` instead of the user's config.yaml.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import click
+
+from hermes.cli.completion import complete_servers
+from hermes.cli.options import json_option
+from hermes.cli.output import print_json, print_table, say
+from hermes.config.client_json import apply_renames
+from hermes.config.dotenv import secrets_to_dotenv
+from hermes.config.edit import add_server, remove_server, set_server_enabled
+from hermes.config.model import HermesConfig, ServerConfig
+from hermes.config.project import PROJECT_CONFIG, load_project, project_root_for_edit
+from hermes.config.store import ConfigStore
+from hermes.errors import NoSuchServer, UsageError
+from hermes.home import Home
+from hermes.security.redact import mask_url
+from hermes.validation import http_url_problem, suggestion
+
+scope_option = click.option("--scope", type=click.Choice(["user", "project"]), default="user", show_default=True,
+                            help="user: HERMES_HOME/config.yaml; project: ./.hermes/config.yaml of this project.")
+
+
+def pairs(values: tuple[str, ...], separator: str, what: str) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for value in values:
+        key, sep, rest = value.partition(separator)
+        if not sep or not key.strip():
+            raise UsageError(f"{what} '{value}' must look like KEY{separator}VALUE.")
+        found[key.strip()] = rest.strip() if separator == ":" else rest
+    return found
+
+
+def store_for(home: Home, scope: str) -> ConfigStore:
+    if scope == "project":
+        return ConfigStore(home, project_root_for_edit(Path.cwd(), home) / PROJECT_CONFIG)
+    return ConfigStore(home)
+
+
+class ProjectEdit:
+    """Editing a project's config keeps the folder trusted if it was (the user made this change)."""
+
+    def __init__(self, home: Home, store: ConfigStore) -> None:
+        from hermes.config.trust import TrustStore
+
+        self.trust = TrustStore(home)
+        self.folder = store.path.parent.parent
+        self.project = store.path != home.config
+        self.was_trusted = self.project and (not store.path.exists() or self.trust.state(self.folder).trusted)
+
+    def done(self) -> None:
+        if self.project and self.was_trusted:
+            self.trust.trust(self.folder)
+        elif self.project:
+            say(f"The project config is not trusted; run `hermes mcp trust {self.folder}` to use its servers.")
+
+
+def _edited(home: Home, scope: str) -> tuple[ConfigStore, ProjectEdit]:
+    store = store_for(home, scope)
+    return store, ProjectEdit(home, store)
+
+
+def _add_entry(home: Home, scope: str, name: str, entry: dict[str, Any], secrets: dict[str, str], *,
+               replace: bool) -> ConfigStore:
+    store, edit = _edited(home, scope)
+    before = home.dotenv.read_bytes() if home.dotenv.exists() else None
+    if secrets:
+        home.ensure()
+    renames = secrets_to_dotenv(home.dotenv, secrets)
+    apply_renames(entry, renames)
+    try:
+        with store.edit() as doc:
+            add_server(doc, name, entry, replace=replace)
+    except BaseException:
+        if secrets:  # nothing half-done: .env goes back to what it was
+            from hermes.files import atomic_write
+
+            if before is None:
+                home.dotenv.unlink(missing_ok=True)
+            else:
+                atomic_write(home.dotenv, before)
+        raise
+    edit.done()
+    if secrets:
+        say(f"Secrets went to {home.dotenv} (0600): {', '.join(sorted(renames.get(k, k) for k in secrets))}; "
+            f"the config refers to them as ${{VAR}}.")
+    return store
+
+
+def _looks_like_a_command_line(command: str) -> bool:
+    return any(c.isspace() for c in command) and not Path(command).exists() and shutil.which(command) is None
+
+
+@click.command("add")
+@click.argument("name")
+@click.argument("command_line", nargs=-1, type=click.UNPROCESSED, metavar="[-- COMMAND [ARGS]...]")
+@click.option("--command", "command", help="Program that starts a stdio server (or give it after --).")
+@click.option("--args", "args", multiple=True, help="One argument for --command (repeat for more; never split).")
+@click.option("--env", "-e", "env", multiple=True, help="K=V for a stdio server's environment (repeatable).")
+@click.option("--cwd", help="Working folder of a stdio server.")
+@click.option("--url", help="URL of a Streamable HTTP (or --transport sse) server.")
+@click.option("--header", "-H", "headers", multiple=True, help='"K: V" header for an HTTP server (repeatable).')
+@click.option("--transport", type=click.Choice(["streamable-http", "sse"]), help="HTTP transport.")
+@click.option("--auth", type=click.Choice(["oauth"]), help="Authorize with OAuth 2.1.")
+@click.option("--timeout", type=float, help="Seconds a tool call may take (default 300).")
+@click.option("--connect-timeout", type=float, help="Seconds to start and handshake (default 60).")
+@click.option("--disabled", is_flag=True, help="Add the server switched off.")
+@click.option("--replace", is_flag=True, help="Overwrite an existing server of that name.")
+@scope_option
+def add_command(name: str, command_line: tuple[str, ...], command: str | None, args: tuple[str, ...],
+                env: tuple[str, ...], cwd: str | None, url: str | None, headers: tuple[str, ...],
+                transport: str | None, auth: str | None, timeout: float | None, connect_timeout: float | None,
+                disabled: bool, replace: bool, scope: str) -> None:
+    """Add a server: `hermes mcp add NAME -- COMMAND [ARGS]...` (stdio) or `hermes mcp add NAME --url URL`.
+
+    Everything after `--` is the command and its arguments, exactly as typed.
+    """
+    if command_line:
+        if command or args:
+            raise UsageError("Give the command either after -- or with --command/--args, not both.")
+        command, args = command_line[0], command_line[1:]
+    if bool(command) == bool(url):
+        raise UsageError("Give a command after -- (stdio server) or --url (HTTP server), e.g. "
+                         f"`hermes mcp add {name} -- npx -y @modelcontextprotocol/server-everything`.")
+    entry: dict[str, Any] = {}
+    if command:
+        if headers or transport or auth:
+            raise UsageError("--header, --transport and --auth are for HTTP servers (--url).")
+        if not command_line and _looks_like_a_command_line(command):
+            program, *rest = command.split()
+            raise UsageError(f"--command '{command}' looks like a whole command line; give it after --: "
+                             f"`hermes mcp add {name} -- {program} {' '.join(rest)}`.")
+        entry["command"] = command
+        if args:
+            entry["args"] = list(args)
+        if env:
+            entry["env"] = pairs(env, "=", "--env")
+        if cwd:
+            entry["cwd"] = cwd
+    else:
+        assert url is not None
+        if args or env or cwd:
+            raise UsageError("--args, --env and --cwd are for stdio servers (a command after --).")
+        problem = None if "${" in url else http_url_problem(url)
+        if problem:
+            raise UsageError(f"--url {problem} (got '{mask_url(url)}').")
+        entry["url"] = url
+        if headers:
+            entry["headers"] = pairs(headers, ":", "--header")
+        if transport:
+            entry["transport"] = transport
+        if auth:
+            entry["auth"] = auth
+    if timeout is not None:
+        entry["timeout"] = timeout
+    if connect_timeout is not None:
+        entry["connect_timeout"] = connect_timeout
+    if disabled:
+        entry["enabled"] = False
+    store = _add_entry(Home.from_env(), scope, name, entry, {}, replace=replace)
+    say(f"Added MCP server '{name}' to {store.path}.")
+
+
+@click.command("add-json")
+@click.argument("name")
+@click.argument("json_text", metavar="JSON")
+@click.option("--replace", is_flag=True, help="Overwrite an existing server of that name.")
+@scope_option
+def add_json_command(name: str, json_text: str, replace: bool, scope: str) -> None:
+    """Add a server from the JSON other clients use: {"command", "args", "env"} or {"url", "headers", "type"}."""
+    from hermes.config.client_json import translate
+
+    try:
+        data = json.loads(json_text)
+    except ValueError as exc:
+        raise UsageError(f"The JSON for '{name}' is not valid JSON ({exc}).") from None
+    translated = translate(name, data)
+    store = _add_entry(Home.from_env(), scope, name, translated.entry, translated.secrets, replace=replace)
+    for note in translated.notes:
+        say(f"note: {note}", err=True)
+    say(f"Added MCP server '{name}' to {store.path}.")
+
+
+@click.command("remove")
+@click.argument("name", shell_complete=complete_servers)
+@scope_option
+def remove_command(name: str, scope: str) -> None:
+    """Remove a server (and its OAuth tokens)."""
+    home = Home.from_env()
+    store, edit = _edited(home, scope)
+    config = store.load()
+    if name not in config.mcp_servers:
+        from hermes.session.servers import configured_servers
+
+        server = configured_servers(home, ConfigStore(home).load(), load_project(home, Path.cwd())).get(name)
+        if server is not None and server.source.startswith("plugin:"):
+            raise UsageError(f"MCP server '{name}' comes from {server.source}; disable that plugin instead "
+                             f"(hermes plugins disable {server.source.removeprefix('plugin:')}).")
+        if server is not None:
+            other = "project" if scope == "user" else "user"
+            raise UsageError(f"MCP server '{name}' is in the {other} config; add --scope {other}.")
+        raise NoSuchServer(name, suggestion(name, known_names(home)))
+    with store.edit() as doc:
+        remove_server(doc, name)
+    edit.done()
+    from hermes.mcp.oauth.storage import delete_tokens
+
+    removed = delete_tokens(home, name)
+    say(f"Removed MCP server '{name}'" + (" and its OAuth tokens." if removed else "."))
+
+
+def known_names(home: Home) -> list[str]:
+    from hermes.session.servers import configured_servers
+
+    try:
+        return list(configured_servers(home, ConfigStore(home).load(), load_project(home, Path.cwd())))
+    except Exception:  # a broken file is reported by whoever reads it for real
+        return []
+
+
+def _selection(entry: ServerConfig) -> str:
+    rule = entry.tools
+    if rule.include is not None:
+        return f"include {', '.join(rule.include)}" if rule.include else "none"
+    if rule.exclude is not None:
+        return f"all except {', '.join(rule.exclude)}"
+    return "all"
+
+
+def _target(entry: ServerConfig) -> str:
+    """What the server runs or where it lives, as configured (`${VAR}` unresolved, URL secrets masked)."""
+    if entry.command:
+        return " ".join([entry.command, *entry.args])
+    return mask_url(entry.url or "")
+
+
+def list_rows(home: Home, config: HermesConfig) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every server: the project's, config.yaml's and enabled plugins' (shadowed ones shown as such).
+
+    Values shown are the configured text (with `${VAR}` unresolved), so secrets kept in .env or
+    the environment never reach this output; env and header values are not shown at all.
+    """
+    from hermes.plugins.registry import load_enabled
+    from hermes.session.servers import DesiredServer, desired_servers
+
+    plugins = load_enabled(home, config)
+    project = load_project(home, Path.cwd())
+    server_set = desired_servers(config, plugins, project=project)
+
+    def row(server: DesiredServer, shadowed_by: str | None) -> dict[str, Any]:
+        entry = server.config
+        scope = "project" if server.source == "project" else "user" if server.source == "config.yaml" \
+            else server.source
+        return {
+            "name": server.name,
+            "transport": entry.transport_name,
+            "target": _target(entry),
+            "tools": _selection(entry),
+            "enabled": entry.enabled and not server.untrusted,
+            "state": "untrusted" if server.untrusted else "enabled" if entry.enabled else "disabled",
+            "scope": scope,
+            "source": str(project.path) if server.source == "project" and project else server.source,
+            "auth": entry.auth or "none",
+            "app_bound": server.declaration is not None,
+            "shadowed_by": shadowed_by,
+            "why_off": server.disabled_reason,
+        }
+
+    winners = server_set.servers
+    rows = [row(s, None) for s in winners.values()]
+    rows += [row(s, winners[s.name].source if s.name in winners else None) for s in server_set.shadowed]
+    return rows, plugins.errors
+
+
+@click.command("list")
+@json_option
+def list_command(as_json: bool) -> None:
+    """Configured servers: scope, state, transport, tools selected, target."""
+    home = Home.from_env()
+    rows, errors = list_rows(home, ConfigStore(home).load())
+    if as_json:
+        print_json({"servers": rows, "plugin_errors": errors})
+        return
+    for error in errors:
+        say(f"warning: {error}", err=True)
+    if not rows:
+        say("No MCP servers configured. Add one with `hermes mcp add NAME -- COMMAND [ARGS]…` or "
+            "`hermes mcp add NAME --url URL`.")
+        return
+    print_table(["NAME", "SCOPE", "STATE", "TRANSPORT", "TOOLS", "TARGET"],
+                [[r["name"], r["scope"] + (f" (overridden by {r['shadowed_by']})" if r["shadowed_by"] else ""),
+                  r["state"], r["transport"], r["tools"], r["target"]] for r in rows], shrink=("TARGET", "TOOLS"))
+    for row in rows:
+        if row["state"] == "untrusted" and not row["shadowed_by"]:
+            say(f"{row['name']}: {row['why_off']}")
+            break
+
+
+def _settings(entry: ServerConfig) -> dict[str, Any]:
+    """The entry as configured, with every env and header value hidden (names only)."""
+    data: dict[str, Any] = {"transport": entry.transport_name}
+    if entry.command:
+        data |= {"command": entry.command, "args": list(entry.args)}
+        if entry.cwd:
+            data["cwd"] = entry.cwd
+        if entry.env:
+            data["env"] = {key: "<hidden>" for key in entry.env}
+    else:
+        data["url"] = mask_url(entry.url or "")
+        if entry.headers:
+            data["headers"] = {key: "<hidden>" for key in entry.headers}
+        if entry.auth:
+            data["auth"] = entry.auth
+    data |= {"enabled": entry.enabled, "timeout": entry.timeout, "connect_timeout": entry.connect_timeout,
+             "tools": _selection(entry)}
+    if entry.roots is not None:
+        data["roots"] = list(entry.roots)
+    if entry.approval.mode != "auto":
+        data["approval"] = list(entry.approval.tools) if entry.approval.mode == "list" else entry.approval.mode
+    return data
+
+
+@click.command("get")
+@click.argument("name", shell_complete=complete_servers)
+@json_option
+def get_command(name: str, as_json: bool) -> None:
+    """One server: its settings (secrets hidden), where it comes from, and its state and tools if running."""
+    from hermes.live.control_client import ask, live_sessions
+
+    home = Home.from_env()
+    rows, _ = list_rows(home, ConfigStore(home).load())
+    row = next((r for r in rows if r["name"] == name and not r["shadowed_by"]), None)
+    if row is None:
+        raise NoSuchServer(name, suggestion(name, [r["name"] for r in rows]))
+    from hermes.session.servers import configured_servers
+
+    server = configured_servers(home, ConfigStore(home).load(), load_project(home, Path.cwd()))[name]
+    data: dict[str, Any] = {"name": name, "scope": row["scope"], "source": row["source"], "state": row["state"],
+                            "settings": _settings(server.config), "why_off": row["why_off"], "live": None}
+    for live in live_sessions(home):
+        code, body = ask(live, "GET", "/status")
+        found = [s for s in body.get("servers", []) if isinstance(s, dict) and s.get("name") == name]
+        if code == 200 and found:
+            data["live"] = {"session_pid": live.endpoint.pid, **found[0]}
+            break
+    if as_json:
+        print_json(data)
+        return
+    say(f"{name}  ({data['scope']}: {data['source']}; {data['state']})")
+    for key, value in data["settings"].items():
+        shown = ", ".join(f"{k}={v}" for k, v in value.items()) if isinstance(value, dict) else \
+            " ".join(value) if isinstance(value, list) else str(value)
+        say(f"  {key}: {shown}")
+    if data["why_off"]:
+        say(f"  off: {data['why_off']}")
+    live_status = data["live"]
+    if live_status:
+        say(f"  running session {live_status['session_pid']}: {live_status.get('state')}, "
+            f"{live_status.get('tools')} tools")
+    else:
+        say(f"  no running session; `hermes mcp test {name}` connects and lists its tools.")
+
+
+def _set_enabled(name: str, enabled: bool, scope: str) -> None:
+    home = Home.from_env()
+    store, edit = _edited(home, scope)
+    if name not in store.load().mcp_servers:
+        names = list(store.load().mcp_servers)
+        if name in known_names(home):
+            raise UsageError(f"MCP server '{name}' is not in the {scope} config (see `hermes mcp list` for its "
+                             f"scope; a plugin's server goes with `hermes plugins enable/disable`).")
+        raise NoSuchServer(name, suggestion(name, names))
+    with store.edit() as doc:
+        set_server_enabled(doc, name, enabled)
+    edit.done()
+    say(f"{'Enabled' if enabled else 'Disabled'} MCP server '{name}' in {store.path}.")
+    _reload_running(home)
+
+
+def _reload_running(home: Home) -> None:
+    from hermes.live.control_client import live_sessions
+
+    if live_sessions(home):
+        from hermes.cli.status import reload_sessions
+
+        reload_sessions(home, as_json=False)
+
+
+@click.command("enable")
+@click.argument("name", shell_complete=complete_servers)
+@scope_option
+def enable_command(name: str, scope: str) -> None:
+    """Switch a server on (running sessions reload)."""
+    _set_enabled(name, True, scope)
+
+
+@click.command("disable")
+@click.argument("name", shell_complete=complete_servers)
+@scope_option
+def disable_command(name: str, scope: str) -> None:
+    """Switch a server off, keeping its settings (running sessions reload)."""
+    _set_enabled(name, False, scope)
+
+
+@click.command("logout")
+@click.argument("name", shell_complete=complete_servers)
+def logout_command(name: str) -> None:
+    """Forget a server's OAuth tokens (and its dynamic client registration)."""
+    from hermes.mcp.oauth.storage import delete_tokens
+
+    home = Home.from_env()
+    if name not in known_names(home):
+        raise NoSuchServer(name, suggestion(name, known_names(home)))
+    removed = delete_tokens(home, name)
+    say(f"Logged out of '{name}': its OAuth tokens are deleted." if removed else
+        f"'{name}' has no stored OAuth tokens; nothing to delete.")
+
+
+@click.command("trust")
+@click.argument("folder", required=False, type=click.Path(file_okay=False, path_type=Path))
+def trust_command(folder: Path | None) -> None:
+    """Trust a project folder (default: this project): its .hermes servers and skills are used from now on."""
+    from hermes.config.project import find_project
+    from hermes.config.trust import TrustStore
+
+    home = Home.from_env()
+    target = (folder.resolve() if folder else find_project(Path.cwd(), home)) or Path.cwd().resolve()
+    if not (target / ".hermes").is_dir():
+        raise UsageError(f"{target} has no .hermes folder: nothing to trust.")
+    try:
+        TrustStore(home).trust(target)
+    except OSError as exc:
+        raise UsageError(f"{target}/.hermes cannot be trusted: {exc}") from None
+    say(f"Trusted {target}: its .hermes config and skills are used from now on; any change asks again.")
+    _reload_running(home)
+
+
+COMMANDS = (add_command, add_json_command, remove_command, list_command, get_command, enable_command,
+            disable_command, logout_command, trust_command)
+
+__all__ = ["COMMANDS", "list_rows", "store_for"]

@@ -1,0 +1,82 @@
+"""Project scope: a `.hermes/config.yaml` that comes with a project, like Claude Code's `.mcp.json`.
+
+hermes looks in the folder it runs in and its parents, up to the repository root (the first
+folder with a `.git`); outside a repository, only the folder itself. The file's `mcp_servers`
+add to the user's and override servers of the same name. It arrived with the project's files, so
+its servers run only once the user has trusted the folder (the same trust record as project
+skills: the folder's path and a digest of its `.hermes` files); until then they are listed as
+`untrusted`, with the command that trusts it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hermes.config.model import ServerConfig, parse_config
+from hermes.config.trust import TrustStore
+from hermes.config.yamlfile import load_yaml
+from hermes.home import Home
+
+PROJECT_CONFIG = Path(".hermes") / "config.yaml"
+
+
+def find_project(start: Path, home: Home | None = None) -> Path | None:
+    """The project folder whose `.hermes/config.yaml` applies from `start`, if any.
+
+    The user's own HERMES_HOME is never a project (run from the home folder, `~/.hermes` would
+    otherwise count twice).
+    """
+    try:
+        folder = start.resolve()
+        own = home.root.resolve() if home is not None else None
+    except OSError:
+        return None
+    for candidate in (folder, *folder.parents):
+        if (candidate / PROJECT_CONFIG).is_file() and (candidate / ".hermes").resolve() != own:
+            return candidate
+        if (candidate / ".git").exists():
+            return None  # the repository root: a project file further up belongs to someone else
+        if candidate == folder and not _inside_repository(folder):
+            return None  # outside a repository only the folder itself counts
+    return None
+
+
+def _inside_repository(folder: Path) -> bool:
+    return any((parent / ".git").exists() for parent in (folder, *folder.parents))
+
+
+def project_root_for_edit(start: Path, home: Home) -> Path:
+    """Where `--scope project` writes: the project found from `start`, else the repository root, else `start`."""
+    found = find_project(start, home)
+    if found is not None:
+        return found
+    folder = start.resolve()
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return folder
+
+
+@dataclass(frozen=True)
+class ProjectServers:
+    folder: Path
+    path: Path
+    servers: dict[str, ServerConfig] = field(default_factory=dict)
+    trusted: bool = False
+    why_not: str | None = None  # why the folder is not trusted
+
+    @property
+    def trust_command(self) -> str:
+        return f"hermes mcp trust {self.folder}"
+
+
+def load_project(home: Home, start: Path) -> ProjectServers | None:
+    """The project's servers from `start` (None without a project file); a broken file raises `ConfigError`."""
+    folder = find_project(start, home)
+    if folder is None:
+        return None
+    path = folder / PROJECT_CONFIG
+    config = parse_config(load_yaml(path), path)
+    state = TrustStore(home).state(folder)
+    return ProjectServers(folder, path, dict(config.mcp_servers), state.trusted, state.why_not)
