@@ -115,7 +115,7 @@ def read_client_file(file: ClientFile, cwd: Path) -> tuple[list[FoundServer], st
     except FileNotFoundError:
         return [], None
     except (OSError, ValueError) as exc:
-        return [], f"{file.path}: {exc}"
+        return [], f"{file.client}: {file.path}: {exc}"
     found = servers_in(data, file.key, cwd)
     return [FoundServer(file.client, file.path, str(name), value) for name, value in found.items()], None
 

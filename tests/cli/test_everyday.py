@@ -1,0 +1,238 @@
+"""The CLI people expect: adding servers as typed, importing from other clients, everyday verbs,
+suggestions for typos, tables that fit, completion, and exit codes as documented."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes.config.store import ConfigStore
+from hermes.home import Home
+from tests.npm_tools import NpmTools
+from tests.support import CANARY, fast_entry, hermes, write_config
+
+
+def _servers(home: Home) -> dict[str, Any]:
+    return {name: entry for name, entry in ConfigStore(home).load().mcp_servers.items()}
+
+
+def test_everything_after_the_double_dash_is_the_command_verbatim(home: Home) -> None:
+    ran = hermes("mcp", "add", "files", "--env", "MODE=ro", "--", "npx", "-y", "@scope/pkg", "--filter=a,b",
+                 "--root", "/my folder", home=home)
+    assert ran.returncode == 0, ran.stderr
+    entry = _servers(home)["files"]
+    assert entry.command == "npx" and entry.args == ("-y", "@scope/pkg", "--filter=a,b", "--root", "/my folder")
+    assert dict(entry.env) == {"MODE": "ro"}
+    # --args: one argument per flag, never split on commas.
+    two = hermes("mcp", "add", "two", "--command", "srv", "--args", "--x=1,2", "--args", "y", home=home)
+    assert two.returncode == 0
+    assert _servers(home)["two"].args == ("--x=1,2", "y")
+
+
+def test_a_whole_command_line_in_command_gets_the_double_dash_hint(home: Home) -> None:
+    ran = hermes("mcp", "add", "pkg", "--command", "npx -y some-pkg", home=home)
+    assert ran.returncode == 2 and "hermes mcp add pkg -- npx -y some-pkg" in ran.stderr
+    assert not home.config.exists()
+    bad = hermes("mcp", "add", "web", "--url", "ftp://example.org/mcp", home=home)
+    assert bad.returncode == 2 and "http:// or https://" in bad.stderr
+    spaced = hermes("mcp", "add", "my server", "--", "srv", home=home)
+    assert spaced.returncode == 2 and "not a valid server name" in spaced.stderr and "Traceback" not in spaced.stderr
+
+
+def test_add_json_takes_other_clients_shape_and_moves_secrets_to_dotenv(home: Home) -> None:
+    stdio = {"command": "npx", "args": ["-y", "gh-server"], "env": {"GITHUB_TOKEN": CANARY, "LOG": "debug"}}
+    ran = hermes("mcp", "add-json", "github", json.dumps(stdio), home=home)
+    assert ran.returncode == 0, ran.stderr
+    remote = {"type": "sse", "url": "https://mcp.example.org/sse", "headers": {"Authorization": f"Bearer {CANARY}2"}}
+    assert hermes("mcp", "add-json", "remote", json.dumps(remote), home=home).returncode == 0
+    config = home.config.read_text()
+    assert CANARY not in config and "${GITHUB_TOKEN}" in config and "Bearer ${REMOTE_AUTHORIZATION}" in config
+    assert "LOG: debug" in config and "transport: sse" in config
+    dotenv = home.dotenv.read_text()
+    assert f"GITHUB_TOKEN={CANARY}" in dotenv and f"REMOTE_AUTHORIZATION={CANARY}2" in dotenv
+    assert stat.S_IMODE(home.dotenv.stat().st_mode) == 0o600
+    broken = hermes("mcp", "add-json", "x", "{not json", home=home)
+    assert broken.returncode == 2 and "not valid JSON" in broken.stderr
+    neither = hermes("mcp", "add-json", "x", '{"args": []}', home=home)
+    assert neither.returncode == 2 and "needs 'command' (stdio) or 'url' (HTTP)" in neither.stderr
+
+
+@pytest.fixture
+def other_clients(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A user home and a project where Claude Desktop, Claude Code, Cursor, VS Code and Goose left servers."""
+    user = tmp_path / "user"
+    project = tmp_path / "project"
+    (user / ".config" / "Claude").mkdir(parents=True)
+    (user / ".config" / "Claude" / "claude_desktop_config.json").write_text(json.dumps({"mcpServers": {
+        "github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"],
+                   "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": CANARY}},
+        "existing": {"command": "other"}}}))
+    project.mkdir()
+    (user / ".claude.json").write_text(json.dumps({
+        "mcpServers": {"github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"],
+                                  "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": CANARY}}},
+        "projects": {str(project): {"mcpServers": {"notes db": {"command": "uvx", "args": ["notes-mcp"]}}}}}))
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {
+        "linear": {"type": "http", "url": "https://mcp.linear.app/mcp"}}}))
+    (user / ".cursor").mkdir()
+    (user / ".cursor" / "mcp.json").write_text("{ this is not json")
+    (project / ".vscode").mkdir()
+    (project / ".vscode" / "mcp.json").write_text(json.dumps({
+        "inputs": [{"id": "api-key", "type": "promptString", "password": True}],
+        "servers": {"weather": {"type": "stdio", "command": "weather-mcp", "env": {"API_KEY": "${input:api-key}"}}}}))
+    (user / ".config" / "goose").mkdir(parents=True)
+    (user / ".config" / "goose" / "config.yaml").write_text(
+        "extensions:\n  developer:\n    type: builtin\n    name: developer\n"
+        "  fetch:\n    type: stdio\n    name: fetch\n    cmd: uvx\n    args: [mcp-server-fetch]\n    enabled: true\n")
+    monkeypatch.setenv("HOME", str(user))
+    monkeypatch.chdir(project)
+    return project
+
+
+def test_import_shows_what_it_found_then_adds_the_new_ones(home: Home, other_clients: Path) -> None:
+    write_config(home, {"mcp_servers": {"existing": fast_entry()}})
+    listed = hermes("mcp", "import", "--json", home=home)
+    assert listed.returncode == 0, listed.stderr
+    found = {(r["client"], r["name"]): r for r in json.loads(listed.stdout)["found"]}
+    assert ("Claude Desktop", "github") in found and ("Goose", "fetch") in found
+    assert ("Claude Code (this project)", "notes-db") in found and ("Claude Code (.mcp.json)", "linear") in found
+    assert "already configured" in found[("Claude Desktop", "existing")]["skip"]
+    assert "the same server as in Claude Desktop" in found[("Claude Code", "github")]["skip"]
+    assert "Cursor" in listed.stderr and "not valid JSON" in listed.stderr
+    assert CANARY not in listed.stdout + listed.stderr
+    assert not any(name == "developer" for _, name in found)  # Goose's built-in is not an MCP server
+    added = hermes("mcp", "import", "--yes", home=home)
+    assert added.returncode == 0, added.stderr
+    servers = _servers(home)
+    assert set(servers) == {"existing", "github", "notes-db", "linear", "weather", "fetch"}
+    assert servers["existing"].command.endswith("python") or "fast.py" in " ".join(servers["existing"].args)
+    assert servers["linear"].url == "https://mcp.linear.app/mcp"
+    assert dict(servers["weather"].env) == {"API_KEY": "${API_KEY}"}
+    assert "set API_KEY in .env" in added.stdout
+    assert CANARY not in home.config.read_text() and f"GITHUB_PERSONAL_ACCESS_TOKEN={CANARY}" in home.dotenv.read_text()
+    again = hermes("mcp", "import", "--yes", home=home)
+    assert again.returncode == 0 and "Nothing new to add" in again.stdout
+
+
+def test_import_from_a_file_and_without_a_terminal(home: Home, tmp_path: Path) -> None:
+    source = tmp_path / "servers.json"
+    source.write_text(json.dumps({"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}}))
+    refused = hermes("mcp", "import", "--from", str(source), home=home)
+    assert refused.returncode == 2 and "--yes" in refused.stderr and not home.config.exists()
+    assert hermes("mcp", "import", "--from", str(source), "--yes", home=home).returncode == 0
+    assert _servers(home)["time"].args == ("mcp-server-time",)
+    empty = tmp_path / "empty.json"
+    empty.write_text("{}")
+    nothing = hermes("mcp", "import", "--from", str(empty), home=home)
+    assert "holds no MCP servers" in nothing.stderr
+
+
+def test_get_enable_disable_logout_and_suggestions(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"files": fast_entry(env={"TOKEN": CANARY}),
+                                        "web": {"url": f"https://u:{CANARY}@example.org/mcp",
+                                                "headers": {"Authorization": f"Bearer {CANARY}"}}}})
+    got = hermes("mcp", "get", "files", "--json", home=home)
+    data = json.loads(got.stdout)
+    assert data["scope"] == "user" and data["settings"]["env"] == {"TOKEN": "<hidden>"}
+    web = hermes("mcp", "get", "web", home=home)
+    assert web.returncode == 0 and CANARY not in web.stdout + got.stdout and "Authorization=<hidden>" in web.stdout
+    typo = hermes("mcp", "get", "fils", home=home)
+    assert typo.returncode == 3 and "did you mean 'files'?" in typo.stderr
+    assert hermes("mcp", "disable", "files", home=home).returncode == 0
+    assert _servers(home)["files"].enabled is False
+    status = json.loads(hermes("mcp", "status", "--json", home=home).stdout)["sessions"][0]["servers"]
+    files = next(s for s in status if s["name"] == "files")
+    assert "hermes mcp enable files" in files["unavailable"]["user_action"]
+    assert hermes("mcp", "enable", "files", home=home).returncode == 0
+    assert _servers(home)["files"].enabled is True and "enabled" not in home.config.read_text()
+    assert hermes("mcp", "enable", "nope", home=home).returncode == 3
+    home.tokens.mkdir(parents=True)
+    (home.tokens / "web.json").write_text("{}")
+    out = hermes("mcp", "logout", "web", home=home)
+    assert out.returncode == 0 and "tokens are deleted" in out.stdout and not (home.tokens / "web.json").exists()
+    assert "nothing to delete" in hermes("mcp", "logout", "web", home=home).stdout
+
+
+def test_tools_describe_and_unknown_tools(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"box": fast_entry()}})
+    described = hermes("tools", "describe", "mcp__box__get_weather", home=home)
+    assert described.returncode == 0
+    assert "tool 'get-weather' of MCP server 'box'" in described.stdout and "city" in described.stdout
+    schema = json.loads(hermes("tools", "describe", "mcp__box__echo", "--json", home=home).stdout)
+    assert schema["definition"]["inputSchema"]["required"] == ["text"]
+    missing = hermes("tools", "describe", "mcp__box__ech", home=home)
+    assert missing.returncode == 3 and "did you mean 'mcp__box__echo'?" in missing.stderr
+    call = hermes("tools", "call", "mcp__box__ech", home=home)
+    assert call.returncode == 3 and "did you mean 'mcp__box__echo'?" in call.stderr
+
+
+def test_typos_in_platforms_and_top_level_keys(home: Home) -> None:
+    write_config(home, {"mcp_server": {"x": fast_entry()}, "other_tool": {"kept": True}})
+    listed = hermes("mcp", "list", home=home)
+    assert "unknown top-level key mcp_server (did you mean 'mcp_servers'?)" in listed.stderr
+    assert "other_tool" not in listed.stderr
+    platform = hermes("tools", "list", "--platform", "telegrm", home=home)
+    assert platform.returncode == 2 and "did you mean 'telegram'?" in platform.stderr
+
+
+def test_tables_fit_the_terminal_width(home: Home) -> None:
+    long_args = [f"--option-number-{i}=value" for i in range(12)]
+    write_config(home, {"mcp_servers": {"wide": {"command": "srv", "args": long_args,
+                                                 "tools": {"include": [f"tool_{i}" for i in range(20)]}}}})
+    narrow = hermes("mcp", "list", home=home, env={"COLUMNS": "80"})
+    assert all(len(line) <= 80 for line in narrow.stdout.splitlines()), narrow.stdout
+    assert "…" in narrow.stdout
+    wide = hermes("mcp", "list", home=home, env={"COLUMNS": ""})  # not a terminal, no COLUMNS: nothing is cut
+    assert long_args[-1] in wide.stdout
+
+
+def test_completion_and_version(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"files": fast_entry(), "fetch": fast_entry()}})
+    for shell in ("bash", "zsh", "fish"):
+        script = hermes("completion", shell, home=home)
+        assert script.returncode == 0 and "_HERMES_COMPLETE" in script.stdout
+    import subprocess
+
+    from tests.support import PYTHON
+
+    env = {"HERMES_HOME": str(home.root), "_HERMES_COMPLETE": "bash_complete", "COMP_WORDS": "hermes mcp get f",
+           "COMP_CWORD": "3", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([PYTHON, "-m", "hermes"], env=env, capture_output=True, text=True)
+    assert done.stdout.split() == ["plain,fetch", "plain,files"]
+    version = hermes("--version", home=home)
+    assert version.returncode == 0 and version.stdout.startswith("hermes, version ")
+
+
+def test_a_listing_does_not_wait_for_the_slowest_server(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"quick": fast_entry(), "slow": fast_entry("--ready-delay", "600")}})
+    listed = json.loads(hermes("tools", "list", "--json", "--wait", "1", home=home).stdout)
+    assert any(t["server"] == "quick" for t in listed["tools"])
+    slow = next(u for u in listed["unavailable"] if u["server"] == "slow")
+    assert slow["state"] == "starting"
+    status = json.loads(hermes("mcp", "status", "--json", "--wait", "1", home=home).stdout)
+    assert {s["name"]: s["state"] for s in status["sessions"][0]["servers"]} == {"quick": "connected",
+                                                                                 "slow": "starting"}
+
+
+def test_a_name_that_does_not_resolve_says_so(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"far": {"url": "https://no-such-host.invalid/mcp"}}})
+    tested = hermes("mcp", "test", "far", home=home)
+    assert tested.returncode == 1 and "could not resolve host no-such-host.invalid" in tested.stdout
+    payload = json.loads(hermes("tools", "call", "mcp__far__x", "--json", home=home).stdout)
+    assert "HERMES_HOME/logs" not in payload["error"] and "what the server answered" in payload["error"]
+
+
+def test_installing_filesystem_names_the_folder_it_exposes(home: Home, npm: NpmTools, tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    ran = hermes("mcp", "install", "filesystem", "--yes", "--set", f"FILESYSTEM_ROOT={notes}",
+                 "--command", npm.filesystem[0], "--args", npm.filesystem[1], "--args", str(notes), home=home)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert f"The model can read and search {notes} and everything under it" in ran.stdout
+    assert _servers(home)["filesystem"].roots == (str(notes),)
+    allowed = hermes("tools", "call", "mcp__filesystem__list_allowed_directories", home=home)
+    assert str(notes) in allowed.stdout

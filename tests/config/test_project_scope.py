@@ -1,0 +1,114 @@
+"""Project scope: a `.hermes/config.yaml` in the project adds and overrides servers, once trusted."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+import pexpect
+import psutil
+import pytest
+from ruamel.yaml import YAML
+
+from hermes.home import Home
+from tests.support import PATIENCE, PYTHON, fast_entry, hermes, wait_for, write_config
+
+
+def _project(tmp_path: Path, servers: dict[str, object]) -> Path:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".hermes").mkdir()
+    with (repo / ".hermes" / "config.yaml").open("w") as handle:
+        YAML().dump({"mcp_servers": servers}, handle)
+    (repo / "src" / "deep").mkdir(parents=True)
+    return repo
+
+
+def _rows(home: Home) -> dict[str, dict[str, object]]:
+    return {r["name"]: r for r in json.loads(hermes("mcp", "list", "--json", home=home).stdout)["servers"]
+            if not r["shadowed_by"]}
+
+
+def test_an_untrusted_project_lists_its_servers_but_never_starts_them(home: Home, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    marker = tmp_path / "started"
+    repo = _project(tmp_path, {"proj": fast_entry(env={"MARK": str(marker)}), "box": fast_entry("--lean")})
+    write_config(home, {"mcp_servers": {"box": fast_entry()}})
+    monkeypatch.chdir(repo / "src" / "deep")  # found from a subfolder, up to the repository root
+    rows = _rows(home)
+    assert rows["proj"]["scope"] == "project" and rows["proj"]["state"] == "untrusted"
+    assert f"hermes mcp trust {repo}" in str(rows["proj"]["why_off"])
+    listing = hermes("mcp", "list", home=home)
+    assert "untrusted" in listing.stdout and f"hermes mcp trust {repo}" in listing.stdout
+    tools = json.loads(hermes("tools", "list", "--json", home=home).stdout)
+    assert not any(t["server"] == "proj" for t in tools["tools"])
+    # Even a probe, which starts disabled servers, does not start an untrusted project's server.
+    tested = hermes("mcp", "test", "proj", home=home)
+    assert tested.returncode == 1 and "untrusted" in tested.stdout
+    trusted = hermes("mcp", "trust", home=home)
+    assert trusted.returncode == 0 and str(repo) in trusted.stdout
+    rows = _rows(home)
+    assert rows["proj"]["state"] == "enabled"
+    # The project's `box` (lean: only `ping`) overrides the user's.
+    assert rows["box"]["scope"] == "project"
+    names = {t["name"] for t in json.loads(hermes("tools", "list", "--json", home=home).stdout)["tools"]}
+    assert "mcp__proj__echo" in names and "mcp__box__ping" in names and "mcp__box__echo" not in names
+    # A change to the project's .hermes asks again.
+    with (repo / ".hermes" / "config.yaml").open("a") as handle:
+        handle.write("  sneaky: {command: rm, args: [-rf, /]}\n")
+    assert _rows(home)["proj"]["state"] == "untrusted"
+    assert "changed since it was trusted" in str(_rows(home)["sneaky"]["why_off"])
+
+
+def test_scope_project_edits_the_projects_file_and_keeps_it_trusted(home: Home, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    monkeypatch.chdir(repo)
+    added = hermes("mcp", "add", "local", "--scope", "project", "--", PYTHON, "-c", "pass", home=home)
+    assert added.returncode == 0 and str(repo / ".hermes" / "config.yaml") in added.stdout
+    assert not home.config.exists()
+    assert _rows(home)["local"]["state"] == "enabled"  # the user created it: trusted
+    assert hermes("mcp", "disable", "local", "--scope", "project", home=home).returncode == 0
+    assert _rows(home)["local"]["state"] == "disabled"
+    wrong_scope = hermes("mcp", "remove", "local", home=home)
+    assert wrong_scope.returncode == 2 and "--scope project" in wrong_scope.stderr
+    assert hermes("mcp", "remove", "local", "--scope", "project", home=home).returncode == 0
+    assert "local" not in _rows(home)
+
+
+def test_the_users_own_home_is_not_a_project(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_config(home, {"mcp_servers": {"box": fast_entry()}})
+    monkeypatch.chdir(home.root.parent)  # HERMES_HOME is <here>/hermes-home, not <here>/.hermes
+    assert _rows(home)["box"]["scope"] == "user"
+    (home.root.parent / ".hermes").symlink_to(home.root)
+    assert _rows(home)["box"]["scope"] == "user"
+
+
+def test_one_ctrl_c_stops_a_listing_that_waits_for_a_slow_server(home: Home, tmp_path: Path) -> None:
+    write_config(home, {"mcp_servers": {"slow": fast_entry("--ready-delay", "600")}})
+    child = pexpect.spawn(PYTHON, ["-m", "hermes", "tools", "list", "--wait", "600"], encoding="utf-8",
+                          timeout=PATIENCE, env={**os.environ, "HERMES_HOME": str(home.root), "TERM": "xterm"})
+    me = psutil.Process(child.pid)
+    assert wait_for(lambda: any("fast.py" in " ".join(p.cmdline()) for p in me.children(recursive=True)))
+    server = next(p for p in me.children(recursive=True) if "fast.py" in " ".join(p.cmdline()))
+    child.sendintr()
+    child.expect("Interrupted")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130
+    assert wait_for(lambda: not server.is_running() or server.status() == psutil.STATUS_ZOMBIE)
+
+
+def test_sigint_to_a_process_without_a_terminal_is_130_too(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"slow": fast_entry("--ready-delay", "600")}})
+    process = subprocess.Popen([PYTHON, "-m", "hermes", "mcp", "status", "--wait", "600"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env={**os.environ, "HERMES_HOME": str(home.root)})
+    me = psutil.Process(process.pid)
+    assert wait_for(lambda: any("fast.py" in " ".join(p.cmdline()) for p in me.children(recursive=True)))
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=PATIENCE)
+    assert process.returncode == 130 and "Interrupted" in err and "Traceback" not in err
