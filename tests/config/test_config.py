@@ -113,7 +113,7 @@ def test_round_trip_edit_keeps_comments_and_order(home: Home) -> None:
         "    url: https://example.invalid/mcp\n"
     )
     home.config.write_text(original)
-    result = hermes("mcp", "add", "beta", "--command", "b", "--args", "x,y", home=home)
+    result = hermes("mcp", "add", "beta", "--", "b", "x", "y", home=home)
     assert result.returncode == 0, result.stderr
     text = home.config.read_text()
     assert text.startswith(original)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
-
 import anyio
 import httpx2
 import mcp_types as types
@@ -16,12 +14,42 @@ from mcp.server.lowlevel import Server
 from hermes.mcp import sdk
 
 
-def test_http_client_factory_keeps_its_shape() -> None:
-    parameters = list(inspect.signature(sdk.create_mcp_http_client).parameters)
-    assert parameters[:3] == ["headers", "timeout", "auth"]
+def test_http_client_has_the_sdk_factorys_settings() -> None:
+    from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT, create_mcp_http_client
+
+    theirs = create_mcp_http_client()
     client = sdk.create_http_client(headers={"X-Test": "1"})
     assert isinstance(client, httpx2.AsyncClient) and client.headers["X-Test"] == "1"
-    assert client.timeout.read is not None and client.timeout.read >= 60
+    assert (client.timeout.connect, client.timeout.read) == (MCP_DEFAULT_TIMEOUT, MCP_DEFAULT_SSE_READ_TIMEOUT)
+    assert client.timeout == theirs.timeout and client.follow_redirects == theirs.follow_redirects
+
+
+@pytest.mark.anyio
+async def test_an_endless_json_answer_stops_at_the_bound() -> None:
+    """An endpoint that streams a JSON body without end fails the request; memory stays bounded."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+
+    def endless() -> None:
+        connection, _ = server.accept()
+        connection.recv(65536)
+        connection.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n")
+        chunk = b"[" * 60000
+        try:
+            while True:
+                connection.sendall(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+        except OSError:
+            connection.close()
+
+    threading.Thread(target=endless, daemon=True).start()
+    async with sdk.create_http_client(limit=1024 * 1024) as client:
+        with pytest.raises(httpx2.ReadError, match="larger than 1048576 bytes"):
+            await client.post(f"http://127.0.0.1:{server.getsockname()[1]}/mcp", json={})
+    server.close()
 
 
 def test_transport_streams_is_the_read_write_pair() -> None:

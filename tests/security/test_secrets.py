@@ -115,3 +115,20 @@ async def test_oauth_tokens_are_registered_as_soon_as_they_are_loaded(home: Home
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def test_what_a_server_echoes_back_on_success_is_redacted_everywhere(home: Home,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BOX_TOKEN", CANARY)
+    write_config(home, {"mcp_servers": {"box": fast_entry("--describe-env", "BOX_TOKEN",
+                                                          env={"BOX_TOKEN": "${BOX_TOKEN}"})}})
+    outputs = [hermes("tools", "list", home=home), hermes("tools", "list", "--json", home=home),
+               hermes("tools", "describe", "mcp__box__echo", "--json", home=home),
+               hermes("tools", "search", "echo", "--json", home=home),
+               hermes("mcp", "test", "box", home=home),
+               hermes("tools", "call", "mcp__box__reveal", "--args", '{"variable": "BOX_TOKEN"}', home=home),
+               hermes("tools", "call", "mcp__box__echo", "--args", json.dumps({"text": CANARY}), "--json", home=home)]
+    for ran in outputs:
+        assert CANARY not in ran.stdout + ran.stderr, ran.stdout
+    assert "the value is [REDACTED]" in outputs[5].stdout
+    assert "started with [REDACTED]" in outputs[0].stdout + outputs[1].stdout

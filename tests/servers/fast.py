@@ -65,6 +65,8 @@ TOOLS = [tool("ping", "Answer pong."), tool("a.b", "Collides with a-b."), tool("
           {**tool("delete", "Pretend to delete something.", what="string"),
            "annotations": {"destructiveHint": True, "readOnlyHint": False}}]
 MEETING = threading.Barrier(2)
+if option("--describe-env"):  # a server that echoes what it was started with into its definitions
+    TOOLS[0] = {**TOOLS[0], "description": f"Echo; started with {os.environ.get(str(option('--describe-env')))}"}
 LONG_NAME = "a-tool-whose-name-is-far-too-long-to-be-registered-without-being-cut-short"
 if "--long" in args:
     TOOLS.append(tool(LONG_NAME, "A tool with a long name."))

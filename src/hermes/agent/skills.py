@@ -15,12 +15,10 @@ from typing import Any
 
 from hermes.apps.host import Host
 from hermes.config.trust import TrustStore
-from hermes.files import read_text_bounded
 from hermes.plugins.manifest import Plugin
-from hermes.plugins.skills import frontmatter, plugin_skills
+from hermes.plugins.skills import plugin_skills, read_skill
 
 MAX_SKILL_CHARS = 20_000  # a skill's text in the prompt; past it, cut (and said so)
-_READ_LIMIT = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -50,11 +48,6 @@ def _body(text: str) -> str:
     return text
 
 
-def _read(path: Path) -> tuple[str | None, str | None]:
-    try:
-        return read_text_bounded(path, _READ_LIMIT), None
-    except OSError as exc:
-        return None, f"it cannot be read ({exc})"
 
 
 def project_skill_files(folder: Path) -> list[Path]:
@@ -72,15 +65,14 @@ def project_skills(folder: Path, trust: TrustStore) -> list[SkillEntry]:
     state = trust.state(folder)
     entries = []
     for path in files:
-        text, problem = _read(path)
-        meta = frontmatter(text or "")
+        text, meta, problem = read_skill(path)
         name = str(meta.get("name") or path.parent.name)
         description = str(meta.get("description") or "")
         why_not = problem or (None if state.trusted else
                               f"the project {state.folder} is not trusted: {state.why_not} "
                               f"(run `hermes skills trust {state.folder}`)")
         entries.append(SkillEntry("project", name, description, path, why_not is None, why_not,
-                                  _body(text or "") if why_not is None else ""))
+                                  _body(text) if why_not is None else ""))
     return entries
 
 
@@ -88,10 +80,9 @@ def plugin_skill_entries(plugins: list[Plugin], host: Host) -> list[SkillEntry]:
     entries = []
     for plugin in plugins:
         for skill in plugin_skills(plugin, host):
-            body, problem = _read(skill.path) if skill.offered else (None, None)
-            why_not = skill.why_not or problem
+            body = read_skill(skill.path)[0] if skill.offered else ""
             entries.append(SkillEntry(f"plugin:{plugin.name}", skill.name, skill.description, skill.path,
-                                      why_not is None, why_not, _body(body or "") if why_not is None else ""))
+                                      skill.offered, skill.why_not, _body(body) if skill.offered else ""))
     return entries
 
 

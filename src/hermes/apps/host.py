@@ -23,6 +23,7 @@ from hermes.apps.windows import (
     read_pe_file_version,
     read_uninstall_entries,
 )
+from hermes.files import read_bounded
 
 __all__ = ["Host", "LocalHost", "UninstallEntry", "linux_interactive_session", "local_host"]
 
@@ -90,17 +91,16 @@ class LocalHost:
             return []
 
     def read_text(self, path: str) -> str | None:
+        # Bounded and never blocking: a FIFO or a device where a version file should be reads as nothing.
         try:
-            with open(path, "rb") as handle:
-                return handle.read(_MAX_READ).decode("utf-8", errors="replace")
+            return read_bounded(Path(path), _MAX_READ).decode("utf-8", errors="replace")
         except OSError:
             return None
 
     def read_plist(self, path: str) -> dict[str, Any] | None:
         try:
-            with open(path, "rb") as handle:
-                data = plistlib.load(handle)
-        except (OSError, plistlib.InvalidFileException, ValueError):
+            data = plistlib.loads(read_bounded(Path(path), _MAX_READ))
+        except (OSError, plistlib.InvalidFileException, ValueError, RecursionError):
             return None
         return data if isinstance(data, dict) else None
 

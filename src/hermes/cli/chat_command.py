@@ -233,11 +233,11 @@ def _preferences(home: Home) -> Path:
 async def _reload(chat: Any, home: Home) -> None:
     from prompt_toolkit import PromptSession
 
-    from hermes.files import atomic_write
+    from hermes.files import atomic_write, read_bounded
 
     try:
-        always = json.loads(_preferences(home).read_text()).get("reload_without_asking") is True
-    except (OSError, ValueError, AttributeError):
+        always = json.loads(read_bounded(_preferences(home), 65536)).get("reload_without_asking") is True
+    except (OSError, ValueError, AttributeError, RecursionError):
         always = False
     if not always:
         try:

@@ -22,6 +22,7 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, shrink
     """
     if not rows:
         return
+    rows = [[printable(cell).replace("\n", " ") for cell in row] for row in rows]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
     limit = _width()
     if limit is not None:
@@ -62,5 +63,15 @@ def _colour() -> bool:
     return sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
 
+_CONTROL = {c: None for c in [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0)]}
+
+
+def printable(text: str) -> str:
+    """Text for the terminal: control characters (escape sequences a plugin or server could plant
+    in a name or a description) removed; newlines and tabs kept."""
+    return text.translate(_CONTROL)
+
+
 def say(text: str, *, err: bool = False, fg: str | None = None) -> None:
+    text = printable(text)
     click.echo(click.style(text, fg=fg) if fg and _colour() else text, err=err)

@@ -48,6 +48,12 @@ def show_status(home: Home, as_json: bool, wait: float | None = None) -> int:
     return 0
 
 
+def _is_report(report: Any) -> bool:
+    keys = ("added", "removed", "restarted", "unchanged", "revived")
+    return isinstance(report, dict) and all(isinstance(report.get(k), list) and
+                                            all(isinstance(n, str) for n in report[k]) for k in keys)
+
+
 def reload_sessions(home: Home, as_json: bool) -> int:
     sessions = live_sessions(home)
     results: list[dict[str, Any]] = []
@@ -63,11 +69,14 @@ def reload_sessions(home: Home, as_json: bool) -> int:
         say("No running hermes session; the next session reads the new config when it starts.")
         return 0
     for result in results:
+        report = result.get("report")
+        if result["ok"] and not _is_report(report):
+            result["ok"], result["error"], failed = False, "its answer is not a reload report", True
         if not result["ok"]:
             what = "refused" if result["status"] == 409 else "failed"
             say(f"Session {result['session_pid']}: reload {what}: {result.get('error')}", err=True)
             continue
-        report = result["report"]
+        assert isinstance(report, dict)
         parts = [f"{label}: {', '.join(report[key]) or '-'}" for key, label in
                  (("added", "Added"), ("removed", "Removed"), ("restarted", "Restarted"),
                   ("unchanged", "Unchanged"), ("revived", "Revived"))]

@@ -48,19 +48,70 @@ def _nesting(text: str) -> int:
     return deepest
 
 
-def _check_shape(node: Any, path: Path, depth: int = 0) -> None:
-    """Every key is a scalar and nothing nests deeper than MAX_DEPTH."""
-    if depth > MAX_DEPTH:
-        raise ConfigError(f"nests deeper than {MAX_DEPTH} levels.", path=path)
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if isinstance(key, (dict, list, tuple)):
-                line = node.lc.key(key)[0] + 1 if isinstance(node, CommentedMap) and node.lc.key(key) else None
-                raise ConfigError("has a mapping key that is not plain text (a complex key).", path=path, line=line)
-            _check_shape(value, path, depth + 1)
-    elif isinstance(node, list):
-        for value in node:
-            _check_shape(value, path, depth + 1)
+MAX_VALUES = 200_000  # every value counted as often as aliases repeat it: a "billion laughs" stops here
+_PLAIN_TAGS = ("tag:yaml.org,2002:str", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
+               "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null", "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
+
+
+def _tag(node: Any) -> str | None:
+    tag = getattr(node, "tag", None)
+    value = getattr(tag, "value", tag)
+    return value if isinstance(value, str) and value else None
+
+
+def _check_shape(node: Any, path: Path) -> None:
+    try:
+        shape_problem(node)
+    except _ShapeProblem as problem:
+        raise ConfigError(str(problem), path=path, line=problem.line) from None
+
+
+class _ShapeProblem(ValueError):
+    def __init__(self, rule: str, line: int | None = None) -> None:
+        super().__init__(rule)
+        self.line = line
+
+
+def shape_problem(node: Any) -> None:
+    """Raise ValueError (the rule) unless: every key is a scalar, nothing nests deeper than MAX_DEPTH,
+    no type tags, and aliases do not expand past MAX_VALUES values (readers walk the expanded tree)."""
+    budget = [MAX_VALUES]
+
+    def walk(node: Any, depth: int) -> None:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise _ShapeProblem(f"expands to more than {MAX_VALUES} values (YAML anchors and aliases repeated "
+                                f"over and over); write the values out.")
+        if depth > MAX_DEPTH:
+            raise _ShapeProblem(f"nests deeper than {MAX_DEPTH} levels.")
+        tag = _tag(node)
+        if tag is not None and tag not in _PLAIN_TAGS:
+            raise _ShapeProblem(f"uses the YAML tag '{tag}', which a config file has no use for; remove it.")
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if isinstance(key, (dict, list, tuple)):
+                    line = node.lc.key(key)[0] + 1 if isinstance(node, CommentedMap) and node.lc.key(key) else None
+                    raise _ShapeProblem("has a mapping key that is not plain text (a complex key).", line)
+                walk(value, depth + 1)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value, depth + 1)
+
+    walk(node, 0)
+
+
+def load_small_yaml(text: str) -> Any:
+    """YAML that is not a config file (a skill's frontmatter): parsed without expanding aliases,
+    then held to the same shape rules; ValueError (the rule) when it breaks one."""
+    if _nesting(text) > MAX_DEPTH:
+        raise ValueError(f"nests deeper than {MAX_DEPTH} levels")
+    try:
+        data = YAML(typ="rt").load(text)
+    except (YAMLError, RecursionError, TypeError) as exc:
+        raise ValueError(f"is not valid YAML ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") \
+            from None
+    shape_problem(data)
+    return data
 
 
 def load_yaml(path: Path) -> CommentedMap:

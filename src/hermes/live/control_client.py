@@ -43,7 +43,12 @@ def _recorded_start(path: Path) -> float | None:
     except (OSError, ValueError, RecursionError):
         return None
     started = data.get("started") if isinstance(data, dict) else None
-    return float(started) if isinstance(started, (int, float)) and not isinstance(started, bool) else None
+    if not isinstance(started, (int, float)) or isinstance(started, bool):
+        return None
+    try:
+        return float(started)
+    except OverflowError:  # a 400-digit "start time" is not one
+        return None
 
 
 def _is_that_process(path: Path, pid: int) -> bool:
@@ -69,17 +74,41 @@ def live_sessions(home: Home) -> list[LiveSession]:
     return found
 
 
+_ANSWER_LIMIT = 4 * 1024 * 1024  # a status of many servers is a few hundred KB; more is not an answer
+
+
+def _suspended(pid: int) -> bool:
+    try:
+        return bool(psutil.Process(pid).status() == psutil.STATUS_STOPPED)
+    except psutil.Error:
+        return False
+
+
 def ask(session: LiveSession, method: str, path: str, *, timeout: float = 120.0) -> tuple[int, dict[str, Any]]:
-    """(HTTP status, JSON body); status 0 with an `error` when the session cannot be reached."""
+    """(HTTP status, JSON object); status 0 with an `error` when the session cannot be reached or
+    answers something that is not a bounded JSON object (a session file is only as honest as its port)."""
     import httpx2
 
+    pid = session.endpoint.pid
+    if _suspended(pid):
+        return 0, {"error": f"the session (pid {pid}) is suspended (stopped with Ctrl-Z or SIGSTOP); resume it "
+                            f"with `kill -CONT {pid}` or `fg`"}
     headers = {"Authorization": f"Bearer {session.endpoint.token}"} if session.endpoint.token else {}
     try:
-        response = httpx2.request(method, session.endpoint.url(path), headers=headers, timeout=timeout)
+        with httpx2.stream(method, session.endpoint.url(path), headers=headers,
+                           timeout=httpx2.Timeout(timeout, connect=2.0)) as response:
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > _ANSWER_LIMIT:
+                    return 0, {"error": f"the session (pid {pid}) answered more than {_ANSWER_LIMIT} bytes"}
+                chunks.append(chunk)
+            status = response.status_code
     except httpx2.HTTPError as exc:
-        return 0, {"error": f"the session (pid {session.endpoint.pid}) did not answer ({type(exc).__name__})"}
+        return 0, {"error": f"the session (pid {pid}) did not answer ({type(exc).__name__})"}
     try:
-        body = response.json()
-    except ValueError:
-        body = {"error": response.text[:200]}
-    return response.status_code, body if isinstance(body, dict) else {"error": "unexpected answer"}
+        body = json.loads(b"".join(chunks))
+    except (ValueError, RecursionError):
+        return 0, {"error": f"the session (pid {pid}) answered something that is not JSON"}
+    return status, body if isinstance(body, dict) else {"error": "unexpected answer"}

@@ -343,7 +343,7 @@ class ServerConnection:
                     client = Client(link.transport, mode="legacy", message_handler=self._on_message,
                                     client_info=CLIENT_INFO, cache=None, **self._callbacks.client_options())
                     await stack.enter_async_context(client)
-                    tools = await _list_all_tools(client)
+                    tools = self._redacted(await _list_all_tools(client))
                     scope.deadline = math.inf
                     self._connected(client, link, tools, anyio.current_time() - started)
                     async with anyio.create_task_group() as tasks:
@@ -447,12 +447,29 @@ class ServerConnection:
 
     async def _refresh_tools(self, client: Client) -> None:
         try:
-            tools = await _list_all_tools(client)
+            tools = self._redacted(await _list_all_tools(client))
         except (MCPError, httpx2.HTTPError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             return
         if client is self._client:
             self.tools = tools
             self._on_change(self.name)
+
+    def _redacted(self, tools: list[types.Tool]) -> list[types.Tool]:
+        """Definitions as the server gave them, minus any secret it echoes (a token it was started
+        with, in a description or a schema); redacted once here, so every listing and every model
+        downstream gets the clean copy."""
+        redact = self._opener.redactor
+        clean = []
+        for tool in tools:
+            update: dict[str, Any] = {"input_schema": redact.value(tool.input_schema)}
+            if tool.description:
+                update["description"] = redact(tool.description)
+            if tool.title:
+                update["title"] = redact(tool.title)
+            if tool.output_schema is not None:
+                update["output_schema"] = redact.value(tool.output_schema)
+            clean.append(tool.model_copy(update=update))
+        return clean
 
     # -- requests --------------------------------------------------------------------------------
 

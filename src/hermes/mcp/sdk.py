@@ -5,8 +5,8 @@ an SDK upgrade that renames one breaks this file, loudly (`tests/mcp/test_sdk.py
 instead of somewhere deep in a connection at run time.
 
 - `TransportStreams`: the (read, write) stream pair a `Transport` yields, from `mcp.client._transport`.
-- `create_http_client`: the SDK's httpx2 client factory (its timeouts, its redirect policy), from
-  the private module `mcp.shared._httpx_utils`.
+- `create_http_client`: an httpx2 client with the settings of the SDK's private factory
+  (`mcp.shared._httpx_utils`: its timeouts, its redirect policy) and a bound on answer bodies.
 - `send_raw_request`: a request whose answer the SDK would refuse to read. A task-augmented
   `tools/call` answers with a `CreateTaskResult`, but the SDK validates every `tools/call` answer as a
   `CallToolResult` first, and it has no client API for tasks; so the request is stamped like the
@@ -24,15 +24,58 @@ import httpx2
 from mcp import Client
 from mcp.client._transport import TransportStreams
 from mcp.server.connection import Connection
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.dispatcher import CallOptions, ProgressFnT
 
 __all__ = ["TransportStreams", "client_connection", "create_http_client", "send_raw_request"]
 
 
+# One answer (a JSON body) may be this big; an event stream is bounded per event by the transport.
+MAX_BODY_BYTES = 512 * 1024 * 1024
+
+
+class _BoundedBody(httpx2.AsyncByteStream):
+    def __init__(self, inner: Any, limit: int) -> None:
+        self._inner = inner
+        self._limit = limit
+
+    async def __aiter__(self) -> Any:
+        size = 0
+        async for chunk in self._inner:
+            size += len(chunk)
+            if size > self._limit:
+                raise httpx2.ReadError(f"the server's answer is larger than {self._limit} bytes")
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class BoundedTransport(httpx2.AsyncHTTPTransport):
+    """An answer that is not an event stream stops at `limit` bytes: a server (or an app's endpoint)
+    that streams an endless JSON body fails the request instead of filling the memory."""
+
+    def __init__(self, limit: int = MAX_BODY_BYTES) -> None:
+        super().__init__()
+        self._limit = limit
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await super().handle_async_request(request)
+        if not response.headers.get("content-type", "").startswith("text/event-stream"):
+            response.stream = _BoundedBody(response.stream, self._limit)
+        return response
+
+
 def create_http_client(headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None,
-                       auth: httpx2.Auth | None = None) -> httpx2.AsyncClient:
-    return create_mcp_http_client(headers=headers, timeout=timeout, auth=auth)
+                       auth: httpx2.Auth | None = None, *, limit: int = MAX_BODY_BYTES) -> httpx2.AsyncClient:
+    """The settings of the SDK's own factory (30 s, 300 s to read a held-open stream, redirects left
+    to the transports), with bounded answers."""
+    kwargs: dict[str, Any] = {"timeout": timeout or httpx2.Timeout(30.0, read=300.0),
+                              "transport": BoundedTransport(limit)}
+    if headers is not None:
+        kwargs["headers"] = headers
+    if auth is not None:
+        kwargs["auth"] = auth
+    return httpx2.AsyncClient(**kwargs)
 
 
 def client_connection(ctx: Any) -> Connection | None:

@@ -10,11 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
-
 from hermes.apps.gate import app_gate
 from hermes.apps.host import Host
+from hermes.config.yamlfile import load_small_yaml
+from hermes.files import read_text_bounded
 from hermes.plugins.manifest import Plugin
 
 
@@ -33,27 +32,50 @@ class Skill:
                 "requires_apps": list(self.requires_apps), "offered": self.offered, "why_not": self.why_not}
 
 
+MAX_SKILL_BYTES = 1024 * 1024
+
+
 def frontmatter(text: str) -> dict[str, Any]:
+    """The skill's `---` block as plain values; ValueError (the rule) when it is not usable YAML."""
     if not text.startswith("---"):
         return {}
     end = text.find("\n---", 3)
     if end == -1:
         return {}
-    try:
-        data = YAML(typ="safe").load(text[3:end])
-    except YAMLError:
+    data = load_small_yaml(text[3:end])
+    if not isinstance(data, dict):
         return {}
-    return data if isinstance(data, dict) else {}
+    return {str(k): plain(v) for k, v in data.items()}
+
+
+def plain(value: Any) -> Any:
+    """Printable text for a frontmatter value: control characters (terminal escapes) removed."""
+    if isinstance(value, str):
+        return "".join(c for c in value if c.isprintable() or c in "\t")
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def read_skill(path: Path) -> tuple[str, dict[str, Any], str | None]:
+    """(text, frontmatter, why it is unusable): bounded, never a FIFO or a device, never a crash."""
+    try:
+        text = read_text_bounded(path, MAX_SKILL_BYTES)
+    except OSError as exc:
+        return "", {}, f"its SKILL.md cannot be read ({getattr(exc, 'reason', None) or exc})"
+    try:
+        return text, frontmatter(text), None
+    except ValueError as exc:
+        return text, {}, f"its frontmatter {exc}"
 
 
 def plugin_skills(plugin: Plugin, host: Host) -> list[Skill]:
     skills = []
     for path in plugin.skills:
-        meta = frontmatter(path.read_text(encoding="utf-8", errors="replace"))
+        _, meta, why_not = read_skill(path)
         required = meta.get("requires_apps") or []
         required = tuple(str(r) for r in required) if isinstance(required, list) else (str(required),)
-        why_not = None
-        for server in required:
+        for server in required if why_not is None else ():
             declaration = plugin.declarations.get(server)
             if declaration is None:
                 why_not = f"it requires server '{server}', which the plugin does not declare"

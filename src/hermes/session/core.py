@@ -484,8 +484,7 @@ class Session:
             if tool.kind == "tool":
                 raw = redact_result(await connection.call_tool(tool.original, arguments, on_progress=on_progress),
                                     self.redactor)
-                return CallOutcome(result=render_result(raw, cache=self._cache_dir, server=tool.server,
-                                                        redact=self.redactor), raw=raw)
+                return CallOutcome(result=render_result(raw, cache=self._cache_dir, server=tool.server), raw=raw)
             return CallOutcome(result=await self._utility(connection, tool, arguments))
         except ServerNotConnected:
             return CallOutcome(unavailable=self._unavailable(connection))
@@ -509,13 +508,17 @@ class Session:
     async def _utility(self, connection: ServerConnection, tool: SurfaceTool, arguments: dict[str, Any]
                        ) -> RenderedResult:
         if tool.kind == "list_resources":
-            return utilities.resource_listing(await connection.list_resources())
-        if tool.kind == "read_resource":
-            return utilities.resource_contents(await connection.read_resource(str(arguments.get("uri", ""))))
-        if tool.kind == "list_prompts":
-            return utilities.prompt_listing(await connection.list_prompts())
-        prompt = await connection.get_prompt(str(arguments.get("name", "")), utilities.prompt_arguments(arguments))
-        return utilities.prompt_messages(prompt)
+            rendered = utilities.resource_listing(await connection.list_resources())
+        elif tool.kind == "read_resource":
+            rendered = utilities.resource_contents(await connection.read_resource(str(arguments.get("uri", ""))))
+        elif tool.kind == "list_prompts":
+            rendered = utilities.prompt_listing(await connection.list_prompts())
+        else:
+            prompt = await connection.get_prompt(str(arguments.get("name", "")),
+                                                 utilities.prompt_arguments(arguments))
+            rendered = utilities.prompt_messages(prompt)
+        structured = self.redactor.value(rendered.structured) if rendered.structured is not None else None
+        return RenderedResult(self.redactor(rendered.text), structured, rendered.is_error)
 
     # -- resources, prompts and completions, for clients that take them as MCP (serve) -----------
 

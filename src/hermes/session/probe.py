@@ -31,7 +31,8 @@ async def probe(home: Home, name: str) -> ProbeReport:
                                stderr_tail=session.redactor(connection.stderr_tail))
         info = connection.server_info
         return ProbeReport(
-            name, transport, True, state, server_info=f"{info.name} {info.version}".strip() if info else None,
+            name, transport, True, state,
+            server_info=session.redactor(f"{info.name} {info.version}".strip()) if info else None,
             connect_ms=round((connection.connect_seconds or 0) * 1000, 1),
             tools=[ProbedTool(t.name, first_line(t.description), tool_allowed(t.name, connection.config.tools))
                    for t in connection.tools],

@@ -73,23 +73,42 @@ def _block_text(block: types.ContentBlock, cache: Path, server: str) -> str:
     return f"[{getattr(block, 'type', 'unknown')} content]"
 
 
+MAX_BLOCKS = 10_000  # content blocks of one result; a million one-character blocks is not an answer
+
+
+def _fewer_blocks(result: types.CallToolResult) -> list[types.ContentBlock]:
+    content = list(result.content)
+    if len(content) <= MAX_BLOCKS:
+        return content
+    omitted = len(content) - MAX_BLOCKS
+    return [*content[:MAX_BLOCKS],
+            types.TextContent(type="text", text=f"[{omitted} more content blocks omitted by hermes]")]
+
+
 def redact_result(result: types.CallToolResult, redact: Any) -> types.CallToolResult:
-    """An error result with its text redacted (error texts quote configuration and secrets)."""
-    if not result.is_error:
-        return result
-    content = [block.model_copy(update={"text": redact(block.text)}) if isinstance(block, types.TextContent)
-               else block for block in result.content]
-    return result.model_copy(update={"content": content})
+    """The result with every text in it redacted: a server may echo back what it was configured
+    with (a token in its arguments, a header), on success as much as in an error."""
+
+    def clean(block: types.ContentBlock) -> types.ContentBlock:
+        if isinstance(block, types.TextContent):
+            return block.model_copy(update={"text": redact(block.text)})
+        if isinstance(block, types.EmbeddedResource) and isinstance(block.resource, types.TextResourceContents):
+            resource = block.resource.model_copy(update={"text": redact(block.resource.text)})
+            return block.model_copy(update={"resource": resource})
+        return block
+
+    update: dict[str, Any] = {"content": [clean(block) for block in _fewer_blocks(result)]}
+    if result.structured_content is not None:
+        update["structured_content"] = redact.value(result.structured_content)
+    return result.model_copy(update=update)
 
 
-def render_result(result: types.CallToolResult, *, cache: Path, server: str,
-                  redact: Any) -> RenderedResult:
-    text = "\n".join(_block_text(block, cache, server) for block in result.content)
+def render_result(result: types.CallToolResult, *, cache: Path, server: str) -> RenderedResult:
+    """What a model (or `tools call`) gets: `result` should already have passed `redact_result`."""
+    text = "\n".join(_block_text(block, cache, server) for block in _fewer_blocks(result))
     structured = result.structured_content
     if not text and structured is not None:
         text = json.dumps(structured, ensure_ascii=False)
-    if result.is_error:
-        text = redact(text)
     if structured is not None and len(json.dumps(structured, ensure_ascii=False)) > MAX_OUTPUT:
         structured = None
         text = "[structured content omitted: larger than the output cap]\n" + text

@@ -11,8 +11,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from hermes.files import atomic_write
+from hermes.files import atomic_write, read_bounded
 from hermes.home import Home
+
+_TOKEN_FILE_LIMIT = 1024 * 1024  # a token record is a few KB; anything else is not one
 
 
 def token_path(home: Home, server: str) -> Path:
@@ -35,8 +37,8 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
 
 def read_json(path: Path) -> dict[str, Any] | None:
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
+        data = json.loads(read_bounded(path, _TOKEN_FILE_LIMIT, follow_symlinks=False))
+    except (OSError, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
 
