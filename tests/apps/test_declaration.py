@@ -109,6 +109,9 @@ REJECTIONS: list[tuple[dict[str, Any], str]] = [
     (_with("app.win32.location", "\\\\server\\share\\b.exe"), "UNC or device path"),
     (_with("app.win32.location", "\\\\?\\C:\\b.exe"), "UNC or device path"),
     (_with("app.linux.location", "/opt/**/blender"), "'**' is not allowed"),
+    (_with("app.linux.location", "/opt/*a*a*a*a/blender"), "has a segment with more than 3 '*'"),
+    (_with("app.linux.location", "/opt/" + "x" * 300 + "/blender"), "has a segment longer than 255 characters"),
+    (_with("app.linux.location", "/opt" + "/x" * 600), "is longer than 1024 characters"),
     (_with("app.linux.location", "~blender/bin"), "'~' must be followed by a path separator"),
     (_with("app.linux.location", [{"kind": "registry"}]), "app.linux.location[0].kind must be one of"),
     (_with("app.linux.location", [{"kind": "app_bundle", "name": "B.app"}]),
@@ -153,6 +156,12 @@ REJECTIONS: list[tuple[dict[str, Any], str]] = [
      "app.linux.liveness.pid_key must be a simple key name"),
     (_with("app.linux.liveness", {"kind": "watch"}), "app.linux.liveness.kind must be 'server_json' or 'none'"),
 ]
+
+
+def test_a_plugin_may_not_make_every_lookup_walk_dozens_of_folders() -> None:
+    plugin = _with("app.darwin.location", ["/Applications/*/B.app"], _with("app.linux.location", ["/opt/*/b"] * 16))
+    with pytest.raises(DeclarationError, match="has 17 locations with '\\*' in all; at most 16 are allowed"):
+        _parse(plugin)
 
 
 @pytest.mark.parametrize(("plugin", "message"), REJECTIONS, ids=[m[:60] for _, m in REJECTIONS])

@@ -30,6 +30,13 @@ DEFAULT_ENDPOINT_PATH = "/mcp"
 MAX_PATH_SEGMENTS = 24
 MAX_WILDCARD_SEGMENTS = 2
 MAX_CANDIDATES = 16
+MAX_PATH_LENGTH = 1024
+MAX_SEGMENT_LENGTH = 255
+MAX_STARS_PER_SEGMENT = 3
+# Wildcard locations across a whole plugin: each is one bounded directory walk, and a lookup runs
+# all of them; this many keeps the worst case of a lookup to a few seconds.
+MAX_WILDCARD_LOCATIONS = 16
+MAX_DECLARED_SERVERS = 64
 
 _SIMPLE_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _ENV_PREFIX = re.compile(r"^(%[A-Za-z_][A-Za-z0-9_]*%|\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\})")
@@ -201,6 +208,8 @@ def _endpoint_path(value: Any, loc: Loc) -> str:
 def rooted_path(value: Any, loc: Loc, os_name: str | None) -> str:
     """An absolute path for `os_name` (or any OS), or one starting with `~`, `%VAR%` or `$VAR`."""
     text = nonempty_text(value, loc)
+    if len(text) > MAX_PATH_LENGTH:
+        raise Invalid(loc, f"is longer than {MAX_PATH_LENGTH} characters")
     if "://" in text:
         raise Invalid(loc, f"{text!r} must be a file path, not a URL")
     if "\x00" in text:
@@ -214,6 +223,10 @@ def rooted_path(value: Any, loc: Loc, os_name: str | None) -> str:
         raise Invalid(loc, f"{text!r}: '**' is not allowed; '*' matches within one segment")
     if len(segments) > MAX_PATH_SEGMENTS:
         raise Invalid(loc, f"{text!r} has more than {MAX_PATH_SEGMENTS} segments")
+    if any(len(segment) > MAX_SEGMENT_LENGTH for segment in segments):
+        raise Invalid(loc, f"has a segment longer than {MAX_SEGMENT_LENGTH} characters")
+    if any(segment.count("*") > MAX_STARS_PER_SEGMENT for segment in segments):
+        raise Invalid(loc, f"{text!r} has a segment with more than {MAX_STARS_PER_SEGMENT} '*'")
     wildcards = sum(1 for segment in segments if "*" in segment)
     if wildcards > MAX_WILDCARD_SEGMENTS:
         raise Invalid(loc, f"{text!r} has {wildcards} segments with '*'; at most {MAX_WILDCARD_SEGMENTS} are allowed")
@@ -390,6 +403,9 @@ def parse_declarations(plugin: Mapping[str, Any], mcp_servers: set[str] | frozen
     servers = ours.get("servers", {})
     if not isinstance(servers, dict):
         raise DeclarationError(None, f"{path}.servers", "must be an object", file=file)
+    if len(servers) > MAX_DECLARED_SERVERS:
+        raise DeclarationError(None, f"{path}.servers", f"declares more than {MAX_DECLARED_SERVERS} servers",
+                               file=file)
     declarations: dict[str, ServerDeclaration] = {}
     for name, value in servers.items():
         if not isinstance(name, str) or name not in mcp_servers:
@@ -401,4 +417,10 @@ def parse_declarations(plugin: Mapping[str, Any], mcp_servers: set[str] | frozen
             declarations[name] = _declaration(name, value)
         except Invalid as exc:
             raise DeclarationError(name, dotted(exc.loc), exc.rule, file=file) from None
+    wildcards = len([c for d in declarations.values() if d.app is not None for block in d.app.blocks.values()
+                     for c in block.candidates if c.kind == "path" and "*" in (c.path or "")])
+    if wildcards > MAX_WILDCARD_LOCATIONS:
+        raise DeclarationError(None, f"{path}.servers", f"has {wildcards} locations with '*' in all; at most "
+                                                        f"{MAX_WILDCARD_LOCATIONS} are allowed (each one is a "
+                                                        f"directory walk at every lookup)", file=file)
     return declarations

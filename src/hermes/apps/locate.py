@@ -20,7 +20,7 @@ from hermes.apps.versions import debian_upstream, sort_key
 
 _ENV_REFERENCE = re.compile(r"%([A-Za-z_][A-Za-z0-9_]*)%|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 MAX_MATCHES = 64
-GLOB_SECONDS = 2.0
+GLOB_SECONDS = 0.5
 _FLATPAK_ROOTS = ("/var/lib/flatpak/app", "~/.local/share/flatpak/app")
 
 
