@@ -142,7 +142,7 @@ def test_deferred_tools_are_found_then_called(home: Home, scripted_model: Any) -
     first, second, _ = model.bodies()
     assert [t["function"]["name"] for t in first["tools"]] == ["tool_search"]
     assert "mcp__box__get_weather" in [t["function"]["name"] for t in second["tools"]]
-    assert "box (12 tools)" in first["messages"][0]["content"]
+    assert "box (13 tools)" in first["messages"][0]["content"]
     assert first["messages"][0] == second["messages"][0]
 
 

@@ -175,3 +175,15 @@ async def test_leaving_a_session_stops_every_server(home: Home) -> None:
 
     assert not [pid for pid in pids if pid is not None and psutil.pid_exists(pid)
                 and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
+
+
+async def test_an_answer_that_cannot_be_read_ends_the_call_now_not_at_the_timeout(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"box": fast_entry(timeout=600)}})
+    async with Session(home) as session:
+        outcome = await session.call("mcp__box__unreadable", {})
+        assert outcome.is_error and "closed during the call" in outcome.text
+        log = home.server_log("box").read_text()
+        assert "the server sent a message hermes could not read (nested too deeply)" in log
+        # The supervisor starts it again: the next call works.
+        await wait_until(lambda: session.connections()["box"].connected)
+        assert (await session.call("mcp__box__echo", {"text": "back"})).text == "back"

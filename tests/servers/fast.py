@@ -61,6 +61,7 @@ TOOLS = [tool("ping", "Answer pong."), tool("a.b", "Collides with a-b."), tool("
           {**tool("endless-task", "A task that never ends; its cancellation is written to the marker file.",
                   marker="string"), "execution": {"taskSupport": "required"}},
           tool("rendezvous", "Wait for a second call of this tool; answer 'met' when both ran at once."),
+          tool("unreadable", "Answer with JSON nested far too deeply to read."),
           tool("reveal", "Answer with the value of the environment variable named.", variable="string"),
           {**tool("delete", "Pretend to delete something.", what="string"),
            "annotations": {"destructiveHint": True, "readOnlyHint": False}}]
@@ -93,6 +94,11 @@ def call(request_id: object, name: str, arguments: dict[str, object]) -> dict[st
         return {**text(str(os.getpid())), "structuredContent": {"pid": os.getpid()}}
     if name == "env-report":
         return {**text(" ".join(sorted(os.environ))), "structuredContent": {"names": sorted(os.environ)}}
+    if name == "unreadable":
+        sys.stdout.write('{"jsonrpc": "2.0", "id": ' + json.dumps(request_id) + ', "result": ' + "[" * 100_000
+                         + "]" * 100_000 + "}\n")
+        sys.stdout.flush()
+        return text("never read")
     if name == "rendezvous":
         try:
             MEETING.wait(timeout=120)  # only a hermes that runs one call at a time ever waits this long

@@ -137,12 +137,22 @@ class StdioProcess:
                 async for chunk in self.process.stdout:
                     try:
                         lines = splitter.feed(chunk)
-                    except MessageTooLarge as exc:
-                        await self._incoming_send.send(exc)
-                        continue
+                    except MessageTooLarge:
+                        self._unreadable(f"a message larger than {MAX_MESSAGE_BYTES} bytes")
+                        return
                     for line in lines:
-                        if line.strip():
-                            await self._incoming_send.send(_parse(line))
+                        if not line.strip():
+                            continue
+                        message = _parse(line)
+                        if isinstance(message, SessionMessage):
+                            await self._incoming_send.send(message)
+                        elif line.lstrip().startswith(b"{"):
+                            # A JSON-RPC message hermes cannot read answers some request nobody can name:
+                            # waiting for it would last the whole timeout, so the connection ends now.
+                            self._unreadable(f"a message hermes could not read ({_why(message)})")
+                            return
+                        else:
+                            self._log_line(b"[stdout, not MCP] " + line[:_MAX_STDERR_LINE])
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError):
             pass  # the session or the process went away; the closed stream tells the session
 
@@ -174,11 +184,15 @@ class StdioProcess:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError):
             pass
 
+    def _unreadable(self, what: str) -> None:
+        """End the connection (the incoming stream closes when this task returns), saying why in its log."""
+        self._log_line(f"[hermes] the server sent {what}; the connection was closed".encode())
+
     def _log_line(self, raw: bytes) -> None:
-        text = raw.decode(errors="replace").rstrip("\r")
-        if len(text) > _MAX_STDERR_LINE:
-            text = text[:_MAX_STDERR_LINE] + " [...]"
-        line = self._redact(text)
+        # Redacted whole, then cut: a secret that straddled the cut would otherwise leave its start.
+        line = self._redact(raw.decode(errors="replace").rstrip("\r"))
+        if len(line) > _MAX_STDERR_LINE:
+            line = line[:_MAX_STDERR_LINE] + " [...]"
         self.stderr_tail.append(line)
         with contextlib.suppress(OSError, ValueError):
             self._log.write(line + "\n")
@@ -232,5 +246,11 @@ class StdioProcess:
 def _parse(line: bytes) -> SessionMessage | Exception:
     try:
         return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         return exc
+
+
+def _why(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return "nested too deeply" if isinstance(exc, RecursionError) or any("recursion" in t.lower() for t in text) \
+        else (text[0][:120] if text else type(exc).__name__)
