@@ -102,7 +102,8 @@ def test_the_watchdog_kills_registered_groups_when_its_pipe_closes() -> None:
             process.wait()
 
 
-def test_a_sigkilled_host_takes_servers_and_their_helpers_with_it(home: Home, tmp_path: Path) -> None:
+@pytest.mark.parametrize("own_group", [False, True], ids=["same group", "helper in a group of its own"])
+def test_a_sigkilled_host_takes_servers_and_their_helpers_with_it(home: Home, tmp_path: Path, own_group: bool) -> None:
     """SIGKILL leaves no time to clean up: the parent-death signal and the watchdog must do it."""
     write_config(home, {"mcp_servers": {"spawner": stdio_entry("spawner.py")}})
     pidfile = tmp_path / "helper.pid"
@@ -114,7 +115,7 @@ def test_a_sigkilled_host_takes_servers_and_their_helpers_with_it(home: Home, tm
 
         async def main():
             async with Session(Home(pathlib.Path({str(home.root)!r}))) as session:
-                outcome = await session.call("mcp__spawner__spawn_helper", {{}})
+                outcome = await session.call("mcp__spawner__spawn_helper", {{"own_group": {own_group!r}}})
                 pathlib.Path({str(pidfile)!r}).write_text(outcome.text)
                 await anyio.sleep_forever()
 
@@ -133,3 +134,16 @@ def test_a_sigkilled_host_takes_servers_and_their_helpers_with_it(home: Home, tm
     finally:
         if host.poll() is None:
             host.kill()
+
+
+@pytest.mark.anyio
+async def test_leaving_a_session_takes_a_helper_that_moved_to_its_own_group(home: Home) -> None:
+    from hermes.session.core import Session
+
+    write_config(home, {"mcp_servers": {"spawner": stdio_entry("spawner.py")}})
+    async with Session(home) as session:
+        outcome = await session.call("mcp__spawner__spawn_helper", {"own_group": True})
+        helper = psutil.Process(int(outcome.text))
+        assert os.getpgid(helper.pid) != os.getpgid(helper.ppid())
+    _gone, alive = psutil.wait_procs([helper], timeout=60)
+    assert alive == []

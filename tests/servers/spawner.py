@@ -10,9 +10,10 @@ app = MCPServer("spawner")
 
 
 @app.tool(name="spawn-helper", description="Start a long-lived helper process; returns its pid.")
-def spawn_helper() -> int:
+def spawn_helper(own_group: bool = False) -> int:
+    """`own_group`: the helper moves to a process group of its own (setpgid), as some launchers do."""
     helper = subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+                              stderr=subprocess.DEVNULL, process_group=0 if own_group else None)
     return helper.pid
 
 

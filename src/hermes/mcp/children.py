@@ -8,10 +8,12 @@ Three layers, because each covers what the others cannot:
 - A parent-death signal reaches direct children only. A *watchdog* (one small `/bin/sh` per
   session, reading from a pipe only hermes holds) kills every registered process group when
   that pipe closes — which the kernel does however hermes dies, SIGKILL included. Grandchildren
-  that stay in their server's group therefore die too. (A grandchild that calls setsid() leaves
-  the group on purpose; no unprivileged mechanism can follow it, and none of the servers we run
-  do that.) A watchdog costs one shell per session; a subreaper cannot help here, because a
-  subreaper's orphans are handed to init when the subreaper itself is killed.
+  that stay in their server's group therefore die too, and so do those that moved to a group of
+  their own (setpgid): each server leads its own session, and every member of it is killed. (A
+  grandchild that calls setsid() leaves the session on purpose; no unprivileged mechanism can
+  follow it, and none of the servers we run do that.) A watchdog costs one shell per session; a
+  subreaper cannot help here, because a subreaper's orphans are handed to init when the
+  subreaper itself is killed.
 
 Exit detection is event-driven: on Linux a pidfd becomes readable when the child exits, so an
 idle session makes no wake-ups at all (the asyncio child watcher still reaps the child).
@@ -40,7 +42,8 @@ _WATCHDOG = (
     # Forgetting uses the shell's own pattern removal: no process is forked per server stopped.
     '-) case "$groups" in *" $group "*) groups="${groups%% $group *} ${groups#* $group }";; esac;; '
     "esac; done; "
-    'for group in $groups; do kill -s KILL -- -"$group" 2>/dev/null; done'
+    # Each server leads its own session too: a helper that moved to a group of its own is still in it.
+    'for group in $groups; do kill -s KILL -- -"$group" 2>/dev/null; pkill -KILL -s "$group" 2>/dev/null; done'
 )
 
 
@@ -75,6 +78,19 @@ def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
         return
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
+
+
+def kill_session(sid: int) -> None:
+    """SIGKILL every process of the session `sid` but its leader (Linux: read from /proc)."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit() or int(entry.name) == sid:
+                continue
+            with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+                if os.getsid(int(entry.name)) == sid:
+                    os.kill(int(entry.name), signal.SIGKILL)
 
 
 class Watchdog:

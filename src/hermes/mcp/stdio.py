@@ -26,7 +26,7 @@ import anyio.abc
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
-from hermes.mcp.children import Watchdog, kill_group, resolve_command, spawn_argv, wait_for_exit
+from hermes.mcp.children import Watchdog, kill_group, kill_session, resolve_command, spawn_argv, wait_for_exit
 from hermes.mcp.sdk import TransportStreams
 from hermes.security.redact import Redactor
 
@@ -231,8 +231,10 @@ class StdioProcess:
         if not self.exited.is_set():
             kill_group(process.pid, signal.SIGTERM)
             await self._wait_exit(_HURRIED_GRACE if hurry else _TERM_GRACE)
-        # Whatever the server started in its group goes too, even if the server itself exited.
+        # Whatever the server started goes too, even if the server itself exited: its group, and
+        # whatever moved to another group within its session.
         kill_group(process.pid, signal.SIGKILL)
+        kill_session(process.pid)
         await self._wait_exit(_KILL_REAP)
         if self._watchdog is not None:
             self._watchdog.forget(process.pid)
