@@ -111,6 +111,8 @@ def write_target(path: Path) -> Path:
 def atomic_write(path: Path, text: str | bytes, *, mode: int = PRIVATE_FILE) -> None:
     """Replace `path` with `text` through a temp file in the same folder and a rename."""
     path = write_target(path)
+    if path.exists() and not path.is_file():
+        raise UnreadableFile(path, "it is not a regular file, so hermes will not replace it")
     private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -131,9 +133,10 @@ def file_lock(path: Path, *, timeout: float = 30) -> FileLock:
     # Imported here: only editing commands lock, and filelock's import is not free.
     from filelock import FileLock
 
-    path = write_target(path)
+    # Beside the name hermes was given, not beside a symlink's target: a config.yaml that links to
+    # /dev/zero must not make hermes create /dev/zero.lock (or anything else outside its folder).
     private_dir(path.parent)
-    return FileLock(str(path.with_name(path.name + ".lock")), timeout=timeout)
+    return FileLock(str(path.with_name(path.name + ".lock")), timeout=timeout, mode=PRIVATE_FILE)
 
 
 def open_private_append(path: Path, *, binary: bool = False) -> Any:

@@ -171,3 +171,8 @@ def http_url_problem(url: str) -> str | None:
     if not parts.hostname:
         return "must name a host"
     return None
+
+
+# A plugin's name becomes a folder name and part of tool names: lowercase, digits, '.', '-'.
+PLUGIN_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{0,63}")
+PLUGIN_NAME_RULE = "a plugin name is 1-64 lowercase letters, digits, '.' and '-', starting with a letter or digit"

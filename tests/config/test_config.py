@@ -170,3 +170,30 @@ def test_resolve_uses_dotenv_and_lists_secrets(home: Home) -> None:
     server = resolve_server("gh", store.load().mcp_servers["gh"], store.variables())
     assert server.headers["Authorization"] == "Bearer ghp_from_dotenv_value"
     assert "Bearer ghp_from_dotenv_value" in server.secrets
+
+
+def test_a_config_symlinked_to_a_device_is_refused_and_nothing_is_created_beside_the_device(
+        home: Home, tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere" / "null"
+    target.parent.mkdir()
+    os.mkfifo(target)
+    home.config.symlink_to(target)
+    ran = hermes("mcp", "add", "x", "--", "srv", home=home)
+    assert ran.returncode == 2 and "Traceback" not in ran.stderr
+    assert sorted(p.name for p in target.parent.iterdir()) == ["null"]
+    locks = list(home.root.glob("*.lock"))
+    assert all(stat.S_IMODE(lock.stat().st_mode) == 0o600 for lock in locks)
+
+
+def test_bad_plugin_names_and_dotenv_values_are_refused_with_the_rule(home: Home) -> None:
+    home.config.write_text("plugins:\n  enabled: [good, \"bad\\x1b[31m\"]\n")
+    ran = hermes("mcp", "list", home=home)
+    assert ran.returncode == 2 and "plugins.enabled[1]" in ran.stderr and "is not a plugin name" in ran.stderr
+    assert "\x1b" not in ran.stderr
+    home.config.write_text("mcp_servers: {}\n")
+    home.dotenv.write_text("\ufeffGOOD=1\nBAD=a\x00b\n")
+    home.dotenv.chmod(0o600)
+    bad = hermes("mcp", "list", home=home)
+    assert bad.returncode == 0  # mcp list does not read .env
+    tools = hermes("tools", "list", home=home)
+    assert tools.returncode == 2 and ".env, line 2" in tools.stderr and "NUL character" in tools.stderr

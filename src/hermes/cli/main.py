@@ -20,6 +20,7 @@ from hermes import __version__
 from hermes.cli.chat_command import chat_command
 from hermes.cli.completion import completion_command
 from hermes.cli.mcp_commands import mcp_group
+from hermes.cli.output import printable
 from hermes.cli.plugins_commands import plugins_group, skills_group
 from hermes.cli.tools_commands import tools_group
 from hermes.config.dotenv import exposure_warning
@@ -66,13 +67,13 @@ class HermesGroup(click.Group):
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort, SystemExit):
             raise
         except HermesError as exc:
-            click.echo(f"Error: {exc}", err=True)
+            click.echo(printable(f"Error: {exc}"), err=True)
             ctx.exit(exc.exit_code)
         except BaseExceptionGroup as group:
             # A task group wraps what its tasks raised; one of our own errors inside is still ours.
             cause = leaf(group)
             if isinstance(cause, HermesError):
-                click.echo(f"Error: {cause}", err=True)
+                click.echo(printable(f"Error: {cause}"), err=True)
                 ctx.exit(cause.exit_code)
             if isinstance(cause, KeyboardInterrupt):
                 click.echo("Interrupted.", err=True)
@@ -110,7 +111,17 @@ def demo_command(home_dir: str | None) -> None:
     sys.exit(run_demo(home_dir))
 
 
+def _quiet_unraisable(unraisable: Any) -> None:
+    """asyncio collects a subprocess transport after its loop closed when a server's helper (one that
+    left the server's session) still holds the pipes: the 'Event loop is closed' it then raises in
+    `__del__` is nothing a user can act on, and no traceback reaches the terminal for it."""
+    if isinstance(unraisable.exc_value, RuntimeError) and "Event loop is closed" in str(unraisable.exc_value):
+        return
+    sys.__unraisablehook__(unraisable)
+
+
 def main() -> None:
+    sys.unraisablehook = _quiet_unraisable
     # The SDK's deprecation notices speak to SDK developers; a user of hermes can do nothing about them.
     # (Matched by text: importing the SDK's warning class would load the SDK for `--help`.)
     warnings.filterwarnings("ignore", message=r".* as of \d{4}-\d{2}-\d{2}")

@@ -9,6 +9,7 @@ from pathlib import Path
 from hermes.errors import ConfigError
 from hermes.files import TooLarge, UnreadableFile, atomic_write, file_lock, read_text_bounded
 
+MAX_VALUE_CHARS = 32 * 1024  # Linux refuses one environment string over 128 KiB
 MAX_DOTENV_BYTES = 1024 * 1024
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -41,7 +42,7 @@ def read_dotenv(path: Path) -> dict[str, str]:
     except UnreadableFile as exc:
         raise ConfigError(f"cannot be read: {exc.reason}.", path=path) from None
     values: dict[str, str] = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(text.removeprefix("\ufeff").splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -51,7 +52,14 @@ def read_dotenv(path: Path) -> dict[str, str]:
         key = key.strip()
         if not sep or not _KEY.match(key):
             raise ConfigError("each line must be KEY=VALUE.", path=path, line=number)
-        values[key] = _unquote(value.strip())
+        value = _unquote(value.strip())
+        if "\x00" in value:
+            raise ConfigError(f"{key}: the value contains a NUL character, which no environment can hold.",
+                              path=path, line=number)
+        if len(value) > MAX_VALUE_CHARS:
+            raise ConfigError(f"{key}: the value is longer than {MAX_VALUE_CHARS} characters, more than a "
+                              f"server's environment can take.", path=path, line=number)
+        values[key] = value
     return values
 
 

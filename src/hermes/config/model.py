@@ -23,6 +23,8 @@ from hermes.config.agent_settings import Approval, ModelSettings, SamplingSettin
 from hermes.config.yamlfile import line_of
 from hermes.errors import ConfigError
 from hermes.validation import (
+    PLUGIN_NAME,
+    PLUGIN_NAME_RULE,
     Invalid,
     Loc,
     choice,
@@ -227,7 +229,12 @@ class PluginSettings:
     @classmethod
     def read(cls, value: Any, loc: Loc) -> PluginSettings:
         data = mapping(value, loc, {"enabled"})
-        return cls(enabled=optional(data, "enabled", loc, texts, ()))
+        nothing: tuple[str, ...] = ()
+        names = optional(data, "enabled", loc, texts, nothing)
+        for index, name in enumerate(names):
+            if not PLUGIN_NAME.fullmatch(name):
+                raise Invalid((*loc, "enabled", index), f"{shown(name)} is not a plugin name ({PLUGIN_NAME_RULE})")
+        return cls(enabled=names)
 
 
 @dataclass(frozen=True)

@@ -37,10 +37,24 @@ def _yaml() -> YAML:
 
 
 def _nesting(text: str) -> int:
-    """An upper bound on how deeply flow collections nest (`[[[[`), cheap to compute before parsing."""
+    """An upper bound on how deeply flow collections nest (`[[[[`), cheap to compute before parsing.
+
+    Brackets inside quotes and after a `#` do not count: a value such as "[[x]]" is text.
+    """
     depth = deepest = 0
+    quote: str | None = None
+    comment = False
     for char in text:
-        if char in "[{":
+        if comment:
+            comment = char != "\n"
+        elif quote is not None:
+            if char == quote or (char == "\n" and quote == "'"):
+                quote = None
+        elif char in "'\"":
+            quote = char
+        elif char == "#":
+            comment = True
+        elif char in "[{":
             depth += 1
             deepest = max(deepest, depth)
         elif char in "]}":

@@ -12,7 +12,7 @@ from pathlib import Path
 from hermes.apps.runtimefile import RuntimeFileError, read_runtime_file
 from hermes.config.edit import set_plugin_enabled
 from hermes.config.store import ConfigStore
-from hermes.files import open_private_append
+from hermes.files import open_private_append, private_dir, private_umask
 from hermes.home import Home
 
 PLUGIN_NAME = "hermes-demo"
@@ -31,7 +31,7 @@ def runtime_file(home: Home) -> Path:
 def install_app(home: Home) -> Path:
     """'Install' the demo app where its plugin declares it: an executable launcher."""
     path = app_path(home)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     path.write_text(f"#!{sys.executable}\nfrom hermes.demo.app import main\n\nmain()\n")
     path.chmod(0o755)
     return path
@@ -92,7 +92,8 @@ def install_plugin_folder(home: Home) -> Path:
     target = home.plugins / PLUGIN_NAME
     if target.exists():
         shutil.rmtree(target)
-    shutil.copytree(PLUGIN_SOURCE, target)
+    with private_umask():
+        shutil.copytree(PLUGIN_SOURCE, target)
     enable_plugin(home, PLUGIN_NAME)
     return target
 
@@ -106,7 +107,8 @@ def make_plugin_repo(dest: Path) -> str | None:
     """A local git repository holding the demo plugin; returns its commit, or None without git."""
     from hermes.plugins import git
 
-    shutil.copytree(PLUGIN_SOURCE, dest)
+    with private_umask():
+        shutil.copytree(PLUGIN_SOURCE, dest)
     try:
         git.run_git("init", "--quiet", str(dest))
         git.run_git("add", "-A", cwd=dest)

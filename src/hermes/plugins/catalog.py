@@ -15,8 +15,19 @@ from typing import Any
 
 from hermes.files import UnreadableFile, read_text_bounded
 from hermes.home import Home
-from hermes.plugins.manifest import PLUGIN_NAME, PluginError, title_from_name
-from hermes.validation import Invalid, Loc, choice, items, mapping, matching, nonempty_text, optional, required
+from hermes.plugins.manifest import PluginError, title_from_name
+from hermes.validation import (
+    PLUGIN_NAME,
+    Invalid,
+    Loc,
+    choice,
+    items,
+    mapping,
+    matching,
+    nonempty_text,
+    optional,
+    required,
+)
 
 SHIPPED = Path(__file__).with_name("catalog.json")
 MAX_CATALOG_BYTES = 1024 * 1024

@@ -30,7 +30,7 @@ from hermes.apps.availability import check_availability
 from hermes.apps.host import Host
 from hermes.apps.states import REFUSED_AT_INSTALL, AppState
 from hermes.errors import HermesError
-from hermes.files import atomic_write, read_bounded
+from hermes.files import atomic_write, private_dir, private_umask, read_bounded
 from hermes.home import Home
 from hermes.plugins import git
 from hermes.plugins.catalog import CatalogEntry, load_catalog
@@ -81,8 +81,8 @@ def plugins_lock(home: Home, *, timeout: float = 600) -> Iterator[None]:
     from filelock import FileLock
 
     home.ensure()
-    home.plugins.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(home.plugins / ".lock"), timeout=timeout):
+    private_dir(home.plugins)
+    with FileLock(str(home.plugins / ".lock"), timeout=timeout, mode=0o600):
         yield
 
 
@@ -165,7 +165,8 @@ def _links_leaving(root: Path) -> list[str]:
 
 
 def _stage(source: Source, staging: Path) -> str | None:
-    commit = _fetch(source, staging)
+    with private_umask():  # the plugin's files are the user's own: 0600, 0700 where executable
+        commit = _fetch(source, staging)
     leaving = _links_leaving(staging)
     if leaving:
         raise PluginInstallError(f"The plugin has symbolic links that point outside its repository, which hermes "

@@ -15,7 +15,8 @@ from hermes.errors import HermesError
 from hermes.home import Home
 from hermes.plugins.catalog import CatalogEntry, load_catalog
 from hermes.plugins.install import InstallResult, PluginInstallError, install, read_provenance, recover_if_idle
-from hermes.plugins.manifest import PLUGIN_NAME, load_plugin
+from hermes.plugins.manifest import load_plugin
+from hermes.validation import PLUGIN_NAME
 
 
 class NoSuchPlugin(HermesError):

@@ -21,11 +21,22 @@ from hermes.apps.runtimefile import LOOPBACK_HOSTS
 from hermes.config.model import SERVER_NAME, ServerConfig, config_strings
 from hermes.errors import InvalidFile
 from hermes.files import TooLarge, UnreadableFile, read_bounded
-from hermes.validation import Invalid, Loc, choice, dotted, mapping, nonempty_text, optional, required, shown, text
+from hermes.validation import (
+    PLUGIN_NAME,
+    Invalid,
+    Loc,
+    choice,
+    dotted,
+    mapping,
+    nonempty_text,
+    optional,
+    required,
+    shown,
+    text,
+)
 
 # Plugin names become folder names beside hermes's own bookkeeping (`.staging-*`, `.old-*`, the
 # lock): never a leading dot or dash, never a control character.
-PLUGIN_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{0,63}")
 _KNOWN_FIELDS = {"$schema", "name", "version", "description", "title", "extensions", "author", "homepage",
                  "repository", "license", "keywords"}
 _SERVER_FIELDS = {"type", "command", "args", "env", "url", "headers", "cwd", "timeout", "connect_timeout"}
