@@ -567,13 +567,22 @@ class Session:
                                  else ConnectionState.STOPPED, f"it offers no {kind} now")
 
     async def read_resource(self, server: str, uri: str) -> types.ReadResourceResult:
-        return await self._server(server, "resources").read_resource(uri)
+        result = await self._server(server, "resources").read_resource(uri)
+        contents = [c.model_copy(update={"text": self.redactor(c.text)}) if isinstance(c, types.TextResourceContents)
+                    else c for c in result.contents]
+        return result.model_copy(update={"contents": contents})
 
     async def subscribe_resource(self, server: str, uri: str, subscribe: bool) -> None:
         await self._server(server, "resources").subscribe_resource(uri, subscribe)
 
+    def _redacted_text(self, content: types.TextContent) -> types.TextContent:
+        return content.model_copy(update={"text": self.redactor(content.text)})
+
     async def get_prompt(self, server: str, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
-        return await self._server(server, "prompts").get_prompt(name, arguments)
+        result = await self._server(server, "prompts").get_prompt(name, arguments)
+        messages = [m.model_copy(update={"content": self._redacted_text(m.content)})
+                    if isinstance(m.content, types.TextContent) else m for m in result.messages]
+        return result.model_copy(update={"messages": messages})
 
     async def complete(self, server: str, ref: types.PromptReference | types.ResourceTemplateReference,
                        argument: dict[str, str], context: dict[str, str] | None) -> types.CompleteResult:
