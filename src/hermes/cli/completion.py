@@ -22,9 +22,11 @@ def _matching(names: list[str], incomplete: str) -> list[CompletionItem]:
 
 
 def complete_servers(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-    from hermes.cli.mcp_config_commands import known_names
+    from pathlib import Path
 
-    return _matching(known_names(Home.from_env()), incomplete)
+    from hermes.session.servers import known_server_names
+
+    return _matching(known_server_names(Home.from_env(), Path.cwd()), incomplete)
 
 
 def complete_tools(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:

@@ -221,12 +221,9 @@ def remove_command(name: str, scope: str) -> None:
 
 
 def known_names(home: Home) -> list[str]:
-    from hermes.session.servers import configured_servers
+    from hermes.session.servers import known_server_names
 
-    try:
-        return list(configured_servers(home, ConfigStore(home).load(), load_project(home, Path.cwd())))
-    except Exception:  # a broken file is reported by whoever reads it for real
-        return []
+    return known_server_names(home, Path.cwd())
 
 
 def _selection(entry: ServerConfig) -> str:

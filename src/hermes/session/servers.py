@@ -10,6 +10,7 @@ must stay fast.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from hermes.apps.declaration import ServerDeclaration
 from hermes.config.model import HermesConfig, ServerConfig
@@ -87,3 +88,16 @@ def configured_servers(home: Home, config: HermesConfig, project: ProjectServers
     from hermes.plugins.registry import load_enabled
 
     return desired_servers(config, load_enabled(home, config), project=project).servers
+
+
+def known_server_names(home: Home, folder: Path) -> list[str]:
+    """Every configured server's name (the project's from `folder`, config.yaml's, plugins'); [] when
+    a file is broken (whoever reads it for real reports that, with the file and the line)."""
+    from hermes.config.project import load_project
+    from hermes.config.store import ConfigStore
+    from hermes.errors import HermesError
+
+    try:
+        return list(configured_servers(home, ConfigStore(home).load(), load_project(home, folder)))
+    except (HermesError, OSError):
+        return []
