@@ -432,13 +432,7 @@ def trust_command(folder: Path | None) -> None:
     from hermes.config.trust import TrustStore
 
     home = Home.from_env()
-    target = (folder.resolve() if folder else find_project(Path.cwd(), home)) or Path.cwd().resolve()
-    if not (target / ".hermes").is_dir():
-        raise UsageError(f"{target} has no .hermes folder: nothing to trust.")
-    try:
-        TrustStore(home).trust(target)
-    except OSError as exc:
-        raise UsageError(f"{target}/.hermes cannot be trusted: {exc}") from None
+    target = TrustStore(home).trust_project(folder or find_project(Path.cwd(), home) or Path.cwd())
     say(f"Trusted {target}: its .hermes config and skills are used from now on; any change asks again.")
     _reload_running(home)
 

@@ -12,7 +12,6 @@ from hermes.cli.completion import complete_plugins
 from hermes.cli.options import json_option
 from hermes.cli.output import print_json, print_table, say
 from hermes.cli.progress import progress
-from hermes.errors import UsageError
 from hermes.home import Home
 
 _ACTIVATION = ("A running session gets its MCP servers on `hermes mcp reload`; its tools and prompt changes "
@@ -232,13 +231,7 @@ def skills_trust_command(folder: Path | None) -> None:
     from hermes.config.trust import TrustStore
 
     home = Home.from_env()
-    target = (folder or Path.cwd()).resolve()
-    if not (target / ".hermes").is_dir():
-        raise UsageError(f"{target} has no .hermes folder: nothing to trust.")
-    try:
-        TrustStore(home).trust(target)
-    except OSError as exc:
-        raise UsageError(f"{target}/.hermes cannot be trusted: {exc}") from None
+    target = TrustStore(home).trust_project(folder or Path.cwd())
     names = [path.parent.name for path in project_skill_files(target)]
     say(f"Trusted {target}" + (f": skills {', '.join(names)} load in chat from now on" if names else "")
         + ". A change to its .hermes folder asks again.")

@@ -72,6 +72,17 @@ def _looks_secret(key: str, value: str) -> bool:
     return bool(_SECRET_NAME.search(key)) or bool(_SECRET_SHAPE.search(value.removeprefix("Bearer ").strip()))
 
 
+def _kept(result: Translated, server: str, key: str, value: str, name: str, move_secrets: bool) -> str:
+    """The value to keep in the entry: itself, or `${NAME}` with the credential moved to `result.secrets`
+    (an auth scheme such as `Bearer` stays in the entry, in front of the reference)."""
+    value = _placeholders(value, server, result.notes)
+    if not move_secrets or not _looks_secret(key, value):
+        return value
+    scheme, _, credential = value.partition(" ") if value.startswith(("Bearer ", "Basic ")) else ("", "", value)
+    result.secrets[name] = credential
+    return f"{scheme} ${{{name}}}" if scheme else f"${{{name}}}"
+
+
 def translate(server: str, data: Any, *, move_secrets: bool = True) -> Translated:
     """One server of another client's config as a hermes entry (raises `UsageError` with the rule)."""
     if not isinstance(data, Mapping):
@@ -92,12 +103,8 @@ def translate(server: str, data: Any, *, move_secrets: bool = True) -> Translate
         if env:
             entry["env"] = {}
             for key, value in env.items():
-                value = _placeholders(value, server, notes)
-                if move_secrets and _looks_secret(key, value):
-                    name = key if re.fullmatch(r"[A-Z_][A-Z0-9_]*", key) else variable_name(server, key)
-                    result.secrets[name] = value
-                    value = f"${{{name}}}"
-                entry["env"][key] = value
+                name = key if re.fullmatch(r"[A-Z_][A-Z0-9_]*", key) else variable_name(server, key)
+                entry["env"][key] = _kept(result, server, key, value, name, move_secrets)
         if isinstance(data.get("cwd"), str) and data["cwd"]:
             entry["cwd"] = data["cwd"]
     elif isinstance(url, str) and url:
@@ -112,14 +119,7 @@ def translate(server: str, data: Any, *, move_secrets: bool = True) -> Translate
         if headers:
             entry["headers"] = {}
             for key, value in headers.items():
-                value = _placeholders(value, server, notes)
-                if move_secrets and _looks_secret(key, value):
-                    scheme, _, credential = value.partition(" ") if value.startswith(("Bearer ", "Basic ")) \
-                        else ("", "", value)
-                    name = variable_name(server, key)
-                    result.secrets[name] = credential
-                    value = f"{scheme} ${{{name}}}" if scheme else f"${{{name}}}"
-                entry["headers"][key] = value
+                entry["headers"][key] = _kept(result, server, key, value, variable_name(server, key), move_secrets)
         if _TYPES.get(kind) == "sse":
             entry["transport"] = "sse"
     else:

@@ -88,6 +88,19 @@ class TrustStore:
             return TrustState(folder, False, "its .hermes folder changed since it was trusted")
         return TrustState(folder, True, None)
 
+    def trust_project(self, folder: Path) -> Path:
+        """`trust` for a folder the user named: refused (with the rule) when there is nothing to trust."""
+        from hermes.errors import UsageError
+
+        target = folder.resolve()
+        if not (target / ".hermes").is_dir():
+            raise UsageError(f"{target} has no .hermes folder: nothing to trust.")
+        try:
+            self.trust(target)
+        except OSError as exc:
+            raise UsageError(f"{target}/.hermes cannot be trusted: {exc}") from None
+        return target
+
     def trust(self, folder: Path) -> str:
         """Record `folder` (its current content) as trusted; returns the digest."""
         folder = folder.resolve()
