@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import mcp_types as types
 import pytest
@@ -186,3 +187,23 @@ def test_serve_without_a_config_says_where_it_looked(tmp_path: Path) -> None:
                               env={**os.environ, "HERMES_HOME": str(empty.root)})
     assert "no config found at" in finished.stderr and str(empty.config) in finished.stderr, finished.stderr
     assert "Traceback" not in finished.stderr
+
+
+@pytest.mark.filterwarnings("ignore:resources/.*subscribe is removed")  # a 2025-era client, on purpose
+async def test_a_subscribed_resource_that_changes_upstream_is_announced_downstream(everything_home: Home) -> None:
+    updated = anyio.Event()
+    seen: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            seen.append(str(message.params.uri))
+            updated.set()
+
+    async with Client(_serve(everything_home), mode="legacy", message_handler=on_message) as client:
+        uri = "demo://resource/dynamic/text/1"
+        await client.subscribe_resource(uri)
+        await client.call_tool("mcp__everything__toggle_subscriber_updates", {})
+        with anyio.fail_after(PATIENCE):
+            await updated.wait()
+        assert uri in seen
+        await client.unsubscribe_resource(uri)

@@ -97,6 +97,7 @@ class Aggregator:
         self.deferred = deferred
         self.naming = naming
         self._clients: weakref.WeakSet[Connection] = weakref.WeakSet()
+        self._subscribers: dict[str, weakref.WeakSet[Connection]] = {}  # resource URI -> subscribed clients
         # Upstream requests (sampling, elicitation, logs) carry nothing that says which call caused
         # them, so they go to the client whose call to that server is in flight, the latest first.
         self._calls: dict[str, list[Ctx]] = {}
@@ -130,7 +131,8 @@ class Aggregator:
     def handlers(self) -> ClientHandlers:
         """What the session's servers may ask, answered by the client connected here."""
         return ClientHandlers(sampling=self._forward_sampling, elicitation=self._forward_elicitation,
-                              roots=self._forward_roots, logging=self._forward_log)
+                              roots=self._forward_roots, logging=self._forward_log,
+                              resource_updated=self._relay_update)
 
     def _seen(self, ctx: Ctx) -> None:
         self._latest = ctx
@@ -245,12 +247,29 @@ class Aggregator:
     async def _subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
         uri = str(params.uri)
         await self._upstream(self.session.subscribe_resource(await self._owner_of(uri), uri, True))
+        client = client_connection(ctx)
+        if client is not None:
+            self._subscribers.setdefault(uri, weakref.WeakSet()).add(client)
         return types.EmptyResult()
 
     async def _unsubscribe(self, ctx: Ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
         uri = str(params.uri)
-        await self._upstream(self.session.subscribe_resource(await self._owner_of(uri), uri, False))
+        client = client_connection(ctx)
+        subscribers = self._subscribers.get(uri)
+        if client is not None and subscribers is not None:
+            subscribers.discard(client)
+        if not subscribers:  # the last client let go: so does hermes, upstream
+            self._subscribers.pop(uri, None)
+            await self._upstream(self.session.subscribe_resource(await self._owner_of(uri), uri, False))
         return types.EmptyResult()
+
+    async def _relay_update(self, server: str, uri: str) -> None:
+        """An upstream resource changed: every client subscribed to it here hears so."""
+        for client in list(self._subscribers.get(uri, ())):
+            try:
+                await client.send_resource_updated(uri)
+            except Exception:  # a client that went away must not stop the others
+                self._subscribers.get(uri, weakref.WeakSet()).discard(client)
 
     async def _prompts(self) -> dict[str, tuple[str, types.Prompt]]:
         return {self.naming.exposed(server, prompt.name): (server, prompt)

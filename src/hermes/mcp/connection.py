@@ -444,6 +444,8 @@ class ServerConnection:
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, types.ToolListChangedNotification) and self._client and self._tasks:
             self._tasks.start_soon(self._refresh_tools, self._client)
+        elif isinstance(message, types.ResourceUpdatedNotification) and self._tasks:
+            self._tasks.start_soon(self._callbacks.resource_updated, str(message.params.uri))
 
     async def _refresh_tools(self, client: Client) -> None:
         try:

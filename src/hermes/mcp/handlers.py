@@ -28,6 +28,7 @@ SamplingHandler = Callable[[str, types.CreateMessageRequestParams], Awaitable[Sa
 ElicitationHandler = Callable[[str, types.ElicitRequestParams], Awaitable[types.ElicitResult | types.ErrorData]]
 RootsHandler = Callable[[str], Awaitable[list[types.Root]]]
 LogHandler = Callable[[str, types.LoggingMessageNotificationParams], Awaitable[None]]
+ResourceUpdatedHandler = Callable[[str, str], Awaitable[None]]  # (server, uri)
 
 NO_MODEL = ("hermes has no model to sample with here: configure `model:` in config.yaml (see `hermes chat`), "
             "or allow sampling for this server")
@@ -40,6 +41,7 @@ class ClientHandlers:
     roots: RootsHandler | None = None
     logging: LogHandler | None = None  # besides the server's log file, which always gets the message
     sampling_with_tools: bool = False  # the sampling handler can also offer the server's tools to the model
+    resource_updated: ResourceUpdatedHandler | None = None  # a subscribed resource changed upstream
 
 
 def path_roots(paths: list[str] | tuple[str, ...]) -> list[types.Root]:
@@ -98,6 +100,10 @@ class ServerCallbacks:
         if self.handlers.logging is not None:
             redacted = params.model_copy(update={"data": self.redactor.value(params.data)})
             await self.handlers.logging(self.server, redacted)
+
+    async def resource_updated(self, uri: str) -> None:
+        if self.handlers.resource_updated is not None:
+            await self.handlers.resource_updated(self.server, uri)
 
     def close(self) -> None:
         if self._log is not None:
