@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -11,6 +12,10 @@ import pytest
 from hermes.home import Home
 from tests.npm_tools import NpmTools, install
 from tests.support import PYTHON, SERVERS, wait_for
+
+# A pty has no terminal answering prompt_toolkit's cursor-position request; without this, every
+# prompt in a pty test waits out the request before it draws (a real terminal answers at once).
+os.environ.setdefault("PROMPT_TOOLKIT_NO_CPR", "1")
 
 
 @pytest.fixture
