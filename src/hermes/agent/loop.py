@@ -25,7 +25,7 @@ import anyio
 from hermes.agent.approval import Decision, denied_text, needs_approval
 from hermes.agent.context import fit
 from hermes.agent.provider import ModelReply, Provider, ToolCallRequest, arguments_of, tool_definition
-from hermes.agent.ui import ChatUI
+from hermes.agent.ui import ChatUI, RunStatus
 from hermes.config.agent_settings import Approval, ModelSettings
 from hermes.session.core import CallOutcome, Session
 from hermes.tools.surface import SurfaceTool
@@ -48,7 +48,7 @@ class ToolRun:
     id: str
     name: str
     arguments: Any
-    status: str  # ok, error, unavailable, denied, invalid, cancelled
+    status: RunStatus
     result: str  # exactly what the model got
     seconds: float = 0.0
 
@@ -190,7 +190,7 @@ class Agent:
             # a request with an unanswered tool call is refused by the model's API.
             for index, call in enumerate(calls):
                 if index not in runs:
-                    runs[index] = ToolRun(call.id, call.name, call.arguments, "cancelled", CANCELLED)
+                    runs[index] = ToolRun(call.id, call.name, call.arguments, RunStatus.CANCELLED, CANCELLED)
                 self._append({"role": "tool", "tool_call_id": call.id, "content": runs[index].result})
         return [runs[index] for index in range(len(calls))]
 
@@ -198,13 +198,14 @@ class Agent:
         started = time.monotonic()
         arguments, problem = arguments_of(call)
         if arguments is None:
-            return await self._finish(call, call.arguments, "invalid", json.dumps({"error": problem}), started)
+            return await self._finish(call, call.arguments, RunStatus.INVALID, json.dumps({"error": problem}), started)
         if self.deferred and call.name == SEARCH_TOOL:
-            return await self._finish(call, arguments, "ok", self._search(str(arguments.get("query", ""))), started)
+            return await self._finish(call, arguments, RunStatus.OK, self._search(str(arguments.get("query", ""))),
+                                      started)
         tool = self.session.surface().tools.get(call.name)
         if tool is not None and not await self._approved(tool, arguments):
             text = denied_text(tool, one_shot=not self.ui.interactive)
-            return await self._finish(call, arguments, "denied", json.dumps({"error": text}), started)
+            return await self._finish(call, arguments, RunStatus.DENIED, json.dumps({"error": text}), started)
         await self.ui.tool_started(call.id, call.name, self.session.redactor.value(arguments))
         outcome = await self.session.call(call.name, arguments, on_progress=self.ui.progress(call.id, call.name))
         status, text = _for_model(outcome)
@@ -220,7 +221,7 @@ class Agent:
             self._always.add(tool.name)
         return decision is not Decision.DENY
 
-    async def _finish(self, call: ToolCallRequest, arguments: Any, status: str, text: str,
+    async def _finish(self, call: ToolCallRequest, arguments: Any, status: RunStatus, text: str,
                       started: float) -> ToolRun:
         seconds = time.monotonic() - started
         text = self.session.redactor(text)
@@ -237,10 +238,10 @@ class Agent:
                            for t in tools], ensure_ascii=False)
 
 
-def _for_model(outcome: CallOutcome) -> tuple[str, str]:
+def _for_model(outcome: CallOutcome) -> tuple[RunStatus, str]:
     """(status, text): a result as the surface renders it; an unavailable tool's payload; an error."""
     if outcome.unavailable_payload is not None:
-        return "unavailable", json.dumps(outcome.unavailable_payload, ensure_ascii=False)
+        return RunStatus.UNAVAILABLE, json.dumps(outcome.unavailable_payload, ensure_ascii=False)
     if outcome.result is not None:
-        return ("error" if outcome.result.is_error else "ok"), outcome.result.text
-    return "error", json.dumps({"error": outcome.error or "the call failed"}, ensure_ascii=False)
+        return (RunStatus.ERROR if outcome.result.is_error else RunStatus.OK), outcome.result.text
+    return RunStatus.ERROR, json.dumps({"error": outcome.error or "the call failed"}, ensure_ascii=False)

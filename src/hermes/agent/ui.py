@@ -7,6 +7,7 @@ questions: the answers are the one-shot rules).
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any, Protocol
 
 import mcp_types as types
@@ -14,6 +15,17 @@ import mcp_types as types
 from hermes.agent.approval import Decision
 from hermes.mcp.tasks import Progress
 from hermes.tools.surface import SurfaceTool
+
+
+class RunStatus(StrEnum):
+    """How one tool call of the model ended (what `--json` and the activity lines say)."""
+
+    OK = "ok"
+    ERROR = "error"  # the tool ran and reported an error
+    UNAVAILABLE = "unavailable"  # its server or app is not there; the model got the structured reason
+    DENIED = "denied"  # it needed approval and did not get it
+    INVALID = "invalid"  # the model's arguments were not a JSON object
+    CANCELLED = "cancelled"  # the user interrupted the turn
 
 
 class ChatUI(Protocol):
@@ -26,8 +38,8 @@ class ChatUI(Protocol):
 
     async def tool_started(self, call_id: str, name: str, arguments: dict[str, Any] | None) -> None: ...
 
-    async def tool_finished(self, call_id: str, name: str, status: str, seconds: float, summary: str) -> None:
-        """`status`: ok, error, unavailable, denied or invalid; `summary` is one line."""
+    async def tool_finished(self, call_id: str, name: str, status: RunStatus, seconds: float, summary: str) -> None:
+        """`summary` is one line of what the model got."""
 
     def progress(self, call_id: str, name: str) -> Progress | None:
         """Where a running tool's progress goes, if anywhere."""

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 import click
 
 from hermes.cli.options import json_option, platform_option
@@ -42,6 +41,8 @@ def chat_command(query: str | None, model: str | None, base_url: str | None, yes
 
     options = ChatOptions(model=model, base_url=base_url, yes=yes, platform=platform, deferred=deferred,
                           folder=Path.cwd())
+    import anyio
+
     home = Home.from_env()
     if query is not None:
         sys.exit(anyio.run(_one_shot, home, options, query, as_json))
@@ -161,6 +162,8 @@ def _banner(chat: Any) -> None:
 
 async def _turn(chat: Any, ui: Any, text: str) -> None:
     """One turn; Ctrl-C (SIGINT) cancels it, and the in-flight tool calls with it."""
+    import anyio
+
     from hermes.agent.loop import TurnStopped
     from hermes.agent.provider import ModelError
 

@@ -18,11 +18,13 @@ import click
 import mcp_types as types
 
 from hermes.agent.approval import Decision
+from hermes.agent.ui import RunStatus
 from hermes.cli.interaction import elicitation_handler
 from hermes.mcp.tasks import Progress
 from hermes.tools.surface import SurfaceTool
 
-_MARKS = {"ok": "✓", "error": "✗", "unavailable": "⚠", "denied": "⊘", "invalid": "✗", "cancelled": "⊘"}
+_MARKS = {RunStatus.OK: "✓", RunStatus.ERROR: "✗", RunStatus.UNAVAILABLE: "⚠", RunStatus.DENIED: "⊘",
+          RunStatus.INVALID: "✗", RunStatus.CANCELLED: "⊘"}
 
 
 def _brief(arguments: dict[str, Any] | None, limit: int = 100) -> str:
@@ -39,8 +41,8 @@ class OneShotUI:
     async def tool_started(self, call_id: str, name: str, arguments: dict[str, Any] | None) -> None:
         click.echo(f"→ {name} {_brief(arguments)}".rstrip(), err=True)
 
-    async def tool_finished(self, call_id: str, name: str, status: str, seconds: float, summary: str) -> None:
-        detail = f": {summary}" if status != "ok" and summary else ""
+    async def tool_finished(self, call_id: str, name: str, status: RunStatus, seconds: float, summary: str) -> None:
+        detail = f": {summary}" if status is not RunStatus.OK and summary else ""
         click.echo(f"{_MARKS.get(status, '?')} {name} {status} ({seconds:.1f} s){detail}", err=True)
 
     def progress(self, call_id: str, name: str) -> Progress | None:
@@ -77,9 +79,10 @@ class TerminalUI:
         self._end_line()
         click.echo(click.style(f"  ⋯ {name} {_brief(arguments)}".rstrip(), dim=True), err=True)
 
-    async def tool_finished(self, call_id: str, name: str, status: str, seconds: float, summary: str) -> None:
-        detail = f": {summary}" if status != "ok" and summary else ""
-        colour = "green" if status == "ok" else "yellow" if status in ("unavailable", "denied") else "red"
+    async def tool_finished(self, call_id: str, name: str, status: RunStatus, seconds: float, summary: str) -> None:
+        detail = f": {summary}" if status is not RunStatus.OK and summary else ""
+        colour = "green" if status is RunStatus.OK else \
+            "yellow" if status in (RunStatus.UNAVAILABLE, RunStatus.DENIED) else "red"
         click.echo(click.style(f"  {_MARKS.get(status, '?')} {name} ({seconds:.1f} s){detail}", fg=colour), err=True)
 
     def progress(self, call_id: str, name: str) -> Progress | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import click
-from click.shell_completion import CompletionItem, get_completion_class
+from click.shell_completion import CompletionItem
 
 from hermes.home import Home
 
@@ -46,6 +46,8 @@ def complete_plugins(ctx: click.Context, param: click.Parameter, incomplete: str
 @click.argument("shell", type=click.Choice(SHELLS))
 def completion_command(shell: str) -> None:
     """Print the completion script for SHELL (see the README for where to put it)."""
+    from click.shell_completion import get_completion_class
+
     root: Any = click.get_current_context().find_root().command
     cls = get_completion_class(shell)
     assert cls is not None

@@ -17,16 +17,16 @@ import click
 from hermes.cli.completion import complete_servers
 from hermes.cli.options import json_option
 from hermes.cli.output import print_json, print_table, say
-from hermes.config.client_json import apply_renames
-from hermes.config.dotenv import secrets_to_dotenv
 from hermes.config.edit import add_server, remove_server, set_server_enabled
 from hermes.config.model import HermesConfig, ServerConfig
-from hermes.config.project import PROJECT_CONFIG, load_project, project_root_for_edit
 from hermes.config.store import ConfigStore
 from hermes.errors import NoSuchServer, UsageError
 from hermes.home import Home
 from hermes.security.redact import mask_url
 from hermes.validation import http_url_problem, suggestion
+
+# (Project scope, trust and the other clients' formats are imported where used: `hermes mcp list`
+# and the root `--help` must stay fast.)
 
 scope_option = click.option("--scope", type=click.Choice(["user", "project"]), default="user", show_default=True,
                             help="user: HERMES_HOME/config.yaml; project: ./.hermes/config.yaml of this project.")
@@ -43,6 +43,8 @@ def pairs(values: tuple[str, ...], separator: str, what: str) -> dict[str, str]:
 
 
 def store_for(home: Home, scope: str) -> ConfigStore:
+    from hermes.config.project import PROJECT_CONFIG, project_root_for_edit
+
     if scope == "project":
         return ConfigStore(home, project_root_for_edit(Path.cwd(), home) / PROJECT_CONFIG)
     return ConfigStore(home)
@@ -73,6 +75,9 @@ def _edited(home: Home, scope: str) -> tuple[ConfigStore, ProjectEdit]:
 
 def _add_entry(home: Home, scope: str, name: str, entry: dict[str, Any], secrets: dict[str, str], *,
                replace: bool) -> ConfigStore:
+    from hermes.config.client_json import apply_renames
+    from hermes.config.dotenv import secrets_to_dotenv
+
     store, edit = _edited(home, scope)
     before = home.dotenv.read_bytes() if home.dotenv.exists() else None
     if secrets:
@@ -201,6 +206,7 @@ def remove_command(name: str, scope: str) -> None:
     store, edit = _edited(home, scope)
     config = store.load()
     if name not in config.mcp_servers:
+        from hermes.config.project import load_project
         from hermes.session.servers import configured_servers
 
         server = configured_servers(home, ConfigStore(home).load(), load_project(home, Path.cwd())).get(name)
@@ -248,8 +254,9 @@ def list_rows(home: Home, config: HermesConfig) -> tuple[list[dict[str, Any]], l
     Values shown are the configured text (with `${VAR}` unresolved), so secrets kept in .env or
     the environment never reach this output; env and header values are not shown at all.
     """
+    from hermes.config.project import load_project
     from hermes.plugins.registry import load_enabled
-    from hermes.session.servers import DesiredServer, desired_servers
+    from hermes.session.servers import DesiredServer, EntryState, desired_servers
 
     plugins = load_enabled(home, config)
     project = load_project(home, Path.cwd())
@@ -265,7 +272,8 @@ def list_rows(home: Home, config: HermesConfig) -> tuple[list[dict[str, Any]], l
             "target": _target(entry),
             "tools": _selection(entry),
             "enabled": entry.enabled and not server.untrusted,
-            "state": "untrusted" if server.untrusted else "enabled" if entry.enabled else "disabled",
+            "state": (EntryState.UNTRUSTED if server.untrusted else EntryState.ENABLED if entry.enabled
+                      else EntryState.DISABLED).value,
             "scope": scope,
             "source": str(project.path) if server.source == "project" and project else server.source,
             "auth": entry.auth or "none",
@@ -284,6 +292,8 @@ def list_rows(home: Home, config: HermesConfig) -> tuple[list[dict[str, Any]], l
 @json_option
 def list_command(as_json: bool) -> None:
     """Configured servers: scope, state, transport, tools selected, target."""
+    from hermes.session.servers import EntryState
+
     home = Home.from_env()
     rows, errors = list_rows(home, ConfigStore(home).load())
     if as_json:
@@ -299,7 +309,7 @@ def list_command(as_json: bool) -> None:
                 [[r["name"], r["scope"] + (f" (overridden by {r['shadowed_by']})" if r["shadowed_by"] else ""),
                   r["state"], r["transport"], r["tools"], r["target"]] for r in rows], shrink=("TARGET", "TOOLS"))
     for row in rows:
-        if row["state"] == "untrusted" and not row["shadowed_by"]:
+        if row["state"] == EntryState.UNTRUSTED and not row["shadowed_by"]:
             say(f"{row['name']}: {row['why_off']}")
             break
 
@@ -340,6 +350,7 @@ def get_command(name: str, as_json: bool) -> None:
     row = next((r for r in rows if r["name"] == name and not r["shadowed_by"]), None)
     if row is None:
         raise NoSuchServer(name, suggestion(name, [r["name"] for r in rows]))
+    from hermes.config.project import load_project
     from hermes.session.servers import configured_servers
 
     server = configured_servers(home, ConfigStore(home).load(), load_project(home, Path.cwd()))[name]

@@ -13,19 +13,19 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from hermes.cli.options import json_option
 from hermes.cli.output import print_json, print_table, say
-from hermes.config.client_json import Translated, apply_renames, translate
-from hermes.config.dotenv import secrets_to_dotenv
-from hermes.config.importers import FoundServer, client_files, read_any, read_client_file
-from hermes.config.model import SERVER_NAME
 from hermes.config.store import ConfigStore
 from hermes.errors import HermesError, UsageError
 from hermes.home import Home
+
+if TYPE_CHECKING:  # the readers load only when `import` runs
+    from hermes.config.client_json import Translated
+    from hermes.config.importers import FoundServer
 
 
 @dataclass
@@ -50,6 +50,10 @@ def _hermes_name(name: str) -> str:
 
 
 def gather(home: Home, source: Path | None) -> tuple[list[Candidate], list[str]]:
+    from hermes.config.client_json import translate
+    from hermes.config.importers import client_files, read_any, read_client_file
+    from hermes.config.model import SERVER_NAME
+
     cwd = Path.cwd()
     problems: list[str] = []
     found: list[FoundServer] = []
@@ -103,6 +107,8 @@ def _choose(candidates: list[Candidate]) -> list[Candidate]:
 
 def _write(home: Home, chosen: list[Candidate]) -> None:
     """Every chosen server and its secrets, as one change (nothing is written if any part fails)."""
+    from hermes.config.client_json import apply_renames
+    from hermes.config.dotenv import secrets_to_dotenv
     from hermes.config.edit import add_server
     from hermes.files import atomic_write
 

@@ -194,7 +194,7 @@ async def _ask_agent(session: Any, question: str) -> tuple[str, list[str]]:
         async def tool_started(self, call_id: str, name: str, arguments: Any) -> None:
             calls.append(name)
 
-        async def tool_finished(self, call_id: str, name: str, status: str, seconds: float, summary: str) -> None:
+        async def tool_finished(self, call_id: str, name: str, status: Any, seconds: float, summary: str) -> None:
             say(f"   {name}: {status} ({seconds:.2f} s)")
 
         def progress(self, call_id: str, name: str) -> None:

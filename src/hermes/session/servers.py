@@ -10,6 +10,7 @@ must stay fast.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 from hermes.apps.declaration import ServerDeclaration
@@ -19,6 +20,14 @@ from hermes.home import Home
 from hermes.plugins.registry import LoadedPlugins
 
 PROJECT_SOURCE = "project"
+
+
+class EntryState(StrEnum):
+    """A configured server as a listing shows it (before anything connects)."""
+
+    ENABLED = "enabled"
+    DISABLED = "disabled"  # enabled: false, or a global switch
+    UNTRUSTED = "untrusted"  # a project's server the user has not trusted yet
 
 
 @dataclass(frozen=True)
