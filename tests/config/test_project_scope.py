@@ -45,6 +45,8 @@ def test_an_untrusted_project_lists_its_servers_but_never_starts_them(home: Home
     assert "untrusted" in listing.stdout and f"hermes mcp trust {repo}" in listing.stdout
     tools = json.loads(hermes("tools", "list", "--json", home=home).stdout)
     assert not any(t["server"] == "proj" for t in tools["tools"])
+    waiting = {u["server"]: u for u in tools["unavailable"]}["proj"]
+    assert waiting["state"] == "disabled" and waiting["user_action"].startswith("Trust the project folder")
     # Even a probe, which starts disabled servers, does not start an untrusted project's server.
     tested = hermes("mcp", "test", "proj", home=home)
     assert tested.returncode == 1 and "untrusted" in tested.stdout

@@ -9,20 +9,15 @@ traceback. The mapping lives in the root group's `invoke`, so tests that drive t
 
 from __future__ import annotations
 
+import importlib
 import sys
-import traceback
 import warnings
 from typing import Any
 
 import click
 
 from hermes import __version__
-from hermes.cli.chat_command import chat_command
-from hermes.cli.completion import completion_command
-from hermes.cli.mcp_commands import mcp_group
 from hermes.cli.output import printable
-from hermes.cli.plugins_commands import plugins_group, skills_group
-from hermes.cli.tools_commands import tools_group
 from hermes.config.dotenv import exposure_warning
 from hermes.errors import HermesError, leaf
 from hermes.files import open_private_append
@@ -31,6 +26,8 @@ from hermes.home import Home
 
 def _unexpected(exc: BaseException) -> str:
     """Write the details where the user can find them; return one sentence for the terminal."""
+    import traceback
+
     home = Home.from_env()
     log = home.logs / "hermes.log"
     try:
@@ -55,7 +52,31 @@ def _warn_near_misses(home: Home) -> None:
         click.echo(f"warning: {home.config}: unknown top-level key {miss}; hermes ignores it.", err=True)
 
 
+# Each command's module loads only when that command runs (or help lists it): a listing must not
+# pay for the agent, the importers or the plugin machinery it never touches.
+LAZY_COMMANDS = {
+    "mcp": "hermes.cli.mcp_commands:mcp_group",
+    "tools": "hermes.cli.tools_commands:tools_group",
+    "plugins": "hermes.cli.plugins_commands:plugins_group",
+    "skills": "hermes.cli.plugins_commands:skills_group",
+    "chat": "hermes.cli.chat_command:chat_command",
+    "completion": "hermes.cli.completion:completion_command",
+}
+
+
 class HermesGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = LAZY_COMMANDS.get(cmd_name)
+        if target is None:
+            return super().get_command(ctx, cmd_name)
+        module, _, attribute = target.partition(":")
+        command = getattr(importlib.import_module(module), attribute)
+        assert isinstance(command, click.Command)
+        return command
+
     def invoke(self, ctx: click.Context) -> Any:
         home = Home.from_env()
         exposed = exposure_warning(home.dotenv)
@@ -92,14 +113,6 @@ class HermesGroup(click.Group):
 @click.version_option(__version__, prog_name="hermes")
 def cli() -> None:
     """hermes: many MCP servers, one clean, safe and honest tool surface."""
-
-
-cli.add_command(mcp_group)
-cli.add_command(tools_group)
-cli.add_command(plugins_group)
-cli.add_command(skills_group)
-cli.add_command(chat_command)
-cli.add_command(completion_command)
 
 
 @cli.command("demo")

@@ -11,8 +11,13 @@ from ruamel.yaml.comments import CommentedMap
 
 from hermes.config.dotenv import read_dotenv
 from hermes.config.model import HermesConfig, parse_config
-from hermes.config.yamlfile import edit_yaml, load_yaml
+from hermes.config.yamlfile import edit_yaml, load_yaml, parse_yaml_text, read_yaml_text
 from hermes.home import Home
+
+# Round-trip parsing is the slow part of every command (tens of ms for a large file), and one command
+# may read the same file twice (the top-level checks, then the command): the typed result is kept by
+# the exact text it came from, so any change to the file is parsed afresh.
+_PARSED: dict[Path, tuple[str, HermesConfig]] = {}
 
 
 class ConfigStore:
@@ -26,7 +31,13 @@ class ConfigStore:
         return load_yaml(self.path)
 
     def load(self) -> HermesConfig:
-        return parse_config(self.document(), self.path)
+        text = read_yaml_text(self.path)
+        kept = _PARSED.get(self.path)
+        if kept is not None and kept[0] == text:
+            return kept[1]
+        config = parse_config(parse_yaml_text(text, self.path), self.path)
+        _PARSED[self.path] = (text, config)
+        return config
 
     @contextlib.contextmanager
     def edit(self) -> Iterator[CommentedMap]:

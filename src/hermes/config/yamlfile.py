@@ -128,16 +128,27 @@ def load_small_yaml(text: str) -> Any:
     return data
 
 
-def load_yaml(path: Path) -> CommentedMap:
-    """Parse `path` into a round-trip mapping; a missing or empty file is an empty mapping."""
+def read_yaml_text(path: Path) -> str:
+    """The file's text, size-capped; a missing file reads as empty."""
     try:
-        text = read_text_bounded(path, MAX_CONFIG_BYTES)
+        return read_text_bounded(path, MAX_CONFIG_BYTES)
     except FileNotFoundError:
-        return CommentedMap()
+        return ""
     except TooLarge:
         raise ConfigError(f"is larger than {MAX_CONFIG_BYTES} bytes.", path=path) from None
     except UnreadableFile as exc:
         raise ConfigError(f"cannot be read: {exc.reason}.", path=path) from None
+
+
+def load_yaml(path: Path) -> CommentedMap:
+    """Parse `path` into a round-trip mapping; a missing or empty file is an empty mapping."""
+    return parse_yaml_text(read_yaml_text(path), path)
+
+
+def parse_yaml_text(text: str, path: Path) -> CommentedMap:
+    """`text` (read from `path`, which errors name) as a round-trip mapping."""
+    if not text:
+        return CommentedMap()
     if _nesting(text) > MAX_DEPTH:
         raise ConfigError(f"nests deeper than {MAX_DEPTH} levels.", path=path)
     try:

@@ -409,7 +409,8 @@ class Session:
                 return self._app_status(desired, AppState.HERMES_NOT_CONNECTED, connection.reason)
         return Unavailable(connection.name, connection.state,
                            self.redactor(connection.reason or "it has not connected yet"),
-                           self.redactor(connection.stderr_tail), remote=not connection.config.is_stdio)
+                           self.redactor(connection.stderr_tail), remote=not connection.config.is_stdio,
+                           untrusted=desired is not None and desired.untrusted)
 
     def _app_status(self, desired: DesiredServer, state: AppState, detail: str) -> AppStatus:
         declaration = desired.declaration

@@ -40,10 +40,11 @@ class Unavailable:
     reason: str
     stderr_tail: str = ""
     remote: bool = False  # an HTTP server (no local log to point at)
+    untrusted: bool = False  # a project's server waiting for the user to trust its folder
 
     @property
     def user_action(self) -> str:
-        if self.state is ConnectionState.DISABLED and self.reason.startswith("untrusted"):
+        if self.untrusted:
             return "Trust the project folder as the reason says, then run `hermes mcp reload`."
         if self.remote and self.state in (ConnectionState.FAILED, ConnectionState.PARKED):
             return _FIX_REMOTE
