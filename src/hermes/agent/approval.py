@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from hermes.config.agent_settings import Approval
+from hermes.config.agent_settings import Approval, ApprovalMode
 from hermes.tools.filters import matches_any
 from hermes.tools.surface import SurfaceTool
 
@@ -25,11 +25,11 @@ def is_destructive(tool: SurfaceTool) -> bool:
 
 
 def needs_approval(tool: SurfaceTool, approval: Approval) -> bool:
-    if tool.kind != "tool" or approval.mode == "never":
+    if tool.kind != "tool" or approval.mode is ApprovalMode.NEVER:
         return False
-    if approval.mode == "ask":
+    if approval.mode is ApprovalMode.ASK:
         return True
-    if approval.mode == "list" and matches_any(tool.original, approval.tools):
+    if approval.mode is ApprovalMode.LIST and matches_any(tool.original, approval.tools):
         return True
     return is_destructive(tool)
 

@@ -17,6 +17,7 @@ import click
 from hermes.cli.completion import complete_servers
 from hermes.cli.options import json_option
 from hermes.cli.output import print_json, print_table, say
+from hermes.config.agent_settings import ApprovalMode
 from hermes.config.edit import add_server, remove_server, set_server_enabled
 from hermes.config.model import HermesConfig, ServerConfig
 from hermes.config.store import ConfigStore
@@ -333,8 +334,9 @@ def _settings(entry: ServerConfig) -> dict[str, Any]:
              "tools": _selection(entry)}
     if entry.roots is not None:
         data["roots"] = list(entry.roots)
-    if entry.approval.mode != "auto":
-        data["approval"] = list(entry.approval.tools) if entry.approval.mode == "list" else entry.approval.mode
+    if entry.approval.mode is not ApprovalMode.AUTO:
+        mode = entry.approval.mode
+        data["approval"] = list(entry.approval.tools) if mode is ApprovalMode.LIST else str(mode)
     return data
 
 

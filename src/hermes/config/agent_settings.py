@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +133,13 @@ class SamplingSettings:
         )
 
 
+class ApprovalMode(StrEnum):
+    AUTO = "auto"
+    ASK = "ask"
+    NEVER = "never"
+    LIST = "list"  # written as a list of tool names, never as this word
+
+
 @dataclass(frozen=True)
 class Approval:
     """Which of a server's tools ask before they run in chat.
@@ -141,13 +149,13 @@ class Approval:
     names, globs allowed) and the destructive ones.
     """
 
-    mode: str = "auto"
+    mode: ApprovalMode = ApprovalMode.AUTO
     tools: tuple[str, ...] = ()
 
     @classmethod
     def read(cls, value: Any, loc: Loc) -> Approval:
         if isinstance(value, list):
-            return cls("list", texts(value, loc))
-        if value in ("auto", "ask", "never"):
-            return cls(str(value))
+            return cls(ApprovalMode.LIST, texts(value, loc))
+        if value in (ApprovalMode.AUTO, ApprovalMode.ASK, ApprovalMode.NEVER):
+            return cls(ApprovalMode(value))
         raise Invalid(loc, f"must be auto, ask, never or a list of tool names (got {shown(value)})")
