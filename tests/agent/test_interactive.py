@@ -39,6 +39,8 @@ def test_ctrl_c_stops_a_running_tool_on_its_server_and_the_chat_goes_on(home: Ho
     child = _chat(home, tmp_path)
     _say(child, "run the slow one")
     child.expect("⋯ mcp__box__slow")
+    # The status line is redrawn in place with the time the tool has run so far.
+    child.expect(r"\r\x1b\[K(\x1b\[2m)?⋯ mcp__box__slow [1-9]\d*\.\d s")
     child.sendintr()
     child.expect("interrupted")
     assert wait_for(marker.exists), "the server never heard that the call was cancelled"

@@ -189,6 +189,7 @@ async def _turn(chat: Any, ui: Any, text: str) -> None:
             say(f"\nError: {exc}", err=True)
         finally:
             group.cancel_scope.cancel()
+            ui.close()  # a cancelled tool may never report its end: take the status line away
     if interrupted:
         ui.streamed = False
         say("\n(interrupted: the turn stopped; running tools were cancelled)", err=True)

@@ -2,14 +2,18 @@
 
 One-shot: tool activity goes to stderr as plain lines, the answer to stdout; a tool that asks for
 approval is refused unless `--yes`; sampling follows the server's `auto_approve`; elicitation is
-declined. Terminal: the answer streams in, a line per tool as it starts and ends, and questions
+declined. Terminal: the answer streams in, a live status line says which tools run, for how long
+and how far (their progress), a line per tool when it ends, and questions
 (approve this tool? this sampling request? this form?) are asked in place, one at a time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -20,6 +24,8 @@ import mcp_types as types
 from hermes.agent.approval import Decision
 from hermes.agent.ui import RunStatus
 from hermes.cli.interaction import elicitation_handler
+from hermes.cli.output import printable
+from hermes.cli.status_line import StatusLine
 from hermes.mcp.tasks import Progress
 from hermes.tools.surface import SurfaceTool
 
@@ -30,6 +36,10 @@ _MARKS = {RunStatus.OK: "✓", RunStatus.ERROR: "✗", RunStatus.UNAVAILABLE: "�
 def _brief(arguments: dict[str, Any] | None, limit: int = 100) -> str:
     text = json.dumps(arguments, ensure_ascii=False) if arguments else ""
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _style(text: str, **how: Any) -> str:
+    return text if "NO_COLOR" in os.environ else click.style(text, **how)
 
 
 class OneShotUI:
@@ -69,6 +79,8 @@ class TerminalUI:
         self._asking = anyio.Lock()  # one question on the screen at a time
         self._elicit = elicitation_handler(yes=False)
         self.streamed = False
+        # A live line while tools run when stderr is a terminal; plain lines otherwise.
+        self._status = StatusLine(sys.stderr) if sys.stderr.isatty() else None
 
     async def text(self, delta: str) -> None:
         self.streamed = True
@@ -77,20 +89,49 @@ class TerminalUI:
 
     async def tool_started(self, call_id: str, name: str, arguments: dict[str, Any] | None) -> None:
         self._end_line()
-        click.echo(click.style(f"  ⋯ {name} {_brief(arguments)}".rstrip(), dim=True), err=True)
+        detail = printable(_brief(arguments, 60))
+        if self._status is not None:
+            self._status.started(call_id, printable(name), detail)
+        else:
+            click.echo(_style(f"  ⋯ {name} {detail}".rstrip(), dim=True), err=True)
 
     async def tool_finished(self, call_id: str, name: str, status: RunStatus, seconds: float, summary: str) -> None:
-        detail = f": {summary}" if status is not RunStatus.OK and summary else ""
+        if self._status is not None:
+            self._status.finished(call_id)
+        detail = f": {printable(summary)}" if status is not RunStatus.OK and summary else ""
         colour = "green" if status is RunStatus.OK else \
             "yellow" if status in (RunStatus.UNAVAILABLE, RunStatus.DENIED) else "red"
-        click.echo(click.style(f"  {_MARKS.get(status, '?')} {name} ({seconds:.1f} s){detail}", fg=colour), err=True)
+        self._line(_style(f"  {_MARKS.get(status, '?')} {name} ({seconds:.1f} s){detail}", fg=colour))
 
     def progress(self, call_id: str, name: str) -> Progress | None:
         async def show(progress: float, total: float | None, message: str | None) -> None:
             amount = f"{progress:g}/{total:g}" if total else f"{progress:g}"
-            click.echo(click.style(f"    {name}: {amount} {message or ''}".rstrip(), dim=True), err=True)
+            text = printable(f"{amount} {message or ''}".rstrip())
+            if self._status is not None:
+                self._status.advanced(call_id, text)
+            else:
+                click.echo(_style(f"    {name}: {text}", dim=True), err=True)
 
         return show
+
+    def close(self) -> None:
+        if self._status is not None:
+            self._status.close()
+
+    def _line(self, line: str) -> None:
+        if self._status is not None:
+            self._status.write_above(line)
+        else:
+            click.echo(line, err=True)
+
+    @contextlib.contextmanager
+    def _question(self) -> Iterator[None]:
+        self._end_line()
+        if self._status is None:
+            yield
+            return
+        with self._status.paused():
+            yield
 
     def _end_line(self) -> None:
         if self.streamed:
@@ -102,9 +143,9 @@ class TerminalUI:
         from prompt_toolkit import PromptSession
 
         async with self._asking:
-            self._end_line()
             try:
-                answer = await PromptSession[str]().prompt_async(f"{question} [o]nce / [a]lways / [d]eny: ")
+                with self._question():
+                    answer = await PromptSession[str]().prompt_async(f"{question} [o]nce / [a]lways / [d]eny: ")
             except (EOFError, KeyboardInterrupt):
                 return Decision.DENY
             choice = answer.strip().lower()[:1]
@@ -120,6 +161,6 @@ class TerminalUI:
 
     async def elicit(self, server: str, params: types.ElicitRequestParams) -> types.ElicitResult:
         async with self._asking:
-            self._end_line()
-            answer = await self._elicit(server, params)
+            with self._question():
+                answer = await self._elicit(server, params)
         return answer
