@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hermes.config.model import ServerConfig, parse_config
-from hermes.config.trust import TrustStore
 from hermes.config.yamlfile import load_yaml
 from hermes.home import Home
 
@@ -78,5 +77,7 @@ def load_project(home: Home, start: Path) -> ProjectServers | None:
         return None
     path = folder / PROJECT_CONFIG
     config = parse_config(load_yaml(path), path)
+    from hermes.config.trust import TrustStore  # only a folder with a project config needs it
+
     state = TrustStore(home).state(folder)
     return ProjectServers(folder, path, dict(config.mcp_servers), state.trusted, state.why_not)

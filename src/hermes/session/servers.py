@@ -12,12 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from hermes.apps.declaration import ServerDeclaration
 from hermes.config.model import HermesConfig, ServerConfig
 from hermes.config.project import ProjectServers
 from hermes.home import Home
-from hermes.plugins.registry import LoadedPlugins
+
+if TYPE_CHECKING:  # types only: a listing without plugins must not pay for the app machinery
+    from hermes.apps.declaration import ServerDeclaration
+    from hermes.plugins.registry import LoadedPlugins
 
 PROJECT_SOURCE = "project"
 
