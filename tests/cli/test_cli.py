@@ -24,8 +24,15 @@ def test_help_and_list_never_import_the_sdk(home: Home, args: tuple[str, ...]) -
     write_config(home, {"mcp_servers": {f"s{i}": stdio_entry() for i in range(20)}})
     modules = _imported_modules(*args, home=home)
     assert "hermes.cli.main" in modules
-    heavy = {m for m in modules if m.split(".")[0] in {"mcp", "mcp_types", "httpx2", "starlette", "uvicorn"}}
+    heavy = {m for m in modules if m.split(".")[0] in {"mcp", "mcp_types", "httpx2", "starlette", "uvicorn",
+                                                       "openai", "prompt_toolkit", "questionary", "psutil"}}
     assert heavy == set()
+    if args[0] == "mcp":
+        # Commands load their modules on first use: a listing pays neither for the agent nor for the
+        # other clients' importers, and without plugins not for the app machinery either.
+        unneeded = {m for m in modules if m.startswith(("hermes.agent", "hermes.cli.chat", "hermes.config.importers",
+                                                         "hermes.apps", "hermes.config.trust", "traceback"))}
+        assert unneeded == set()
 
 
 def test_add_list_remove_and_exit_codes(home: Home) -> None:
