@@ -132,6 +132,21 @@ def test_old_tool_results_are_shortened_to_fit_never_the_system_prompt(home: Hom
     assert tool_texts[1] == "small"
 
 
+@pytest.mark.parametrize("reported_tokens, shortened", [(10, False), (1_000_000, True)])
+def test_the_budget_learns_the_models_own_token_ratio(home: Home, scripted_model: Any, reported_tokens: int,
+                                                     shortened: bool) -> None:
+    # 12,000 characters fit a 10,000-token budget at four characters a token; they do not when the
+    # provider reports that this model's tokens are about one character each.
+    usage = {"prompt_tokens": reported_tokens, "completion_tokens": 5, "total_tokens": reported_tokens + 5}
+    model = scripted_model([{"tool_calls": [{"name": "mcp__box__echo", "arguments": {"text": "y" * 12_000}}],
+                             "usage": usage},
+                            {"content": "fine"}])
+    _config(home, model, context_window=11_000, max_tokens=1000)
+    assert hermes("chat", "-q", "x", home=home).returncode == 0
+    tool_text = next(m["content"] for m in model.bodies()[1]["messages"] if m["role"] == "tool")
+    assert ("shortened by hermes to fit the context window" in tool_text) is shortened
+
+
 def test_deferred_tools_are_found_then_called(home: Home, scripted_model: Any) -> None:
     model = scripted_model([{"tool_calls": [{"name": "tool_search", "arguments": {"query": "weather"}}]},
                             {"tool_calls": [{"name": "mcp__box__get_weather", "arguments": {"city": "Porto"}}]},

@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 
 from hermes.agent.approval import Decision, denied_text, needs_approval
-from hermes.agent.context import fit
+from hermes.agent.context import ContextBudget
 from hermes.agent.provider import ModelReply, Provider, ToolCallRequest, arguments_of, tool_definition
 from hermes.agent.ui import ChatUI, RunStatus
 from hermes.config.agent_settings import Approval, ModelSettings
@@ -104,6 +104,7 @@ class Agent:
         self.provider = provider
         self.ui = ui
         self.settings = settings
+        self.budget = ContextBudget(settings.context_window, settings.max_tokens or 4096)
         self.deferred = deferred
         self.yes = yes
         self.approval_for = approval_for or (lambda server: Approval())
@@ -155,10 +156,11 @@ class Agent:
         turn = Turn()
         while True:
             tools = self.tool_definitions()
-            fit(self.system, self.history, tools, self.settings.context_window, self.settings.max_tokens or 4096)
+            self.budget.fit(self.system, self.history, tools)
             reply = await self.provider.complete(self.messages(), tools or None,
                                                  on_text=self.ui.text if stream else None)
             turn.add_usage(reply.usage)
+            self.budget.learn(reply.usage)
             self._append(reply.message())
             if not reply.tool_calls:
                 turn.answer = reply.content
