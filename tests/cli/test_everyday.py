@@ -177,6 +177,8 @@ def test_typos_in_platforms_and_top_level_keys(home: Home) -> None:
     assert "other_tool" not in listed.stderr
     platform = hermes("tools", "list", "--platform", "telegrm", home=home)
     assert platform.returncode == 2 and "did you mean 'telegram'?" in platform.stderr
+    command = hermes("toools", "list", home=home)
+    assert command.returncode == 2 and "Did you mean 'tools'?" in command.stderr
 
 
 def test_tables_fit_the_terminal_width(home: Home) -> None:

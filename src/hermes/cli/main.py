@@ -77,6 +77,15 @@ class HermesGroup(click.Group):
         assert isinstance(command, click.Command)
         return command
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
+                                                                            list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.NoSuchCommand as exc:
+            # click suggests from the commands it holds; the lazy ones are only names until used.
+            raise click.exceptions.NoSuchCommand(exc.command_name, possibilities=self.list_commands(ctx),
+                                                 ctx=ctx) from None
+
     def invoke(self, ctx: click.Context) -> Any:
         home = Home.from_env()
         exposed = exposure_warning(home.dotenv)
