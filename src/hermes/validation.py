@@ -173,6 +173,16 @@ def http_url_problem(url: str) -> str | None:
     return None
 
 
+def http_url(value: Any, loc: Loc, *, nonempty: bool = False) -> str:
+    """An http(s) URL; one holding `${VAR}` is checked again once its variables are filled in."""
+    url = text(value, loc, nonempty=nonempty)
+    if "${" not in url:
+        problem = http_url_problem(url)
+        if problem:
+            raise Invalid(loc, f"{problem} (got {shown(url)})")
+    return url
+
+
 # A plugin's name becomes a folder name and part of tool names: lowercase, digits, '.', '-'.
 PLUGIN_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{0,63}")
 PLUGIN_NAME_RULE = "a plugin name is 1-64 lowercase letters, digits, '.' and '-', starting with a letter or digit"

@@ -27,7 +27,7 @@ from hermes.validation import (
     Invalid,
     Loc,
     flag,
-    http_url_problem,
+    http_url,
     integer,
     mapping,
     optional,
@@ -42,15 +42,6 @@ MODEL_BLOCK = """model:
   base_url: http://127.0.0.1:11434/v1   # any OpenAI-compatible endpoint (Ollama, llama.cpp, vLLM, OpenRouter)
   name: hermes-4-70b
   api_key: ${OPENROUTER_API_KEY}        # optional; keep the key in HERMES_HOME/.env"""
-
-
-def _endpoint_url(value: Any, loc: Loc) -> str:
-    url = text(value, loc, nonempty=True)
-    if "${" not in url:
-        problem = http_url_problem(url)
-        if problem:
-            raise Invalid(loc, f"{problem} (got {shown(url)})")
-    return url
 
 
 @dataclass(frozen=True, repr=False)
@@ -69,7 +60,7 @@ class ModelSettings:
         data = mapping(value, loc, {"base_url", "name", "api_key", "max_tokens", "max_tool_rounds",
                                     "context_window", "timeout", "deferred_tools"})
         return cls(
-            base_url=required(data, "base_url", loc, _endpoint_url),
+            base_url=required(data, "base_url", loc, lambda v, at: http_url(v, at, nonempty=True)),
             name=required(data, "name", loc, lambda v, at: text(v, at, nonempty=True)),
             api_key=optional(data, "api_key", loc, text, None) or None,
             max_tokens=optional(data, "max_tokens", loc, lambda v, at: integer(v, at, 1, 10_000_000), None),

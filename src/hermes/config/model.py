@@ -29,7 +29,7 @@ from hermes.validation import (
     Loc,
     choice,
     flag,
-    http_url_problem,
+    http_url,
     mapping,
     optional,
     port,
@@ -116,16 +116,6 @@ def _args(value: Any, loc: Loc) -> tuple[str, ...]:
     return texts(value, loc)
 
 
-def _url(value: Any, loc: Loc) -> str:
-    url = text(value, loc)
-    if "${" in url:
-        return url  # checked again once the variables are filled in, at connect time
-    problem = http_url_problem(url)
-    if problem:
-        raise Invalid(loc, f"{problem} (got {shown(url)})")
-    return url
-
-
 @dataclass(frozen=True, repr=False)
 class ServerConfig:
     """One entry of `mcp_servers`: a stdio server (`command`) or an HTTP server (`url`)."""
@@ -155,7 +145,7 @@ class ServerConfig:
             args=optional(data, "args", loc, _args, ()),
             env=optional(data, "env", loc, text_map, {}),
             cwd=optional(data, "cwd", loc, text, None),
-            url=optional(data, "url", loc, _url, None) or None,
+            url=optional(data, "url", loc, http_url, None) or None,
             headers=optional(data, "headers", loc, text_map, {}),
             transport=optional(data, "transport", loc, choice(*_TRANSPORTS), None),
             auth=optional(data, "auth", loc, choice("oauth"), None),
