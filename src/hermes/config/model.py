@@ -69,6 +69,14 @@ class ToolFilter:
         )
 
 
+def _metadata_document_url(value: Any, loc: Loc) -> str:
+    url = text(value, loc)
+    parts = urlsplit(url)
+    if parts.scheme != "https" or parts.path in ("", "/") or not parts.hostname:
+        raise Invalid(loc, f"must be an https URL with a path (a Client ID Metadata Document), not {shown(url)}")
+    return url
+
+
 @dataclass(frozen=True, repr=False)
 class OAuthSettings:
     client_id: str | None = None
@@ -89,14 +97,6 @@ class OAuthSettings:
             redirect_port=optional(data, "redirect_port", loc, port, None),
             client_metadata_url=optional(data, "client_metadata_url", loc, _metadata_document_url, None),
         )
-
-
-def _metadata_document_url(value: Any, loc: Loc) -> str:
-    url = text(value, loc)
-    parts = urlsplit(url)
-    if parts.scheme != "https" or parts.path in ("", "/") or not parts.hostname:
-        raise Invalid(loc, f"must be an https URL with a path (a Client ID Metadata Document), not {shown(url)}")
-    return url
 
     def __repr__(self) -> str:
         return f"OAuthSettings(client_id={self.client_id!r}, client_secret=<hidden>, scope={self.scope!r})"
