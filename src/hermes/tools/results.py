@@ -105,7 +105,8 @@ def redact_result(result: types.CallToolResult, redact: Any) -> types.CallToolRe
 
 def render_result(result: types.CallToolResult, *, cache: Path, server: str) -> RenderedResult:
     """What a model (or `tools call`) gets: `result` should already have passed `redact_result`."""
-    text = "\n".join(_block_text(block, cache, server) for block in _fewer_blocks(result))
+    # `redact_result` already kept at most MAX_BLOCKS and said how many it left out.
+    text = "\n".join(_block_text(block, cache, server) for block in result.content)
     structured = result.structured_content
     if not text and structured is not None:
         text = json.dumps(structured, ensure_ascii=False)
