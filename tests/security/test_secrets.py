@@ -59,6 +59,8 @@ def test_reprs_never_show_secret_values() -> None:
                RuntimeEndpoint(1, "127.0.0.1", 1, CANARY), LiveEndpoint("http://127.0.0.1:1/mcp", 1, CANARY, "/f")]
     for item in objects:
         assert CANARY not in repr(item), type(item).__name__
+    # Hidden, yet still saying what it holds (not a bare `<object at 0x…>`).
+    assert repr(config.oauth) == "OAuthSettings(client_id='id', client_secret=<hidden>, scope=None)"
 
 
 def test_dotenv_values_in_a_url_never_show(home: Home) -> None:
@@ -110,11 +112,6 @@ async def test_oauth_tokens_are_registered_as_soon_as_they_are_loaded(home: Home
     assert await provider.file_storage.get_tokens() is not None
     assert redactor(f"server said: bad token at-{CANARY} (refresh rt-{CANARY})") == \
         "server said: bad token [REDACTED] (refresh [REDACTED])"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def test_what_a_server_echoes_back_on_success_is_redacted_everywhere(home: Home,
