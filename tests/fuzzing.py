@@ -195,8 +195,8 @@ READERS: dict[str, Callable[[random.Random, Path], None]] = {
 }
 
 
-def run(name: str, count: int, seed: int) -> tuple[int, list[str]]:
-    """Feed `count` inputs to one reader; (inputs, escapes as 'Type: message' lines)."""
+def run(name: str, count: int, seed: int) -> list[str]:
+    """Feed `count` inputs to one reader; the escapes, as 'Type: message' lines."""
     reader = READERS[name]
     rng = random.Random(f"{name}:{seed}")
     escapes: list[str] = []
@@ -209,4 +209,4 @@ def run(name: str, count: int, seed: int) -> tuple[int, list[str]]:
                 pass
             except Exception as exc:
                 escapes.append(f"{type(exc).__name__}: {str(exc)[:200]}")
-    return count, escapes
+    return escapes

@@ -12,6 +12,5 @@ from tests.fuzzing import READERS, run
 
 @pytest.mark.parametrize("reader", sorted(READERS))
 def test_no_exception_escapes_a_reader(reader: str) -> None:
-    count, escapes = run(reader, 300, seed=1)
-    assert count == 300
+    escapes = run(reader, 300, seed=1)
     assert escapes == [], escapes[:5]

@@ -74,10 +74,5 @@ async def test_a_handler_reaches_its_clients_long_lived_connection() -> None:
     assert seen[0] is seen[1]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def test_anyio_offers_what_the_exit_watch_needs() -> None:
     assert callable(anyio.wait_readable)

@@ -71,11 +71,6 @@ async def test_a_session_on_a_windows_host_derives_the_allowlist_from_the_host(t
     assert child_environment({"SystemRoot": "C:\\W"}, {}, windows=session._opener.windows) == {"SystemRoot": "C:\\W"}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.parametrize(("url", "shown"), [
     ("https://h.example/mcp?token=abc&x=1", "https://h.example/mcp?token=[REDACTED]&x=1"),
     ("https://h.example/mcp?api_key=abc&sig=zz", "https://h.example/mcp?api_key=[REDACTED]&sig=[REDACTED]"),

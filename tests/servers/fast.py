@@ -8,7 +8,7 @@ about servers that were not built with the Python SDK (most third-party servers 
 Tools: echo, get-weather, fail, crash, slow (records cancellation), whoami, env-report; with
 --lean: ping, a.b and a-b (two names that collide once sanitized); --long adds a tool whose name
 is longer than a registered name may be. Options as toolbox.py:
---stderr-secret, --crash-after S, --ready-delay S, --exit-at-start N.
+--stderr-secret, --ready-delay S, --exit-at-start N.
 """
 
 from __future__ import annotations
@@ -173,9 +173,6 @@ def main() -> None:
         sys.exit(int(str(option("--exit-at-start"))))
     if option("--ready-delay"):
         time.sleep(float(str(option("--ready-delay"))))
-    crash_after = option("--crash-after")
-    if crash_after is not None:
-        threading.Timer(float(crash_after), lambda: os._exit(3)).start()
     for line in sys.stdin:
         try:
             message = json.loads(line)

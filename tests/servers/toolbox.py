@@ -1,7 +1,7 @@
 """Test MCP server (stdio, or Streamable HTTP with --http PORTFILE) with tools that exercise hermes.
 
 Options: --require-bearer TOKEN (HTTP only), --ready-delay S (sleep before serving),
---crash-after S (exit 3 after S seconds), --stderr-secret (print FAKE_API_KEY to stderr at start).
+--stderr-secret (print FAKE_API_KEY to stderr at start).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ parser.add_argument("--sse", action="store_true", help="with --http: serve legac
 parser.add_argument("--require-bearer")
 parser.add_argument("--port", type=int, default=0, help="with --http: a fixed port (0 picks one)")
 parser.add_argument("--ready-delay", type=float, default=0.0)
-parser.add_argument("--crash-after", type=float)
 parser.add_argument("--stderr-secret", action="store_true")
 parser.add_argument("--hang", action="store_true", help="never answer the handshake")
 options = parser.parse_args()
@@ -114,10 +113,6 @@ def main() -> None:
         for _ in sys.stdin:
             pass
         return
-    if options.crash_after is not None:
-        import threading
-
-        threading.Timer(options.crash_after, lambda: os._exit(3)).start()
     if options.http:
         asyncio.run(serve_http(options.http))
     else:

@@ -28,7 +28,7 @@ from hermes.mcp.states import ConnectionState
 from hermes.session.core import Session, SessionSettings
 from tests.bridge_tools import install_blender_bridge
 from tests.plugins.test_plugins import make_repo
-from tests.support import SERVERS, hermes, wait_until
+from tests.support import SERVERS, hermes, wait_for, wait_until
 
 pytestmark = pytest.mark.anyio
 TOOL = "mcp__blender__get_scene_info"
@@ -59,11 +59,11 @@ class StandIn:
 
         def published() -> bool:
             try:
-                return json.loads(self.runtime.read_text()).get("pid") == process.pid
+                return bool(json.loads(self.runtime.read_text()).get("pid") == process.pid)
             except (OSError, ValueError):
                 return False
 
-        return process if _wait(published) else pytest.fail("the stand-in never published its endpoint")
+        return process if wait_for(published) else pytest.fail("the stand-in never published its endpoint")
 
     def stop(self, process: subprocess.Popen[bytes] | None = None) -> None:
         for running in [process] if process else list(self.processes):
@@ -71,12 +71,6 @@ class StandIn:
                 running.terminate()
                 running.wait(timeout=30)
             self.processes.remove(running)
-
-
-def _wait(predicate: object) -> bool:
-    from tests.support import wait_for
-
-    return wait_for(predicate)  # type: ignore[arg-type]
 
 
 @pytest.fixture
