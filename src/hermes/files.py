@@ -103,6 +103,18 @@ def read_text_bounded(path: Path, limit: int) -> str:
         raise UnreadableFile(path, f"it is not UTF-8 text (byte {exc.start})") from None
 
 
+def read_json_object(path: Path, limit: int, *, follow_symlinks: bool = True) -> dict[str, Any] | None:
+    """A small JSON object hermes wrote itself (a cache, a record), read bounded; None when it is
+    missing or damaged in any way (not JSON, too deep, too large, a FIFO, not an object)."""
+    import json
+
+    try:
+        data = json.loads(read_bounded(path, limit, follow_symlinks=follow_symlinks))
+    except (OSError, ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def write_target(path: Path) -> Path:
     """Where a write to `path` should land: through a symlink to its final target."""
     return Path(os.path.realpath(path)) if path.is_symlink() else path

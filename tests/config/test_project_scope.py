@@ -114,3 +114,15 @@ def test_sigint_to_a_process_without_a_terminal_is_130_too(home: Home) -> None:
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=PATIENCE)
     assert process.returncode == 130 and "Interrupted" in err and "Traceback" not in err
+
+
+def test_damaged_trust_records_trust_nothing_and_never_crash(home: Home, tmp_path: Path) -> None:
+    from hermes.config.trust import TrustStore
+
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    store = TrustStore(home)
+    home.ensure()
+    for damage in ("[" * 30_000 + "]" * 30_000, "\xff not json", '{"projects": ["x"]}', "7"):
+        store.path.write_text(damage, encoding="utf-8", errors="surrogateescape")
+        assert store.state(folder).trusted is False

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from hermes.files import UnreadableFile, atomic_write, file_lock, read_bounded
+from hermes.files import UnreadableFile, atomic_write, file_lock, read_bounded, read_json_object
 from hermes.home import Home
 
 MAX_TRUSTED_BYTES = 16 * 1024 * 1024  # a .hermes folder bigger than this is refused, not hashed for minutes
@@ -67,11 +67,8 @@ class TrustStore:
         self.path = home.root / "trusted-projects.json"
 
     def _records(self) -> dict[str, str]:
-        try:
-            data = json.loads(read_bounded(self.path, _RECORDS_LIMIT))
-        except (OSError, ValueError):
-            return {}  # no records (or a damaged file): nothing is trusted, so everything asks again
-        records = data.get("projects") if isinstance(data, dict) else None
+        # No records (or a damaged file): nothing is trusted, so everything asks again.
+        records = (read_json_object(self.path, _RECORDS_LIMIT) or {}).get("projects")
         return {k: v for k, v in records.items() if isinstance(k, str) and isinstance(v, str)} \
             if isinstance(records, dict) else {}
 

@@ -30,7 +30,7 @@ from hermes.apps.availability import check_availability
 from hermes.apps.host import Host
 from hermes.apps.states import REFUSED_AT_INSTALL, AppState
 from hermes.errors import HermesError
-from hermes.files import atomic_write, private_dir, private_umask, read_bounded
+from hermes.files import atomic_write, private_dir, private_umask, read_json_object
 from hermes.home import Home
 from hermes.plugins import git
 from hermes.plugins.catalog import CatalogEntry, load_catalog
@@ -226,11 +226,7 @@ def _provenance(source: Source, commit: str | None, plugin: Plugin) -> dict[str,
 
 
 def read_provenance(plugin_dir: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(read_bounded(plugin_dir / PROVENANCE, 64 * 1024))
-    except (OSError, ValueError, RecursionError):
-        return None
-    return data if isinstance(data, dict) else None
+    return read_json_object(plugin_dir / PROVENANCE, 64 * 1024)
 
 
 def _swap(staging: Path, target: Path) -> bool:

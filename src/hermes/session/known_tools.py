@@ -9,9 +9,8 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
-from typing import Any
 
-from hermes.files import atomic_write, read_bounded
+from hermes.files import atomic_write, read_json_object
 
 
 class KnownToolCounts:
@@ -24,7 +23,7 @@ class KnownToolCounts:
         self.path = path
         self.counts: dict[str, int] = {}
         self.names: dict[str, list[str]] = {}
-        for server, value in read_cache(path, self.LIMIT).items():
+        for server, value in (read_json_object(path, self.LIMIT, follow_symlinks=False) or {}).items():
             if type(value) is int and value >= 0:  # the older shape: a count alone
                 self.counts[server] = value
             elif isinstance(value, list) and all(isinstance(n, str) for n in value):
@@ -41,10 +40,3 @@ class KnownToolCounts:
             atomic_write(self.path, json.dumps(data, sort_keys=True) + "\n")
 
 
-def read_cache(path: Path, limit: int) -> dict[str, Any]:
-    """A small JSON object hermes wrote itself, read bounded (a FIFO or a huge file reads as empty)."""
-    try:
-        data = json.loads(read_bounded(path, limit, follow_symlinks=False))
-    except (OSError, ValueError, RecursionError):
-        return {}
-    return {k: v for k, v in data.items() if isinstance(k, str)} if isinstance(data, dict) else {}
