@@ -63,7 +63,6 @@ class Turn:
     tool_runs: list[ToolRun] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=dict)
     rounds: int = 0
-    stopped: str | None = None  # why the turn ended without an answer
 
     def add_usage(self, usage: dict[str, int]) -> None:
         for key, value in usage.items():
@@ -150,7 +149,7 @@ class Agent:
     # -- one turn --------------------------------------------------------------------------------
 
     async def turn(self, text: str, *, stream: bool = False) -> Turn:
-        """Run one user turn to its answer; raises `ModelError` or `TurnStopped` (after recording why)."""
+        """Run one user turn to its answer; raises `ModelError` or `TurnStopped` (saying why)."""
         self.note_changes()
         self._append({"role": "user", "content": text})
         turn = Turn()
@@ -167,9 +166,8 @@ class Agent:
                 return turn
             if turn.rounds >= self.settings.max_tool_rounds:
                 self._answer_unrun(reply, "Not run: the turn reached its limit of tool rounds.")
-                turn.stopped = (f"The model still wanted tools after {turn.rounds} rounds; the turn stopped there "
-                                f"(model.max_tool_rounds is {self.settings.max_tool_rounds}).")
-                raise TurnStopped(turn.stopped)
+                raise TurnStopped(f"The model still wanted tools after {turn.rounds} rounds; the turn stopped there "
+                                  f"(model.max_tool_rounds is {self.settings.max_tool_rounds}).")
             turn.rounds += 1
             turn.tool_runs += await self._run_calls(reply.tool_calls)
             self.note_changes()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -153,5 +153,3 @@ def _object(arguments: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"value": value}
 
 
-def settings_lookup(configs: Mapping[str, SamplingSettings]) -> Callable[[str], SamplingSettings]:
-    return lambda server: configs.get(server, SamplingSettings())

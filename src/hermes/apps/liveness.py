@@ -45,12 +45,6 @@ class LiveEndpoint:
     port: int = 0
 
     @property
-    def base_url(self) -> str:
-        """`http://host:port`, for a bridge that builds its own requests to the app."""
-        shown = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{shown}:{self.port}"
-
-    @property
     def identity(self) -> tuple[str, int, str | None]:
         """What changes when the app restarts: a new pid, port or token means reconnect."""
         return self.url, self.pid, self.token

@@ -48,11 +48,9 @@ class StatusLine:
             running.progress = progress
             self._draw()
 
-    def finished(self, call_id: str) -> float:
-        """Stop showing `call_id`; returns how long it ran."""
-        running = self._running.pop(call_id, None)
+    def finished(self, call_id: str) -> None:
+        self._running.pop(call_id, None)
         self._draw()
-        return time.monotonic() - running.started if running else 0.0
 
     def write_above(self, line: str) -> None:
         """A finished-tool line (or any other) goes above the status line, which then comes back."""
