@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hermes.config.model import ServerConfig, parse_config
-from hermes.config.yamlfile import load_yaml
+from hermes.config.model import ServerConfig
+from hermes.config.store import ConfigStore
 from hermes.home import Home
 
 PROJECT_CONFIG = Path(".hermes") / "config.yaml"
@@ -76,7 +76,7 @@ def load_project(home: Home, start: Path) -> ProjectServers | None:
     if folder is None:
         return None
     path = folder / PROJECT_CONFIG
-    config = parse_config(load_yaml(path), path)
+    config = ConfigStore(home, path).load()
     from hermes.config.trust import TrustStore  # only a folder with a project config needs it
 
     state = TrustStore(home).state(folder)
