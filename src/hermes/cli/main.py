@@ -33,11 +33,23 @@ def _unexpected(exc: BaseException) -> str:
     try:
         home.ensure()
         with open_private_append(log) as handle:
-            handle.write("".join(traceback.format_exception(exc)))
+            handle.write(_redacted("".join(traceback.format_exception(exc)), home))
         where = f"; details are in {log}"
     except OSError:
         where = ""
     return f"hermes hit an unexpected error ({type(exc).__name__}){where}. Please report it."
+
+
+def _redacted(text: str, home: Home) -> str:
+    """The session's redactor is gone by now: hide at least every `.env` value and every token shape."""
+    from hermes.config.dotenv import read_dotenv
+    from hermes.security.redact import Redactor
+
+    try:
+        secrets = list(read_dotenv(home.dotenv).values())
+    except (HermesError, OSError):
+        secrets = []
+    return Redactor(secrets)(text)
 
 
 def _warn_near_misses(home: Home) -> None:
