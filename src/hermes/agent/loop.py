@@ -191,7 +191,9 @@ class Agent:
             for index, call in enumerate(calls):
                 if index not in runs:
                     runs[index] = ToolRun(call.id, call.name, call.arguments, RunStatus.CANCELLED, CANCELLED)
-                self._append({"role": "tool", "tool_call_id": call.id, "content": runs[index].result})
+                # `_finish` redacted the result already; a second pass would scan up to 2 MB again for nothing.
+                self.history.append({"role": "tool", "tool_call_id": self.session.redactor(call.id),
+                                     "content": runs[index].result})
         return [runs[index] for index in range(len(calls))]
 
     async def _run_one(self, call: ToolCallRequest) -> ToolRun:

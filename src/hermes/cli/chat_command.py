@@ -128,10 +128,13 @@ async def _offer_trust(home: Home, folder: Path, prompt: Any) -> None:
     from hermes.config.trust import TrustStore
 
     names = [path.parent.name for path in project_skill_files(folder)]
-    store = TrustStore(home)
-    if not names or store.state(folder).trusted:
+    if not names:
         return
-    why = store.state(folder).why_not
+    store = TrustStore(home)
+    state = store.state(folder)
+    if state.trusted:
+        return
+    why = state.why_not
     say(f"{folder.resolve()} has project skills ({', '.join(names)}) in .hermes/skills; {why}. They come with "
         f"the folder's files, so they load only if you trust it.", err=True)
     try:
