@@ -49,6 +49,7 @@ class RuntimeEndpoint:
     host: str
     port: int
     token: str | None
+    started: float | None = None  # when the writer says it started (hermes's own session files)
 
     @property
     def base_url(self) -> str:
@@ -134,7 +135,17 @@ def read_runtime_file(path: Path, *, pid_key: str = "pid", url_key: str = "http"
         # A header value with a line break or NUL would be refused by the HTTP library with an
         # error that quotes it; a token is printable ASCII without spaces.
         raise RuntimeFileError(path, f"'{token_key}' must be printable ASCII without spaces or control characters")
-    return RuntimeEndpoint(pid, host.lower(), port, token)
+    return RuntimeEndpoint(pid, host.lower(), port, token, _start_time(data.get("started")))
+
+
+def _start_time(value: Any) -> float | None:
+    """A process start time, when the file gives one; anything else is none (never an error)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except OverflowError:  # a 400-digit "start time" is not one
+        return None
 
 
 def write_runtime_file(path: Path, *, pid: int, url: str, token: str | None, **extra: Any) -> None:

@@ -17,7 +17,6 @@ from typing import Any
 import psutil
 
 from hermes.apps.runtimefile import RuntimeEndpoint, RuntimeFileError, read_runtime_file
-from hermes.files import read_bounded
 from hermes.home import Home
 
 # Two start times of the same process agree to within this; another process with the same pid differs.
@@ -37,36 +36,20 @@ def process_started(pid: int) -> float | None:
         return None
 
 
-def _recorded_start(path: Path) -> float | None:
-    try:
-        data = json.loads(read_bounded(path, 64 * 1024))
-    except (OSError, ValueError, RecursionError):
-        return None
-    started = data.get("started") if isinstance(data, dict) else None
-    if not isinstance(started, (int, float)) or isinstance(started, bool):
-        return None
-    try:
-        return float(started)
-    except OverflowError:  # a 400-digit "start time" is not one
-        return None
-
-
-def _is_that_process(path: Path, pid: int) -> bool:
-    recorded, actual = _recorded_start(path), process_started(pid)
+def _is_that_process(endpoint: RuntimeEndpoint) -> bool:
+    recorded, actual = endpoint.started, process_started(endpoint.pid)
     return recorded is not None and actual is not None and abs(recorded - actual) <= _START_TOLERANCE
 
 
 def live_sessions(home: Home) -> list[LiveSession]:
     """Sessions whose runtime file is valid and whose process is the one that wrote it; stale files go."""
     found: list[LiveSession] = []
-    if not home.run.is_dir():
-        return found
     for path in sorted(home.run.glob("session-*.json")):
         try:
             endpoint = read_runtime_file(path)
         except RuntimeFileError:
             continue
-        if not _is_that_process(path, endpoint.pid):
+        if not _is_that_process(endpoint):
             with contextlib.suppress(OSError):
                 path.unlink()
             continue
