@@ -53,7 +53,7 @@ from hermes.mcp.handlers import ClientHandlers, path_roots
 from hermes.mcp.sdk import client_connection
 from hermes.session.core import Session, SessionSettings
 from hermes.tools.naming import registered_name
-from hermes.tools.surface import SurfaceTool
+from hermes.tools.surface import Surface, SurfaceTool
 
 SEARCH_TOOL = "tool_search"
 T = TypeVar("T")
@@ -102,6 +102,7 @@ class Aggregator:
         # them, so they go to the client whose call to that server is in flight, the latest first.
         self._calls: dict[str, list[Ctx]] = {}
         self._latest: Ctx | None = None
+        self._exposed: tuple[Surface, dict[str, SurfaceTool]] | None = None  # (for which surface, name -> tool)
         self._client_arrived = anyio.Event()
         self._changed = anyio.Event()
         self._bus = InMemorySubscriptionBus()  # 2026-07-28 clients hear about changes only here
@@ -144,9 +145,12 @@ class Aggregator:
 
     def _tools(self) -> dict[str, SurfaceTool]:
         """Exposed name -> tool; hermes's resource and prompt utility tools are left out here, since
-        resources and prompts are offered as themselves."""
-        return {self.naming.exposed(t.server, t.original): t for t in self.session.surface().tools.values()
-                if t.kind == "tool"}
+        resources and prompts are offered as themselves. Built once per surface, not per request."""
+        surface = self.session.surface()
+        if self._exposed is None or self._exposed[0] is not surface:
+            self._exposed = (surface, {self.naming.exposed(t.server, t.original): t for t in surface.tools.values()
+                                       if t.kind == "tool"})
+        return self._exposed[1]
 
     async def _list_tools(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         self._seen(ctx)
