@@ -33,7 +33,7 @@ import warnings
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 import anyio
@@ -60,7 +60,14 @@ from hermes.mcp.transports import HttpStatus, Link, TransportOpener
 
 CLIENT_INFO = types.Implementation(name="hermes", version=__version__)
 T = TypeVar("T")
-P = TypeVar("P")
+
+
+class _Page(Protocol):
+    @property
+    def next_cursor(self) -> str | None: ...
+
+
+P = TypeVar("P", bound=_Page)
 _MAX_PAGES = 100
 
 
@@ -524,24 +531,12 @@ class ServerConnection:
                        argument: dict[str, str], context: dict[str, str] | None = None) -> types.CompleteResult:
         return await self._request(lambda c: c.complete(ref, argument, context_arguments=context))
 
-    async def _all_pages(self, fetch: Callable[[Client, str | None], Awaitable[P]]) -> list[P]:
-        """Every page of a paginated listing (at most _MAX_PAGES: a server's cursor cannot loop us)."""
-        pages: list[P] = []
-        cursor: str | None = None
-        for _ in range(_MAX_PAGES):
-            page = await self._request(_with_cursor(fetch, cursor))
-            pages.append(page)
-            cursor = getattr(page, "next_cursor", None)
-            if not cursor:
-                break
-        return pages
-
     async def list_resource_templates(self) -> types.ListResourceTemplatesResult:
-        pages = await self._all_pages(lambda c, cursor: c.list_resource_templates(cursor=cursor))
+        pages = await _pages(lambda cursor: self._request(lambda c: c.list_resource_templates(cursor=cursor)))
         return types.ListResourceTemplatesResult(resource_templates=[t for p in pages for t in p.resource_templates])
 
     async def list_resources(self) -> types.ListResourcesResult:
-        pages = await self._all_pages(lambda c, cursor: c.list_resources(cursor=cursor))
+        pages = await _pages(lambda cursor: self._request(lambda c: c.list_resources(cursor=cursor)))
         return types.ListResourcesResult(resources=[r for p in pages for r in p.resources])
 
     async def subscribe_resource(self, uri: str, subscribe: bool) -> None:
@@ -551,7 +546,7 @@ class ServerConnection:
         return await self._request(lambda c: c.read_resource(uri))
 
     async def list_prompts(self) -> types.ListPromptsResult:
-        pages = await self._all_pages(lambda c, cursor: c.list_prompts(cursor=cursor))
+        pages = await _pages(lambda cursor: self._request(lambda c: c.list_prompts(cursor=cursor)))
         return types.ListPromptsResult(prompts=[p for page in pages for p in page.prompts])
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
@@ -578,18 +573,18 @@ async def _answers(url: str | None, timeout: float = 2.0) -> bool:
     return False
 
 
-def _with_cursor(fetch: Callable[[Client, str | None], Awaitable[P]], cursor: str | None
-                 ) -> Callable[[Client], Awaitable[P]]:
-    return lambda client: fetch(client, cursor)
-
-
-async def _list_all_tools(client: Client) -> list[types.Tool]:
-    tools: list[types.Tool] = []
+async def _pages(fetch: Callable[[str | None], Awaitable[P]]) -> list[P]:
+    """Every page of a paginated listing (at most _MAX_PAGES: a server's cursor cannot loop us)."""
+    pages: list[P] = []
     cursor: str | None = None
     for _ in range(_MAX_PAGES):
-        page = await client.list_tools(cursor=cursor)
-        tools.extend(page.tools)
+        page = await fetch(cursor)
+        pages.append(page)
         cursor = page.next_cursor
         if not cursor:
             break
-    return tools
+    return pages
+
+
+async def _list_all_tools(client: Client) -> list[types.Tool]:
+    return [tool for page in await _pages(lambda cursor: client.list_tools(cursor=cursor)) for tool in page.tools]
