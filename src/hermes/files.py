@@ -115,6 +115,32 @@ def read_json_object(path: Path, limit: int, *, follow_symlinks: bool = True) ->
     return data if isinstance(data, dict) else None
 
 
+def snapshot(*paths: Path) -> dict[Path, bytes | None]:
+    """The files' bytes (None for a missing one), to put back with `restore` if a change fails."""
+    return {path: path.read_bytes() if path.exists() else None for path in paths}
+
+
+def restore(files: dict[Path, bytes | None]) -> None:
+    """Put files back byte for byte as `snapshot` found them (a missing one is removed again)."""
+    for path, content in files.items():
+        with file_lock(path):
+            if content is None:
+                path.unlink(missing_ok=True)
+            else:
+                atomic_write(path, content, mode=path.stat().st_mode & 0o777 if path.exists() else 0o600)
+
+
+@contextlib.contextmanager
+def restored_on_failure(*paths: Path) -> Iterator[None]:
+    """Whatever fails (or is interrupted) inside leaves these files as they were."""
+    before = snapshot(*paths)
+    try:
+        yield
+    except BaseException:
+        restore(before)
+        raise
+
+
 def write_target(path: Path) -> Path:
     """Where a write to `path` should land: through a symlink to its final target."""
     return Path(os.path.realpath(path)) if path.is_symlink() else path

@@ -24,7 +24,7 @@ from hermes.config.edit import add_server, set_server_enabled, set_tool_include
 from hermes.config.launchers import Warmed, run_warm, warm_command
 from hermes.config.store import ConfigStore
 from hermes.errors import HermesError, UsageError
-from hermes.files import atomic_write, file_lock
+from hermes.files import restore, snapshot
 from hermes.home import Home
 
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -174,19 +174,8 @@ def _keep_disabled_or_restore(store: ConfigStore, entry: CatalogServer, reason: 
         with store.edit() as doc:
             set_server_enabled(doc, entry.name, False)
         return InstallOutcome(entry.name, True, False, failure=reason, post_install=after_install(entry, values))
-    _restore(before)
+    restore(before)  # config.yaml and .env, byte for byte as before the install began
     return InstallOutcome(entry.name, False, False, failure=reason)
-
-
-def _restore(files: dict[Path, bytes | None]) -> None:
-    """Put config.yaml and .env back byte for byte, as they were before the install began."""
-    for path, content in files.items():
-        with file_lock(path):
-            if content is None:
-                path.unlink(missing_ok=True)
-            else:
-                atomic_write(path, content.decode("utf-8"), mode=path.stat().st_mode & 0o777 if path.exists()
-                             else 0o600)
 
 
 def preselection(entry: CatalogServer, tools: list[str], previous: tuple[str, ...] | None) -> set[str]:
@@ -207,7 +196,7 @@ def install_entry(home: Home, name: str, *, given: dict[str, str], ask: Ask | No
         raise NoSuchEntry(name)
     store = ConfigStore(home)
     config = store.load()
-    before = {path: path.read_bytes() if path.exists() else None for path in (home.config, home.dotenv)}
+    before = snapshot(home.config, home.dotenv)
     previous = config.mcp_servers.get(name)
     values = _resolve_settings(entry, given, read_dotenv(home.dotenv), ask)
     warnings: list[str] = []

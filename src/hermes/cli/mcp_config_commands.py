@@ -78,25 +78,17 @@ def _add_entry(home: Home, scope: str, name: str, entry: dict[str, Any], secrets
                replace: bool) -> ConfigStore:
     from hermes.config.client_json import apply_renames
     from hermes.config.dotenv import secrets_to_dotenv
+    from hermes.files import restored_on_failure
 
     store, edit = _edited(home, scope)
-    before = home.dotenv.read_bytes() if home.dotenv.exists() else None
     if secrets:
         home.ensure()
-    renames = secrets_to_dotenv(home.dotenv, secrets)
-    apply_renames(entry, renames)
-    try:
+    guarded = (home.dotenv,) if secrets else ()
+    with restored_on_failure(*guarded):  # nothing half-done: .env goes back to what it was
+        renames = secrets_to_dotenv(home.dotenv, secrets)
+        apply_renames(entry, renames)
         with store.edit() as doc:
             add_server(doc, name, entry, replace=replace)
-    except BaseException:
-        if secrets:  # nothing half-done: .env goes back to what it was
-            from hermes.files import atomic_write
-
-            if before is None:
-                home.dotenv.unlink(missing_ok=True)
-            else:
-                atomic_write(home.dotenv, before)
-        raise
     edit.done()
     if secrets:
         say(f"Secrets went to {home.dotenv} (0600): {', '.join(sorted(renames.get(k, k) for k in secrets))}; "

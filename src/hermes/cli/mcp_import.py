@@ -110,7 +110,7 @@ def _write(home: Home, chosen: list[Candidate]) -> None:
     from hermes.config.client_json import apply_renames
     from hermes.config.dotenv import secrets_to_dotenv
     from hermes.config.edit import add_server
-    from hermes.files import atomic_write
+    from hermes.files import restored_on_failure
 
     secrets: dict[str, str] = {}
     for candidate in chosen:
@@ -122,22 +122,15 @@ def _write(home: Home, chosen: list[Candidate]) -> None:
                 apply_renames(candidate.translated.entry, {key: new})
                 key = new
             secrets[key] = value
-    before = home.dotenv.read_bytes() if home.dotenv.exists() else None
     home.ensure()
-    renames = secrets_to_dotenv(home.dotenv, secrets)
-    try:
+    guarded = (home.dotenv,) if secrets else ()
+    with restored_on_failure(*guarded):
+        renames = secrets_to_dotenv(home.dotenv, secrets)
         with ConfigStore(home).edit() as doc:
             for candidate in chosen:
                 assert candidate.translated is not None
                 apply_renames(candidate.translated.entry, renames)
                 add_server(doc, candidate.name, candidate.translated.entry)
-    except BaseException:
-        if secrets:
-            if before is None:
-                home.dotenv.unlink(missing_ok=True)
-            else:
-                atomic_write(home.dotenv, before)
-        raise
 
 
 @click.command("import")
