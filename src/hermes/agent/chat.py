@@ -22,7 +22,6 @@ from hermes.config.trust import TrustStore
 from hermes.errors import ConfigError, HermesError
 from hermes.home import Home
 from hermes.mcp.handlers import ClientHandlers
-from hermes.plugins.registry import load_enabled
 from hermes.session.core import ReloadReport, Session, SessionSettings
 from hermes.validation import http_url_problem
 
@@ -104,8 +103,7 @@ async def open_chat(home: Home, options: ChatOptions, ui: ChatUI) -> AsyncIterat
     session.handlers.elicitation = ui.elicit
     try:
         async with session:
-            plugins = load_enabled(home, ConfigStore(home).load()).plugins
-            skills = all_skills(plugins, session.host, options.folder, TrustStore(home))
+            skills = all_skills(session.plugins.plugins, session.host, options.folder, TrustStore(home))
             prompt = system_prompt(catalog=session.deferred_catalog() if deferred else None, skills=skills)
             agent = Agent(session, provider, ui, system_prompt=prompt, settings=settings, deferred=deferred,
                           yes=options.yes, approval_for=approval_for)

@@ -48,7 +48,7 @@ from hermes.mcp.handlers import ClientHandlers, ServerCallbacks
 from hermes.mcp.states import WAITING_FOR_RELOAD, ConnectionState
 from hermes.mcp.tasks import Progress
 from hermes.mcp.transports import TransportOpener
-from hermes.plugins.registry import load_enabled
+from hermes.plugins.registry import LoadedPlugins, load_enabled
 from hermes.security.redact import Redactor
 from hermes.security.redacted_log import redacted_file_logging
 from hermes.session.known_tools import KnownToolCounts
@@ -145,6 +145,7 @@ class Session:
         self.redactor = Redactor()
         self.warnings: list[str] = []
         self.plugin_errors: list[str] = []
+        self.plugins = LoadedPlugins()  # the enabled plugins as of the last (re)load
         self._environ = dict(os.environ if environ is None else environ)
         self._cache_dir = home.cache  # computed once: building paths shows up in per-call cost
         self._watchdog = Watchdog()
@@ -208,6 +209,7 @@ class Session:
         self._config = config
         self._desired = desired_servers(config, plugins, only=self.settings.only,
                                         include_disabled=self.settings.include_disabled, project=project).servers
+        self.plugins = plugins
         self.plugin_errors = plugins.errors
         self.warnings = [w for d in self._desired.values() for w in filter_warnings(d.name, d.config.tools)]
         self.warnings += plugins.warnings
