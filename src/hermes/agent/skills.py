@@ -16,7 +16,7 @@ from typing import Any
 from hermes.apps.host import Host
 from hermes.config.trust import TrustStore
 from hermes.plugins.manifest import Plugin
-from hermes.plugins.skills import plugin_skills, read_skill
+from hermes.plugins.skills import plugin_skills, read_skill, split_frontmatter
 
 MAX_SKILL_CHARS = 20_000  # a skill's text in the prompt; past it, cut (and said so)
 
@@ -38,16 +38,10 @@ class SkillEntry:
 
 def _body(text: str) -> str:
     """The skill's text without its frontmatter, capped."""
-    if text.startswith("---"):
-        end = text.find("\n---", 3)
-        if end != -1:
-            text = text[end + 4:]
-    text = text.strip()
+    text = split_frontmatter(text)[1].strip()
     if len(text) > MAX_SKILL_CHARS:
         text = text[:MAX_SKILL_CHARS] + f"\n[... skill text cut at {MAX_SKILL_CHARS} characters ...]"
     return text
-
-
 
 
 def project_skill_files(folder: Path) -> list[Path]:
@@ -80,9 +74,8 @@ def plugin_skill_entries(plugins: list[Plugin], host: Host) -> list[SkillEntry]:
     entries = []
     for plugin in plugins:
         for skill in plugin_skills(plugin, host):
-            body = read_skill(skill.path)[0] if skill.offered else ""
             entries.append(SkillEntry(f"plugin:{plugin.name}", skill.name, skill.description, skill.path,
-                                      skill.offered, skill.why_not, _body(body) if skill.offered else ""))
+                                      skill.offered, skill.why_not, _body(skill.text) if skill.offered else ""))
     return entries
 
 

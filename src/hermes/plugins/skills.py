@@ -6,7 +6,7 @@ app requirement holds on this host.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ class Skill:
     requires_apps: tuple[str, ...]
     offered: bool
     why_not: str | None
+    text: str = field(default="", repr=False, compare=False)  # the SKILL.md as read for this check
 
     def to_json(self) -> dict[str, Any]:
         return {"plugin": self.plugin, "name": self.name, "description": self.description, "path": str(self.path),
@@ -35,14 +36,22 @@ class Skill:
 MAX_SKILL_BYTES = 1024 * 1024
 
 
-def frontmatter(text: str) -> dict[str, Any]:
-    """The skill's `---` block as plain values; ValueError (the rule) when it is not usable YAML."""
+def split_frontmatter(text: str) -> tuple[str | None, str]:
+    """(the `---` block, or None without one; the text after it)."""
     if not text.startswith("---"):
-        return {}
+        return None, text
     end = text.find("\n---", 3)
     if end == -1:
+        return None, text
+    return text[3:end], text[end + 4:]
+
+
+def frontmatter(text: str) -> dict[str, Any]:
+    """The skill's `---` block as plain values; ValueError (the rule) when it is not usable YAML."""
+    block, _ = split_frontmatter(text)
+    if block is None:
         return {}
-    data = load_small_yaml(text[3:end])
+    data = load_small_yaml(block)
     if not isinstance(data, dict):
         return {}
     return {str(k): plain(v) for k, v in data.items()}
@@ -72,7 +81,7 @@ def read_skill(path: Path) -> tuple[str, dict[str, Any], str | None]:
 def plugin_skills(plugin: Plugin, host: Host) -> list[Skill]:
     skills = []
     for path in plugin.skills:
-        _, meta, why_not = read_skill(path)
+        text, meta, why_not = read_skill(path)
         required = meta.get("requires_apps") or []
         required = tuple(str(r) for r in required) if isinstance(required, list) else (str(required),)
         for server in required if why_not is None else ():
@@ -85,5 +94,5 @@ def plugin_skills(plugin: Plugin, host: Host) -> list[Skill]:
                 why_not = gate.refusal.sentence
                 break
         skills.append(Skill(plugin.name, str(meta.get("name") or path.parent.name),
-                            str(meta.get("description") or ""), path, required, why_not is None, why_not))
+                            str(meta.get("description") or ""), path, required, why_not is None, why_not, text))
     return skills
