@@ -28,9 +28,9 @@ from hermes.agent.provider import ModelReply, Provider, ToolCallRequest, argumen
 from hermes.agent.ui import ChatUI, RunStatus
 from hermes.config.agent_settings import Approval, ModelSettings
 from hermes.session.core import CallOutcome, Session
+from hermes.tools.deferred import SEARCH_TOOL, found_tools
 from hermes.tools.surface import SurfaceTool
 
-SEARCH_TOOL = "tool_search"
 SEARCH_DEFINITION = tool_definition(
     SEARCH_TOOL, "Find tools by service and action (for example 'github create issue'); the tools found can be "
                  "called right after, by name.",
@@ -236,8 +236,7 @@ class Agent:
         if not tools:
             return text
         self._discovered.update(t.name for t in tools)
-        return json.dumps([{"name": t.name, "description": t.description, "input_schema": t.input_schema}
-                           for t in tools], ensure_ascii=False)
+        return json.dumps(found_tools(tools), ensure_ascii=False)
 
 
 def _for_model(outcome: CallOutcome) -> tuple[RunStatus, str]:

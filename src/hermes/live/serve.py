@@ -52,10 +52,10 @@ from hermes.loopback import bind_loopback, serve_asgi
 from hermes.mcp.handlers import ClientHandlers, path_roots
 from hermes.mcp.sdk import client_connection
 from hermes.session.core import Session, SessionSettings
+from hermes.tools.deferred import SEARCH_TOOL, found_tools
 from hermes.tools.naming import registered_name
 from hermes.tools.surface import Surface, SurfaceTool
 
-SEARCH_TOOL = "tool_search"
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 Ctx = ServerRequestContext[Any]
@@ -173,7 +173,7 @@ class Aggregator:
         tools, text = self.session.tool_search(query)
         if not tools:
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
-        found = [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools]
+        found = found_tools(tools)
         return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(found, indent=1))],
                                     structured_content={"tools": found})
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from hermes.tools.surface import Surface, SurfaceTool
 
+SEARCH_TOOL = "tool_search"  # what a model calls to find deferred tools, in chat and through serve
 SEARCH_HINT = ("Try again with a concrete service name and an action, for example "
                "'github create issue' or 'blender list objects'.")
 _MAX_RESULTS = 12
@@ -79,6 +81,11 @@ class SearchIndex:
             lines += [f"- {h.line()}" for h in sorted(hidden, key=lambda h: h.server)]
         lines.append(SEARCH_HINT)
         return [], "\n".join(lines)
+
+
+def found_tools(tools: list[SurfaceTool]) -> list[dict[str, Any]]:
+    """What `tool_search` answers with: each tool's name, description and input schema."""
+    return [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools]
 
 
 def search(surface: Surface, hidden: list[HiddenServer], query: str) -> tuple[list[SurfaceTool], str]:
