@@ -15,6 +15,7 @@ model:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -87,10 +88,8 @@ class ModelSettings:
                 raise ConfigError(f"uses ${{{exc.variable}}}, but {exc.variable} is not set (set it in the environment "
                                   f"or in the .env file of HERMES_HOME)", path=path, key=f"model.{key}") from None
 
-        filled = ModelSettings(base_url=fill("base_url", self.base_url) or "", name=fill("name", self.name) or "",
-                               api_key=fill("api_key", self.api_key), max_tokens=self.max_tokens,
-                               max_tool_rounds=self.max_tool_rounds, context_window=self.context_window,
-                               timeout=self.timeout, deferred_tools=self.deferred_tools)
+        filled = dataclasses.replace(self, base_url=fill("base_url", self.base_url) or "",
+                                     name=fill("name", self.name) or "", api_key=fill("api_key", self.api_key))
         return filled, used
 
     def __repr__(self) -> str:
