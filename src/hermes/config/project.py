@@ -31,30 +31,25 @@ def find_project(start: Path, home: Home | None = None) -> Path | None:
         own = home.root.resolve() if home is not None else None
     except OSError:
         return None
-    for candidate in (folder, *folder.parents):
+    root = _repository_root(folder)
+    # Inside a repository: from here up to its root (a project file further up belongs to someone
+    # else); outside one, only the folder itself counts.
+    for candidate in (folder, *folder.parents) if root is not None else (folder,):
         if (candidate / PROJECT_CONFIG).is_file() and (candidate / ".hermes").resolve() != own:
             return candidate
-        if (candidate / ".git").exists():
-            return None  # the repository root: a project file further up belongs to someone else
-        if candidate == folder and not _inside_repository(folder):
-            return None  # outside a repository only the folder itself counts
+        if candidate == root:
+            return None
     return None
 
 
-def _inside_repository(folder: Path) -> bool:
-    return any((parent / ".git").exists() for parent in (folder, *folder.parents))
+def _repository_root(folder: Path) -> Path | None:
+    return next((c for c in (folder, *folder.parents) if (c / ".git").exists()), None)
 
 
 def project_root_for_edit(start: Path, home: Home) -> Path:
     """Where `--scope project` writes: the project found from `start`, else the repository root, else `start`."""
-    found = find_project(start, home)
-    if found is not None:
-        return found
     folder = start.resolve()
-    for candidate in (folder, *folder.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return folder
+    return find_project(start, home) or _repository_root(folder) or folder
 
 
 @dataclass(frozen=True)
