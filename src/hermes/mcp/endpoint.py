@@ -47,15 +47,17 @@ class Endpoint:
 
 
 class EndpointSource(Protocol):
-    async def resolve(self, server: ResolvedServer) -> Endpoint: ...
+    async def prepare(self, server: ResolvedServer) -> tuple[ResolvedServer, Endpoint | None]:
+        """The server as it starts now, and where it answers over HTTP (None for a stdio server
+        without an app endpoint; an app endpoint's `identity` matters to a stdio bridge too)."""
+        ...
 
 
 class ConfiguredEndpoint:
     """The URL and headers written in the config (after `${VAR}` interpolation)."""
 
-    async def resolve(self, server: ResolvedServer) -> Endpoint:
-        assert server.url is not None
-        return Endpoint(server.url, dict(server.headers))
+    async def prepare(self, server: ResolvedServer) -> tuple[ResolvedServer, Endpoint | None]:
+        return server, Endpoint(server.url, dict(server.headers)) if server.url is not None else None
 
 
 class LiveEndpointSource:
@@ -110,8 +112,11 @@ class LiveEndpointSource:
                        env={k: sub(v) for k, v in server.env.items()},
                        headers={k: sub(v) for k, v in server.headers.items()}), live
 
-    async def resolve(self, server: ResolvedServer) -> Endpoint:
-        return self.endpoint_for(server, await self.current())
+    async def prepare(self, server: ResolvedServer) -> tuple[ResolvedServer, Endpoint | None]:
+        # The runtime file is read once, now: an app-bound server starts only while the app's
+        # endpoint is live, and a stdio bridge gets the app's current port and token.
+        filled, live = await self.fill(server)
+        return filled, self.endpoint_for(filled, live)
 
     @staticmethod
     def endpoint_for(server: ResolvedServer, live: LiveEndpoint) -> Endpoint:

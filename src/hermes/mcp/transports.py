@@ -24,7 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from hermes.config.resolve import ResolvedServer
 from hermes.files import open_private_append
 from hermes.mcp.children import Watchdog
-from hermes.mcp.endpoint import Endpoint, EndpointSource, Identity, LiveEndpointSource
+from hermes.mcp.endpoint import EndpointSource, Identity
 from hermes.mcp.sdk import TransportStreams, create_http_client
 from hermes.mcp.stdio import MAX_MESSAGE_BYTES, StdioProcess
 from hermes.security.environment import child_environment
@@ -103,18 +103,11 @@ class TransportOpener:
                    stack: AsyncExitStack) -> Link:
         """Resolve where the server lives and build its transport (not yet entered)."""
         self.redactor.register(*server.secrets)
-        identity: Identity | None = None
-        resolved: Endpoint | None = None
-        if isinstance(endpoint, LiveEndpointSource):
-            # Read the app's runtime file once, now: an app-bound server starts only while the
-            # app's endpoint is live, and a stdio bridge gets the app's current port and token.
-            server, live = await endpoint.fill(server)
-            identity = live.identity
-            resolved = endpoint.endpoint_for(server, live)
+        server, resolved = await endpoint.prepare(server)
         if server.command is not None:
             process = self._stdio(name, server, stack)
-            return Link(process, process=process, identity=identity)
-        resolved = resolved or await endpoint.resolve(server)
+            return Link(process, process=process, identity=resolved.identity if resolved else None)
+        assert resolved is not None  # an HTTP server has a URL: the config reader requires one
         for value in resolved.headers.values():
             self.redactor.register(*credential_parts(value))
         status = HttpStatus()
