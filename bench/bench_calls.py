@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -20,6 +19,7 @@ from mcp import Client, StdioServerParameters
 
 from bench.common import PYTHON, REPO, median, report, temp_home
 from hermes.session.core import Session
+from tests.support import start_portfile_server
 
 SERVER = str(REPO / "tests" / "servers" / "toolbox.py")
 Call = Callable[[], Awaitable[object]]
@@ -77,11 +77,9 @@ async def main(total: int, rounds: int) -> None:
     show("stdio", await measure(stdio, {"command": PYTHON, "args": [SERVER]}, total, rounds))
     with tempfile.TemporaryDirectory() as scratch:
         portfile = Path(scratch) / "port"
-        server = subprocess.Popen([PYTHON, SERVER, "--http", str(portfile)], stderr=subprocess.DEVNULL)
+        server, port = start_portfile_server([PYTHON, SERVER, "--http", str(portfile)], portfile)
         try:
-            while not portfile.exists():
-                await anyio.sleep(0.05)
-            url = f"http://127.0.0.1:{portfile.read_text()}/mcp"
+            url = f"http://127.0.0.1:{port}/mcp"
             show("Streamable HTTP", await measure(url, {"url": url}, total, rounds))
         finally:
             server.kill()

@@ -31,6 +31,7 @@ from hermes.agent.chat import ChatOptions, open_chat
 from hermes.agent.provider import ModelReply, Provider
 from hermes.cli.chat_ui import OneShotUI
 from hermes.home import Home
+from tests.support import start_portfile_server
 
 MODEL_SERVER = REPO / "tests" / "servers" / "model_server.py"
 
@@ -38,11 +39,9 @@ MODEL_SERVER = REPO / "tests" / "servers" / "model_server.py"
 def start_model(folder: Path, steps: list[dict[str, Any]]) -> tuple[subprocess.Popen[bytes], str]:
     script, record, portfile = folder / "script.json", folder / "record.jsonl", folder / "port"
     script.write_text(json.dumps(steps))
-    process = subprocess.Popen([PYTHON, str(MODEL_SERVER), str(portfile), str(script), str(record)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    while not portfile.exists():
-        time.sleep(0.01)
-    return process, f"http://127.0.0.1:{portfile.read_text()}/v1"
+    process, port = start_portfile_server([PYTHON, str(MODEL_SERVER), str(portfile), str(script), str(record)],
+                                          portfile)
+    return process, f"http://127.0.0.1:{port}/v1"
 
 
 def write_home(root: Path, url: str, tools: int) -> Home:

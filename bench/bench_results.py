@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import io
 import os
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -23,6 +22,7 @@ from mcp import Client, StdioServerParameters
 from bench.common import PYTHON, REPO, median, report
 from hermes.mcp.stdio import StdioProcess
 from hermes.security.redact import Redactor
+from tests.support import start_portfile_server
 
 SERVER = str(REPO / "tests" / "servers" / "toolbox.py")
 ENV = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/")}
@@ -63,12 +63,9 @@ def _rate(size: int, seconds: float) -> str:
 async def main(sizes: list[int], sdk_limit: int, rounds: int) -> None:
     with tempfile.TemporaryDirectory() as folder:
         portfile = Path(folder) / "port"
-        server = subprocess.Popen([PYTHON, SERVER, "--http", str(portfile)], stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL)
+        server, port = start_portfile_server([PYTHON, SERVER, "--http", str(portfile)], portfile)
         try:
-            while not portfile.exists():
-                await anyio.sleep(0.05)
-            url = f"http://127.0.0.1:{portfile.read_text()}/mcp"
+            url = f"http://127.0.0.1:{port}/mcp"
             rows = []
             for size in sizes:
                 ours = await hermes_stdio(size, rounds)

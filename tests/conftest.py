@@ -11,7 +11,7 @@ import pytest
 
 from hermes.home import Home
 from tests.npm_tools import NpmTools, install
-from tests.support import PYTHON, SERVERS, wait_for
+from tests.support import PYTHON, SERVERS, start_portfile_server
 
 # A pty has no terminal answering prompt_toolkit's cursor-position request; without this, every
 # prompt in a pty test waits out the request before it draws (a real terminal answers at once).
@@ -45,11 +45,10 @@ def http_server(tmp_path: Path) -> Iterator[Callable[..., str]]:
 
     def start(*args: str) -> str:
         portfile = tmp_path / f"port-{len(processes)}"
-        process = subprocess.Popen([PYTHON, str(SERVERS / "toolbox.py"), "--http", str(portfile), *args],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process, port = start_portfile_server([PYTHON, str(SERVERS / "toolbox.py"), "--http", str(portfile), *args],
+                                              portfile)
         processes.append(process)
-        assert wait_for(portfile.exists), "test HTTP server did not start"
-        return f"http://127.0.0.1:{portfile.read_text()}/mcp"
+        return f"http://127.0.0.1:{port}/mcp"
 
     yield start
     for process in processes:

@@ -91,6 +91,20 @@ def wait_for(predicate: Callable[[], bool], timeout: float = PATIENCE) -> bool:
     return True
 
 
+def start_portfile_server(command: list[str], portfile: Path, timeout: float = PATIENCE
+                          ) -> tuple[subprocess.Popen[bytes], str]:
+    """Start a test server that writes its loopback port into `portfile`: (the process, the port).
+
+    A server that exits first, or never writes the file, fails the caller at once (and is killed)
+    instead of leaving it waiting."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if not wait_for(lambda: portfile.exists() or process.poll() is not None, timeout) or not portfile.exists():
+        process.kill()
+        process.wait()
+        raise RuntimeError(f"{' '.join(command[1:2])} did not start (no port in {portfile})")
+    return process, portfile.read_text()
+
+
 async def wait_until(predicate: Callable[[], bool], timeout: float = PATIENCE) -> None:
     """In async tests: return once `predicate()` holds; fail the test after `timeout`."""
     with anyio.fail_after(timeout):

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import PYTHON, SERVERS, wait_for
+from tests.support import PYTHON, SERVERS, start_portfile_server
 
 
 @dataclass
@@ -38,10 +38,10 @@ def scripted_model(tmp_path: Path) -> Iterator[Any]:
         index = len(processes)
         script, record, portfile = (tmp_path / f"model-{index}.{kind}" for kind in ("json", "jsonl", "port"))
         script.write_text(json.dumps(steps))
-        processes.append(subprocess.Popen([PYTHON, str(SERVERS / "model_server.py"), str(portfile), str(script),
-                                           str(record)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        assert wait_for(portfile.exists), "the scripted model did not start"
-        return ScriptedModel(f"http://127.0.0.1:{portfile.read_text()}/v1", record)
+        process, port = start_portfile_server([PYTHON, str(SERVERS / "model_server.py"), str(portfile), str(script),
+                                               str(record)], portfile)
+        processes.append(process)
+        return ScriptedModel(f"http://127.0.0.1:{port}/v1", record)
 
     yield start
     for process in processes:

@@ -17,7 +17,7 @@ from hermes.home import Home
 from hermes.mcp.connection import RestartPolicy
 from hermes.mcp.states import ConnectionState
 from hermes.session.core import Session, SessionSettings
-from tests.support import SERVERS, fast_entry, free_port, stdio_entry, wait_for, wait_until, write_config
+from tests.support import SERVERS, fast_entry, free_port, start_portfile_server, stdio_entry, wait_until, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -140,10 +140,8 @@ async def test_an_http_connection_that_drops_is_reconnected(home: Home, tmp_path
 
     def start(index: int) -> subprocess.Popen[bytes]:
         portfile = tmp_path / f"port-{index}"
-        process = subprocess.Popen([sys.executable, str(SERVERS / "toolbox.py"), "--http", str(portfile),
-                                    "--port", str(port)], stderr=subprocess.DEVNULL)
-        assert wait_for(portfile.exists), "test HTTP server did not start"
-        return process
+        return start_portfile_server([sys.executable, str(SERVERS / "toolbox.py"), "--http", str(portfile),
+                                      "--port", str(port)], portfile)[0]
 
     server = start(0)
     write_config(home, {"mcp_servers": {"web": {"url": f"http://127.0.0.1:{port}/mcp"}}})

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from hermes.home import Home
-from tests.support import PYTHON, SERVERS, free_port, hermes, wait_for, write_config
+from tests.support import PYTHON, SERVERS, free_port, hermes, start_portfile_server, wait_for, write_config
 
 
 @pytest.fixture
@@ -27,10 +27,10 @@ def oauth_server(tmp_path: Path) -> Iterator[Callable[..., str]]:
 
     def start(*args: str) -> str:
         portfile = tmp_path / f"oauth-port-{len(processes)}"
-        processes.append(subprocess.Popen([PYTHON, str(SERVERS / "oauth_server.py"), str(portfile), *args],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        assert wait_for(portfile.exists, timeout=30)
-        return f"http://127.0.0.1:{portfile.read_text()}/mcp"
+        process, port = start_portfile_server([PYTHON, str(SERVERS / "oauth_server.py"), str(portfile), *args],
+                                              portfile, timeout=30)
+        processes.append(process)
+        return f"http://127.0.0.1:{port}/mcp"
 
     yield start
     for process in processes:
