@@ -97,7 +97,7 @@ def _substitute(value: Any, literal: dict[str, str]) -> Any:
 
 def server_entry(entry: CatalogServer, values: dict[str, str], override: Override | None = None) -> dict[str, Any]:
     """The config.yaml entry: non-secret settings written in, secrets left as `${NAME}`."""
-    literal = {s.name: values[s.name] for s in entry.settings if not s.secret and s.name in values}
+    literal = _literal(entry, values)
     transport = entry.transport
     result: dict[str, Any] = {}
     if isinstance(transport, StdioLaunch):
@@ -162,8 +162,12 @@ def install_step(entry: CatalogServer) -> list[str] | None:
 
 def after_install(entry: CatalogServer, values: dict[str, str]) -> str:
     """The entry's closing words, with its settings' values in (so "exposes ${ROOT}" names the folder)."""
-    literal = {s.name: values[s.name] for s in entry.settings if not s.secret and s.name in values}
-    return str(_substitute(entry.post_install, literal))
+    return str(_substitute(entry.post_install, _literal(entry, values)))
+
+
+def _literal(entry: CatalogServer, values: dict[str, str]) -> dict[str, str]:
+    """The settings written into the config as they are (secrets stay `${NAME}`)."""
+    return {s.name: values[s.name] for s in entry.settings if not s.secret and s.name in values}
 
 
 def _keep_disabled_or_restore(store: ConfigStore, entry: CatalogServer, reason: str,

@@ -554,13 +554,13 @@ class Session:
         return [(server, item) for server in sorted(results) for item in results[server]]
 
     async def list_resources(self) -> list[tuple[str, types.Resource]]:
-        return await self._gather("resources", lambda c: _resources(c))
+        return await self._gather("resources", _resources)
 
     async def list_resource_templates(self) -> list[tuple[str, types.ResourceTemplate]]:
-        return await self._gather("resources", lambda c: _templates(c))
+        return await self._gather("resources", _templates)
 
     async def list_prompts(self) -> list[tuple[str, types.Prompt]]:
-        return await self._gather("prompts", lambda c: _prompts(c))
+        return await self._gather("prompts", _prompts)
 
     def _server(self, name: str, kind: str) -> ServerConnection:
         for connection in self._offering(kind):
