@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -25,6 +25,9 @@ from hermes.errors import NoSuchServer, UsageError
 from hermes.home import Home
 from hermes.security.redact import mask_url
 from hermes.validation import http_url_problem, suggestion
+
+if TYPE_CHECKING:
+    from hermes.session.servers import DesiredServer
 
 # (Project scope, trust and the other clients' formats are imported where used: `hermes mcp list`
 # and the root `--help` must stay fast.)
@@ -241,15 +244,16 @@ def _target(entry: ServerConfig) -> str:
     return mask_url(entry.url or "")
 
 
-def list_rows(home: Home, config: HermesConfig) -> tuple[list[dict[str, Any]], list[str]]:
-    """Every server: the project's, config.yaml's and enabled plugins' (shadowed ones shown as such).
+def list_rows(home: Home, config: HermesConfig) -> tuple[list[dict[str, Any]], list[str], dict[str, DesiredServer]]:
+    """Every server: the project's, config.yaml's and enabled plugins' (shadowed ones shown as such);
+    then the plugins' errors, and the servers a session would run, by name.
 
     Values shown are the configured text (with `${VAR}` unresolved), so secrets kept in .env or
     the environment never reach this output; env and header values are not shown at all.
     """
     from hermes.config.project import load_project
     from hermes.plugins.registry import load_enabled
-    from hermes.session.servers import DesiredServer, EntryState, desired_servers
+    from hermes.session.servers import EntryState, desired_servers
 
     plugins = load_enabled(home, config)
     project = load_project(home, Path.cwd())
@@ -278,7 +282,7 @@ def list_rows(home: Home, config: HermesConfig) -> tuple[list[dict[str, Any]], l
     winners = server_set.servers
     rows = [row(s, None) for s in winners.values()]
     rows += [row(s, winners[s.name].source if s.name in winners else None) for s in server_set.shadowed]
-    return rows, plugins.errors
+    return rows, plugins.errors, winners
 
 
 @click.command("list")
@@ -288,7 +292,7 @@ def list_command(as_json: bool) -> None:
     from hermes.session.servers import EntryState
 
     home = Home.from_env()
-    rows, errors = list_rows(home, ConfigStore(home).load())
+    rows, errors, _ = list_rows(home, ConfigStore(home).load())
     if as_json:
         print_json({"servers": rows, "plugin_errors": errors})
         return
@@ -340,14 +344,11 @@ def get_command(name: str, as_json: bool) -> None:
     from hermes.live.control_client import ask, live_sessions
 
     home = Home.from_env()
-    rows, _ = list_rows(home, ConfigStore(home).load())
+    rows, _, servers = list_rows(home, ConfigStore(home).load())
     row = next((r for r in rows if r["name"] == name and not r["shadowed_by"]), None)
     if row is None:
         raise NoSuchServer(name, suggestion(name, [r["name"] for r in rows]))
-    from hermes.config.project import load_project
-    from hermes.session.servers import configured_servers
-
-    server = configured_servers(home, ConfigStore(home).load(), load_project(home, Path.cwd()))[name]
+    server = servers[name]
     data: dict[str, Any] = {"name": name, "scope": row["scope"], "source": row["source"], "state": row["state"],
                             "settings": _settings(server.config), "why_off": row["why_off"], "live": None}
     for live in live_sessions(home):
