@@ -11,9 +11,9 @@ import pexpect
 
 from hermes.home import Home
 from tests.agent.conftest import ScriptedModel, model_config
-from tests.support import PATIENCE, PYTHON, SERVERS, fast_entry, wait_for, write_config
+from tests.support import PATIENCE, PYTHON, fast_entry, stdio_entry, wait_for, write_config
 
-CONFORMANCE = {"command": PYTHON, "args": [str(SERVERS / "conformance_server.py")]}
+CONFORMANCE = stdio_entry("conformance_server.py")
 
 
 def _chat(home: Home, cwd: Path) -> pexpect.spawn:

@@ -9,7 +9,7 @@ import pytest
 
 from hermes.home import Home
 from tests.agent.conftest import ScriptedModel, model_config
-from tests.support import CANARY, PYTHON, SERVERS, fast_entry, hermes, write_config
+from tests.support import CANARY, fast_entry, hermes, stdio_entry, write_config
 
 
 def _config(home: Home, model: ScriptedModel, servers: dict[str, Any] | None = None, **model_extra: Any) -> None:
@@ -248,7 +248,7 @@ def test_unreachable_and_silent_endpoints(home: Home, scripted_model: Any) -> No
 
 
 def test_sampling_from_a_server_goes_to_the_model_when_the_server_may(home: Home, scripted_model: Any) -> None:
-    conformance = {"command": PYTHON, "args": [str(SERVERS / "conformance_server.py")]}
+    conformance = stdio_entry("conformance_server.py")
     steps = [{"tool_calls": [{"name": "mcp__conf__test_sampling", "arguments": {"prompt": "What is 6 times 7?"}}]},
              {"content": "forty-two"},  # the server's sampling request
              {"answer_from_tool": True}]
@@ -268,7 +268,7 @@ def test_sampling_from_a_server_goes_to_the_model_when_the_server_may(home: Home
 
 
 def test_elicitation_in_one_shot_is_declined(home: Home, scripted_model: Any) -> None:
-    conformance = {"command": PYTHON, "args": [str(SERVERS / "conformance_server.py")]}
+    conformance = stdio_entry("conformance_server.py")
     model = scripted_model([{"tool_calls": [{"name": "mcp__conf__test_elicitation_sep1034_defaults"}]},
                             {"answer_from_tool": True}])
     _config(home, model, {"conf": conformance})

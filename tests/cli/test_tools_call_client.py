@@ -11,7 +11,7 @@ import pytest
 
 from hermes.home import Home
 from tests.npm_tools import NpmTools
-from tests.support import PYTHON, SERVERS, hermes, write_config
+from tests.support import fast_entry, hermes, stdio_entry, write_config
 
 
 @pytest.fixture
@@ -53,7 +53,7 @@ def test_elicitation_is_declined_without_a_terminal_and_yes_needs_every_required
 
 
 def test_yes_accepts_a_form_whose_every_field_has_a_default(home: Home) -> None:
-    write_config(home, {"mcp_servers": {"conf": {"command": PYTHON, "args": [str(SERVERS / "conformance_server.py")]}}})
+    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py")}})
     ran = hermes("tools", "call", "mcp__conf__test_elicitation_sep1034_defaults", "--yes", home=home)
     assert ran.returncode == 0, ran.stderr
     assert "action=accept" in ran.stdout and "John Doe" in ran.stdout and "95.5" in ran.stdout
@@ -76,8 +76,7 @@ def test_roots_are_the_working_folder_or_the_configured_ones(everything: Home, n
 def test_server_log_messages_land_in_its_log_redacted(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
     canary = "canary-log-4b7e0d19a2"
     monkeypatch.setenv("FAST_TOKEN", canary)
-    write_config(home, {"mcp_servers": {"fast": {"command": PYTHON, "args": [str(SERVERS / "fast.py")],
-                                                 "env": {"FAST_TOKEN": "${FAST_TOKEN}"}}}})
+    write_config(home, {"mcp_servers": {"fast": fast_entry(env={"FAST_TOKEN": "${FAST_TOKEN}"})}})
     ran = hermes("tools", "call", "mcp__fast__log", "--args", json.dumps({"text": f"the key is {canary}"}),
                  home=home)
     assert ran.returncode == 0 and canary not in ran.stdout + ran.stderr

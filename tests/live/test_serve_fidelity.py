@@ -18,7 +18,7 @@ from mcp.client import ClientRequestContext
 
 from hermes.home import Home
 from tests.npm_tools import NpmTools
-from tests.support import PATIENCE, PYTHON, SERVERS, hermes, wait_for, write_config
+from tests.support import PATIENCE, PYTHON, fast_entry, hermes, stdio_entry, wait_for, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -128,9 +128,8 @@ async def test_resources_templates_prompts_and_completions_are_offered_as_themse
 
 
 async def test_only_one_server_under_its_own_names_and_its_logs_reach_the_client(home: Home) -> None:
-    write_config(home, {"mcp_servers": {"conformance": {"command": PYTHON,
-                                                         "args": [str(SERVERS / "conformance_server.py")]},
-                                        "other": {"command": PYTHON, "args": [str(SERVERS / "fast.py")]}}})
+    write_config(home, {"mcp_servers": {"conformance": stdio_entry("conformance_server.py"),
+                                        "other": fast_entry()}})
     logs: list[object] = []
 
     async def on_log(params: types.LoggingMessageNotificationParams) -> None:
@@ -150,7 +149,7 @@ async def test_only_one_server_under_its_own_names_and_its_logs_reach_the_client
 
 
 def test_http_answers_401_with_a_bearer_challenge_and_the_same_capabilities(home: Home, tmp_path: Path) -> None:
-    write_config(home, {"mcp_servers": {"box": {"command": PYTHON, "args": [str(SERVERS / "fast.py")]}}})
+    write_config(home, {"mcp_servers": {"box": fast_entry()}})
     log = tmp_path / "serve.log"
     with log.open("w") as errors:
         process = subprocess.Popen([PYTHON, "-m", "hermes", "mcp", "serve", "--http"], stderr=errors,

@@ -149,33 +149,15 @@ async def test_a_live_pid_whose_endpoint_does_not_answer_is_endpoint_unavailable
 
 
 async def test_hermes_not_connected_only_when_the_endpoint_answers_but_our_connection_fails(
-        demo_home: Home) -> None:
-    import http.server
-    import threading
-
-    class NotMcp(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            self.send_response(500)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        do_GET = do_POST
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    answering = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotMcp)
-    threading.Thread(target=answering.serve_forever, daemon=True).start()
+        demo_home: Home, recorder: str) -> None:
     home = demo_home
     demo_setup.install_app(home)
     demo_setup.runtime_file(home).parent.mkdir(parents=True, exist_ok=True)
+    # The endpoint answers (500 to everything), so the app and its bridge are there; MCP is not.
     demo_setup.runtime_file(home).write_text(json.dumps({
-        "pid": os.getpid(), "http": f"http://127.0.0.1:{answering.server_address[1]}", "token": CANARY}))
-    try:
-        async with Session(home, SessionSettings(watch_interval=0.05)) as session:
-            payload = (await session.call(TOOL, {})).unavailable_payload
-    finally:
-        answering.shutdown()
+        "pid": os.getpid(), "http": recorder.removesuffix("/mcp"), "token": CANARY}))
+    async with Session(home, SessionSettings(watch_interval=0.05)) as session:
+        payload = (await session.call(TOOL, {})).unavailable_payload
     assert payload is not None and payload["state"] == "hermes_not_connected", payload
     assert "500" in payload["reason"]
     assert payload["user_action"] == "Run `hermes mcp reload`, then try again."
