@@ -105,6 +105,21 @@ def start_portfile_server(command: list[str], portfile: Path, timeout: float = P
     return process, portfile.read_text()
 
 
+def start_serve_http(home: Home, log: Path) -> tuple[subprocess.Popen[bytes], str, str]:
+    """`hermes mcp serve --http` with its stderr in `log`: (the process, its URL, its bearer token)."""
+    with log.open("w") as errors:
+        process = subprocess.Popen([PYTHON, "-m", "hermes", "mcp", "serve", "--http"], stdout=subprocess.DEVNULL,
+                                   stderr=errors, env={**os.environ, "HERMES_HOME": str(home.root)})
+    if not wait_for(lambda: "Authorization: Bearer" in log.read_text()):
+        process.kill()
+        process.wait()
+        raise AssertionError(f"serve --http printed no token: {log.read_text()}")
+    lines = log.read_text().splitlines()
+    url = next(line.split(" on ")[1] for line in lines if "MCP server on" in line)
+    token = next(line.split("Bearer ")[1] for line in lines if line.startswith("Authorization"))
+    return process, url, token
+
+
 async def wait_until(predicate: Callable[[], bool], timeout: float = PATIENCE) -> None:
     """In async tests: return once `predicate()` holds; fail the test after `timeout`."""
     with anyio.fail_after(timeout):

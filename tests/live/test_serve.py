@@ -17,7 +17,17 @@ from mcp import Client, StdioServerParameters
 from mcp.client.session import IncomingMessage
 
 from hermes.home import Home
-from tests.support import PATIENCE, PYTHON, hermes, hermes_process, stdio_entry, wait_for, wait_until, write_config
+from tests.support import (
+    PATIENCE,
+    PYTHON,
+    hermes,
+    hermes_process,
+    start_serve_http,
+    stdio_entry,
+    wait_for,
+    wait_until,
+    write_config,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -68,16 +78,8 @@ async def test_unavailable_tool_answers_structured_through_serve(home: Home) -> 
 
 def test_serve_http_requires_the_printed_token(home: Home, tmp_path: Path) -> None:
     write_config(home, {"mcp_servers": {"box": stdio_entry()}})
-    errors = (tmp_path / "serve.err").open("w")
-    process = subprocess.Popen([PYTHON, "-m", "hermes", "mcp", "serve", "--http"],
-                               env={**os.environ, "HERMES_HOME": str(home.root)},
-                               stdout=subprocess.DEVNULL, stderr=errors)
+    process, url, token = start_serve_http(home, tmp_path / "serve.err")
     try:
-        log = tmp_path / "serve.err"
-        assert wait_for(lambda: "Authorization: Bearer" in log.read_text()), log.read_text()
-        lines = log.read_text().splitlines()
-        url = next(line.split(" on ")[1] for line in lines if "MCP server on" in line)
-        token = next(line.split("Bearer ")[1] for line in lines if "Authorization" in line)
         assert httpx2.post(url, json={}).status_code == 401
         assert httpx2.post(url, json={}, headers={"Authorization": "Bearer wrong"}).status_code == 401
 

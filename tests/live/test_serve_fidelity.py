@@ -18,7 +18,7 @@ from mcp.client import ClientRequestContext
 
 from hermes.home import Home
 from tests.npm_tools import NpmTools
-from tests.support import PATIENCE, PYTHON, fast_entry, hermes, stdio_entry, wait_for, write_config
+from tests.support import PATIENCE, PYTHON, fast_entry, hermes, start_serve_http, stdio_entry, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -150,15 +150,8 @@ async def test_only_one_server_under_its_own_names_and_its_logs_reach_the_client
 
 def test_http_answers_401_with_a_bearer_challenge_and_the_same_capabilities(home: Home, tmp_path: Path) -> None:
     write_config(home, {"mcp_servers": {"box": fast_entry()}})
-    log = tmp_path / "serve.log"
-    with log.open("w") as errors:
-        process = subprocess.Popen([PYTHON, "-m", "hermes", "mcp", "serve", "--http"], stderr=errors,
-                                   env={**os.environ, "HERMES_HOME": str(home.root)})
+    process, url, token = start_serve_http(home, tmp_path / "serve.log")
     try:
-        assert wait_for(lambda: "Authorization: Bearer" in log.read_text()), log.read_text()
-        lines = log.read_text().splitlines()
-        url = next(line.split(" on ")[1] for line in lines if " on http" in line)
-        token = next(line.split("Bearer ")[1] for line in lines if line.startswith("Authorization"))
         initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                       "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                                  "clientInfo": {"name": "t", "version": "1"}}}
