@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import pytest
 
 from hermes.home import Home
 from tests.npm_tools import NpmTools, install
-from tests.support import PYTHON, SERVERS, start_portfile_server
+from tests.support import PYTHON, SERVERS, ServerPool
 
 # A pty has no terminal answering prompt_toolkit's cursor-position request; without this, every
 # prompt in a pty test waits out the request before it draws (a real terminal answers at once).
@@ -41,16 +40,11 @@ def npm() -> NpmTools:
 @pytest.fixture
 def http_server(tmp_path: Path) -> Iterator[Callable[..., str]]:
     """Start toolbox over Streamable HTTP on a free loopback port; returns its /mcp URL."""
-    processes: list[subprocess.Popen[bytes]] = []
+    pool = ServerPool(tmp_path, "toolbox")
 
     def start(*args: str) -> str:
-        portfile = tmp_path / f"port-{len(processes)}"
-        process, port = start_portfile_server([PYTHON, str(SERVERS / "toolbox.py"), "--http", str(portfile), *args],
-                                              portfile)
-        processes.append(process)
+        port = pool.start(lambda portfile: [PYTHON, str(SERVERS / "toolbox.py"), "--http", str(portfile), *args])
         return f"http://127.0.0.1:{port}/mcp"
 
     yield start
-    for process in processes:
-        process.kill()
-        process.wait()
+    pool.close()

@@ -105,6 +105,27 @@ def start_portfile_server(command: list[str], portfile: Path, timeout: float = P
     return process, portfile.read_text()
 
 
+class ServerPool:
+    """Test servers a fixture starts (each publishing its port in a file); all killed at its end."""
+
+    def __init__(self, folder: Path, kind: str) -> None:
+        self.folder = folder
+        self.kind = kind  # each pool's port files have their own names, so two pools in one test never mix
+        self.processes: list[subprocess.Popen[bytes]] = []
+
+    def start(self, command: Callable[[Path], list[str]], timeout: float = PATIENCE) -> str:
+        """Run `command(portfile)`; its port."""
+        portfile = self.folder / f"{self.kind}-port-{len(self.processes)}"
+        process, port = start_portfile_server(command(portfile), portfile, timeout)
+        self.processes.append(process)
+        return port
+
+    def close(self) -> None:
+        for process in self.processes:
+            process.kill()
+            process.wait()
+
+
 def start_serve_http(home: Home, log: Path) -> tuple[subprocess.Popen[bytes], str, str]:
     """`hermes mcp serve --http` with its stderr in `log`: (the process, its URL, its bearer token)."""
     with log.open("w") as errors:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import PYTHON, SERVERS, start_portfile_server
+from tests.support import PYTHON, SERVERS, ServerPool
 
 
 @dataclass
@@ -32,21 +31,18 @@ class ScriptedModel:
 @pytest.fixture
 def scripted_model(tmp_path: Path) -> Iterator[Any]:
     """`scripted_model(steps)` starts a model that answers with `steps` in order; returns a `ScriptedModel`."""
-    processes: list[subprocess.Popen[bytes]] = []
+    pool = ServerPool(tmp_path, "model")
 
     def start(steps: list[dict[str, Any]]) -> ScriptedModel:
-        index = len(processes)
-        script, record, portfile = (tmp_path / f"model-{index}.{kind}" for kind in ("json", "jsonl", "port"))
+        index = len(pool.processes)
+        script, record = tmp_path / f"model-{index}.json", tmp_path / f"model-{index}.jsonl"
         script.write_text(json.dumps(steps))
-        process, port = start_portfile_server([PYTHON, str(SERVERS / "model_server.py"), str(portfile), str(script),
-                                               str(record)], portfile)
-        processes.append(process)
+        port = pool.start(lambda portfile: [PYTHON, str(SERVERS / "model_server.py"), str(portfile), str(script),
+                                            str(record)])
         return ScriptedModel(f"http://127.0.0.1:{port}/v1", record)
 
     yield start
-    for process in processes:
-        process.kill()
-        process.wait()
+    pool.close()
 
 
 def model_config(model: ScriptedModel, **extra: Any) -> dict[str, Any]:

@@ -18,24 +18,20 @@ from typing import Any
 import pytest
 
 from hermes.home import Home
-from tests.support import PYTHON, SERVERS, free_port, hermes, start_portfile_server, wait_for, write_config
+from tests.support import PYTHON, SERVERS, ServerPool, free_port, hermes, wait_for, write_config
 
 
 @pytest.fixture
 def oauth_server(tmp_path: Path) -> Iterator[Callable[..., str]]:
-    processes: list[subprocess.Popen[bytes]] = []
+    pool = ServerPool(tmp_path, "oauth")
 
     def start(*args: str) -> str:
-        portfile = tmp_path / f"oauth-port-{len(processes)}"
-        process, port = start_portfile_server([PYTHON, str(SERVERS / "oauth_server.py"), str(portfile), *args],
-                                              portfile, timeout=30)
-        processes.append(process)
+        port = pool.start(lambda portfile: [PYTHON, str(SERVERS / "oauth_server.py"), str(portfile), *args],
+                          timeout=30)
         return f"http://127.0.0.1:{port}/mcp"
 
     yield start
-    for process in processes:
-        process.kill()
-        process.wait()
+    pool.close()
 
 
 def _browser(tmp_path: Path, mode: str = "follow") -> dict[str, str]:
