@@ -42,7 +42,7 @@ async def hermes_stop(count: int) -> tuple[float, float]:
     with temp_home(_servers(count)) as home:
         session = Session(home)
         await session.__aenter__()
-        assert all(c.connected for c in session.connections().values())
+        assert all(c.connected for c in session.snapshots().values())
         cpu_before = time.process_time()
         await anyio.sleep(5)
         idle_cpu = time.process_time() - cpu_before

@@ -64,13 +64,12 @@ async def restart(interval: float, rounds: int) -> tuple[float, float]:
         app_start: list[float] = []
         try:
             async with Session(home, SessionSettings(watch_interval=interval)) as session:
-                connection = session.connections()["demo-app"]
                 for _ in range(rounds):
                     apps.stop(app)
                     started = time.perf_counter()
                     app = await anyio.to_thread.run_sync(apps.start)
                     published = time.perf_counter()
-                    while connection.live_pid != app.pid:
+                    while session.snapshots()["demo-app"].live_pid != app.pid:
                         await anyio.sleep(0.002)
                     reconnect.append(time.perf_counter() - published)
                     app_start.append(published - started)

@@ -21,8 +21,8 @@ async def main() -> None:
     servers = {f"s{i}": {"command": PYTHON, "args": [SERVER]} for i in range(10)}
     with temp_home(servers) as home:
         async with Session(home) as session:
-            assert all(c.connected for c in session.connections().values())
-            for name in session.connections():
+            assert all(c.connected for c in session.snapshots().values())
+            for name in session.snapshots():
                 await session.call(f"mcp__{name}__echo", {"text": "warm"})
             held = me.memory_info().rss
             children = sum(p.memory_info().rss for p in me.children())

@@ -27,7 +27,7 @@ async def start_time(count: int, delay: float) -> float:
         started = time.perf_counter()
         async with Session(home) as session:
             elapsed = time.perf_counter() - started
-            connected = sum(1 for c in session.connections().values() if c.connected)
+            connected = sum(1 for c in session.snapshots().values() if c.connected)
             assert connected == count, f"only {connected} of {count} connected"
     return elapsed
 

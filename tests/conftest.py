@@ -48,3 +48,17 @@ def http_server(tmp_path: Path) -> Iterator[Callable[..., str]]:
 
     yield start
     pool.close()
+
+
+@pytest.fixture
+def oauth_server(tmp_path: Path) -> Iterator[Callable[..., str]]:
+    """Start the loopback OAuth authorization server + protected MCP server; returns its /mcp URL."""
+    pool = ServerPool(tmp_path, "oauth")
+
+    def start(*args: str) -> str:
+        port = pool.start(lambda portfile: [PYTHON, str(SERVERS / "oauth_server.py"), str(portfile), *args],
+                          timeout=30)
+        return f"http://127.0.0.1:{port}/mcp"
+
+    yield start
+    pool.close()

@@ -1,23 +1,23 @@
-"""Seeded hostile inputs for every reader of user and plugin files, and the rule they must keep.
+"""Hostile inputs for every reader of user and plugin files, and the rule they must keep.
 
 The rule: a reader returns its value or raises a `HermesError` (one sentence for the user); any
-other exception is an *escape*, a traceback waiting to happen. Inputs are random documents built
-from each format's own vocabulary (so they get deep into the readers), random mutations of valid
-documents, and raw bytes. Used by `tests/test_fuzz.py` (a few hundred per reader, every run) and
-`bench/fuzz_readers.py` (20,000 per reader).
+other exception is an *escape*, a traceback waiting to happen. Inputs are hypothesis strategies:
+random documents built from each format's own vocabulary (so they get deep into the readers),
+mutations of valid documents, broken syntax and raw bytes. Used by `tests/test_fuzz.py` (a few
+hundred per reader, every run) and `bench/fuzz_readers.py` (20,000 per reader).
 """
 
 from __future__ import annotations
 
-import copy
 import json
-import random
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from hermes.apps.declaration import EXTENSION_KEY, parse_declarations
@@ -40,45 +40,41 @@ class Vocabulary:
     valid: list[Any] = field(default_factory=list)
 
 
-def random_value(rng: random.Random, vocab: Vocabulary, depth: int = 0) -> Any:
-    roll = rng.random()
-    if depth > 5 or roll < 0.35:
-        return rng.choice(SCALARS + vocab.keys)
-    if roll < 0.55:
-        return [random_value(rng, vocab, depth + 1) for _ in range(rng.randint(0, 4))]
-    return {rng.choice([*vocab.keys, "zz"]): random_value(rng, vocab, depth + 1) for _ in range(rng.randint(0, 5))}
+def values(vocab: Vocabulary) -> st.SearchStrategy[Any]:
+    """Random documents of the format's own words: scalars, lists and mappings, nested."""
+    leaves = st.sampled_from(SCALARS + vocab.keys) | st.text(max_size=20)
+    return st.recursive(leaves, lambda children: st.lists(children, max_size=4)
+                        | st.dictionaries(st.sampled_from([*vocab.keys, "zz"]), children, max_size=5),
+                        max_leaves=40)
 
 
-def mutate(rng: random.Random, value: Any, vocab: Vocabulary) -> Any:
-    """A copy of `value` with one node replaced, removed or added somewhere inside."""
-    value = copy.deepcopy(value)
-    containers = [value]
-    node = value
-    for _ in range(rng.randint(0, 6)):
-        children = list(node.values()) if isinstance(node, dict) else node if isinstance(node, list) else []
-        children = [c for c in children if isinstance(c, (dict, list))]
+@st.composite
+def mutated(draw: st.DrawFn, vocab: Vocabulary) -> Any:
+    """A valid document with one node replaced, removed or added somewhere inside."""
+    document = json.loads(json.dumps(draw(st.sampled_from(vocab.valid))))
+    node = document
+    for _ in range(draw(st.integers(0, 6))):
+        children = [c for c in (node.values() if isinstance(node, dict) else node if isinstance(node, list) else [])
+                    if isinstance(c, (dict, list))]
         if not children:
             break
-        node = rng.choice(children)
-        containers.append(node)
-    target = rng.choice(containers)
-    if isinstance(target, dict):
-        if target and rng.random() < 0.4:
-            del target[rng.choice(list(target))]
+        node = draw(st.sampled_from(children))
+    replacement = draw(values(vocab))
+    if isinstance(node, dict):
+        if node and draw(st.booleans()):
+            del node[draw(st.sampled_from(sorted(node)))]
         else:
-            target[rng.choice(vocab.keys + list(target or ["zz"]))] = random_value(rng, vocab, 3)
-    elif isinstance(target, list):
-        if target and rng.random() < 0.5:
-            target[rng.randrange(len(target))] = random_value(rng, vocab, 3)
+            node[draw(st.sampled_from(vocab.keys + sorted(node or {"zz": 0})))] = replacement
+    elif isinstance(node, list):
+        if node and draw(st.booleans()):
+            node[draw(st.integers(0, len(node) - 1))] = replacement
         else:
-            target.append(random_value(rng, vocab, 3))
-    return value
+            node.append(replacement)
+    return document
 
 
-def document(rng: random.Random, vocab: Vocabulary) -> Any:
-    if vocab.valid and rng.random() < 0.6:
-        return mutate(rng, rng.choice(vocab.valid), vocab)
-    return random_value(rng, vocab)
+def documents(vocab: Vocabulary) -> st.SearchStrategy[Any]:
+    return mutated(vocab) | values(vocab) if vocab.valid else values(vocab)
 
 
 # -- the readers, each fed one input -------------------------------------------------------------
@@ -136,77 +132,103 @@ def _yaml_text(value: Any) -> str:
     return buffer.getvalue()
 
 
-def read_config(rng: random.Random, scratch: Path) -> None:
+@dataclass(frozen=True)
+class Reader:
+    """One reader: the inputs it is fed, and how one input reaches it."""
+
+    cases: st.SearchStrategy[Any]
+    feed: Callable[[Any, Path], None]
+
+
+def _config_files() -> st.SearchStrategy[bytes]:
+    text = documents(CONFIG).map(_yaml_text)
+    broken = st.tuples(text, st.integers(0, 1 << 16), st.sampled_from(
+        ["[", "{", ":", "? ", "&a", "*a", "!!python/object:os.system", "\t"])).map(
+        lambda t: t[0][:t[1] % (len(t[0]) + 1)] + t[2] + t[0][t[1] % (len(t[0]) + 1):])
+    return st.binary(max_size=200) | text.map(str.encode) | broken.map(str.encode)
+
+
+def _feed_config(case: bytes, scratch: Path) -> None:
     path = scratch / "config.yaml"
-    roll = rng.random()
-    if roll < 0.1:
-        path.write_bytes(rng.randbytes(rng.randint(0, 200)))
-    elif roll < 0.2:
-        text = _yaml_text(document(rng, CONFIG))
-        cut = rng.randrange(len(text) + 1)
-        path.write_text(text[:cut] + rng.choice(["[", "{", ":", "? ", "&a", "*a", "!!python/object:os.system", "\t"])
-                        + text[cut:])
-    else:
-        path.write_text(_yaml_text(document(rng, CONFIG)))
+    path.write_bytes(case)
     parse_config(load_yaml(path), path)
 
 
-def read_declaration(rng: random.Random, scratch: Path) -> None:
-    plugin = {"extensions": {EXTENSION_KEY: {"servers": {"blender": document(rng, DECLARATION)}}}}
-    if rng.random() < 0.1:
-        plugin = {"extensions": random_value(rng, DECLARATION)}
-    parse_declarations(plugin, {"blender"})
+def _feed_declaration(case: Any, scratch: Path) -> None:
+    parse_declarations(case, {"blender"})
 
 
-def read_plugin(rng: random.Random, scratch: Path) -> None:
-    root = scratch / f"plugin-{rng.randrange(1 << 30)}"
-    root.mkdir()
-    files = document(rng, MANIFEST)
-    if not isinstance(files, dict):
-        files = {"plugin.json": files}
-    for name in ("plugin.json", "mcp.json"):
-        content = files.get(name, random_value(rng, MANIFEST)) if rng.random() < 0.9 else None
-        if content is None:
-            continue
-        if rng.random() < 0.05:
-            (root / name).write_bytes(rng.randbytes(rng.randint(0, 64)))
-        else:
-            (root / name).write_text(json.dumps(content, default=str))
+_DECLARATIONS = documents(DECLARATION).map(
+    lambda d: {"extensions": {EXTENSION_KEY: {"servers": {"blender": d}}}}) | values(DECLARATION).map(
+    lambda v: {"extensions": v})
+
+
+def _plugin_files() -> st.SearchStrategy[dict[str, bytes | None]]:
+    content = values(MANIFEST).map(lambda v: json.dumps(v, default=str).encode()) | st.binary(max_size=64) | st.none()
+
+    @st.composite
+    def files(draw: st.DrawFn) -> dict[str, bytes | None]:
+        base = draw(documents(MANIFEST))
+        base = base if isinstance(base, dict) else {"plugin.json": base}
+        found: dict[str, bytes | None] = {}
+        for name in ("plugin.json", "mcp.json"):
+            found[name] = json.dumps(base[name], default=str).encode() if name in base and draw(st.booleans()) \
+                else draw(content)
+        return found
+
+    return files()
+
+
+def _feed_plugin(case: dict[str, bytes | None], scratch: Path) -> None:
+    root = Path(tempfile.mkdtemp(prefix="plugin-", dir=scratch))
+    for name, content in case.items():
+        if content is not None:
+            (root / name).write_bytes(content)
     load_plugin(root, scratch / "data")
 
 
-def read_catalogs(rng: random.Random, scratch: Path) -> None:
-    value = document(rng, CATALOG)
-    if rng.random() < 0.5:
+def _feed_catalogs(case: tuple[Any, bool, bool], scratch: Path) -> None:
+    value, as_manifest, nested = case
+    if as_manifest:
         parse_manifest(value, "box.json")
         return
-    path = scratch / f"catalog-{rng.randrange(1 << 30)}.json"
-    path.write_text(json.dumps(value, default=str) if rng.random() < 0.95 else "{" * rng.randint(1, 5000))
+    folder = Path(tempfile.mkdtemp(prefix="catalog-", dir=scratch))
+    path = folder / "catalog.json"
+    path.write_text(json.dumps(value, default=str) if not nested else "{" * 5000)
     read_plugin_catalog(path)
-    folder = scratch / f"entries-{rng.randrange(1 << 30)}"
-    folder.mkdir()
-    (folder / "x.json").write_text(json.dumps(value, default=str))
-    load_entries(folder)
+    entries = folder / "entries"
+    entries.mkdir()
+    (entries / "x.json").write_text(json.dumps(value, default=str))
+    load_entries(entries)
 
 
-READERS: dict[str, Callable[[random.Random, Path], None]] = {
-    "config": read_config, "declaration": read_declaration, "plugin manifest": read_plugin,
-    "catalog manifests": read_catalogs,
+READERS: dict[str, Reader] = {
+    "config": Reader(_config_files(), _feed_config),
+    "declaration": Reader(_DECLARATIONS, _feed_declaration),
+    "plugin manifest": Reader(_plugin_files(), _feed_plugin),
+    "catalog manifests": Reader(st.tuples(documents(CATALOG), st.booleans(), st.integers(0, 19).map(lambda n: n == 0)),
+                                _feed_catalogs),
 }
 
 
-def run(name: str, count: int, seed: int) -> list[str]:
+def run(name: str, count: int, seed_value: int) -> list[str]:
     """Feed `count` inputs to one reader; the escapes, as 'Type: message' lines."""
     reader = READERS[name]
-    rng = random.Random(f"{name}:{seed}")
     escapes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="hermes-fuzz-") as folder:
         scratch = Path(folder)
-        for _ in range(count):
+
+        @seed(seed_value)
+        @settings(max_examples=count, database=None, deadline=None, phases=[Phase.generate],
+                  suppress_health_check=list(HealthCheck))
+        @given(reader.cases)
+        def feed(case: Any) -> None:
             try:
-                reader(rng, scratch)
+                reader.feed(case, scratch)
             except HermesError:
                 pass
             except Exception as exc:
                 escapes.append(f"{type(exc).__name__}: {str(exc)[:200]}")
+
+        feed()
     return escapes

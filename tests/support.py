@@ -146,3 +146,18 @@ async def wait_until(predicate: Callable[[], bool], timeout: float = PATIENCE) -
     with anyio.fail_after(timeout):
         while not predicate():
             await anyio.sleep(0.02)
+
+
+def unavailable(result: Any) -> dict[str, Any] | None:
+    """The structured reason of a call that found its tool unavailable (SPEC 5.5); None otherwise."""
+    from hermes.tools.call_result import NotAvailable
+
+    return result.payload() if isinstance(result, NotAvailable) else None
+
+
+def browser_env(folder: Path, mode: str = "follow") -> dict[str, str]:
+    """The environment that makes Python's webbrowser start the fake browser (`servers/fake_browser.py`):
+    it follows the authorization redirect back to hermes (`follow`), tampers with it, or only
+    records it (`print`)."""
+    return {"BROWSER": f"{PYTHON} {SERVERS / 'fake_browser.py'} %s", "FAKE_BROWSER_MODE": mode,
+            "FAKE_BROWSER_LOG": str(folder / "browser.log"), "FAKE_BROWSER_OUT": str(folder / "redirect.txt")}

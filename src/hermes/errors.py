@@ -8,9 +8,17 @@ before building an error from anything a server or a user's file produced.
     ├── UsageError                  exit 2  the command line asked for something impossible
     ├── InvalidFile                 exit 2  a file broke a rule: file, line, key, rule
     │   ├── ConfigError                     config.yaml, .env
-    │   └── (DeclarationError, PluginError, CatalogEntryError in their packages)
+    │   └── DeclarationError (apps), PluginError (plugins), CatalogEntryError (catalog)
     ├── NoSuchServer                exit 3
-    └── InterpolationError          exit 1  a ${VAR} is not set (at connect time)
+    ├── NoSuchTool                  exit 3
+    ├── InterpolationError          exit 1  a ${VAR} is not set (at connect time)
+    ├── Interrupted                 exit 130 (143 for SIGTERM), in `hermes.interrupts`
+    └── in their packages (exit 1 unless noted):
+        apps        LiveEndpointUnavailable, RuntimeFileError (and its RuntimeFileMissing)
+        mcp         ServerNotConnected; LoginRequired, LoginFailed (mcp.oauth)
+        plugins     PluginInstallError, GitError, NoSuchPlugin (exit 3)
+        catalog     NoSuchEntry (exit 3)
+        agent       ModelError, NoModel (exit 2)
 """
 
 from __future__ import annotations

@@ -115,9 +115,17 @@ def read_json_object(path: Path, limit: int, *, follow_symlinks: bool = True) ->
     return data if isinstance(data, dict) else None
 
 
-def snapshot(*paths: Path) -> dict[Path, bytes | None]:
-    """The files' bytes (None for a missing one), to put back with `restore` if a change fails."""
-    return {path: path.read_bytes() if path.exists() else None for path in paths}
+def snapshot(*paths: Path, limit: int = 64 * 1024 * 1024) -> dict[Path, bytes | None]:
+    """The files' bytes (None for a missing one), to put back with `restore` if a change fails.
+
+    Read like every other file: bounded, never blocking on a FIFO (`UnreadableFile` for one)."""
+    files: dict[Path, bytes | None] = {}
+    for path in paths:
+        try:
+            files[path] = read_bounded(path, limit)
+        except FileNotFoundError:
+            files[path] = None
+    return files
 
 
 def restore(files: dict[Path, bytes | None]) -> None:
@@ -128,17 +136,6 @@ def restore(files: dict[Path, bytes | None]) -> None:
                 path.unlink(missing_ok=True)
             else:
                 atomic_write(path, content, mode=path.stat().st_mode & 0o777 if path.exists() else 0o600)
-
-
-@contextlib.contextmanager
-def restored_on_failure(*paths: Path) -> Iterator[None]:
-    """Whatever fails (or is interrupted) inside leaves these files as they were."""
-    before = snapshot(*paths)
-    try:
-        yield
-    except BaseException:
-        restore(before)
-        raise
 
 
 def write_target(path: Path) -> Path:

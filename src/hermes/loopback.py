@@ -59,3 +59,33 @@ async def serve_asgi(app: Any, sock: socket.socket, *,
             await anyio.sleep_forever()
         finally:
             server.should_exit = True
+
+
+class BearerGuard:
+    """Plain ASGI middleware in front of a loopback app: the expected bearer token, or 401.
+
+    Streamed responses pass through untouched. The 401 carries `WWW-Authenticate: Bearer`, so a
+    client knows a bearer token is what is missing (and that this is not an OAuth-protected
+    resource to start a login against); the comparison takes constant time.
+    """
+
+    def __init__(self, app: Any, token: str, *, refusal: str = "unauthorized") -> None:
+        import json
+
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+        self._body = json.dumps({"error": refusal}).encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        import secrets
+
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not secrets.compare_digest(given, self.expected):
+                challenge = b'Bearer realm="hermes"' + (b', error="invalid_token"' if given else b"")
+                await send({"type": "http.response.start", "status": 401, "headers": [
+                    (b"content-type", b"application/json"), (b"content-length", str(len(self._body)).encode()),
+                    (b"www-authenticate", challenge)]})
+                await send({"type": "http.response.body", "body": self._body})
+                return
+        await self.app(scope, receive, send)

@@ -13,7 +13,7 @@ import pytest
 
 from hermes.apps.declaration import LivenessSpec
 from hermes.apps.host import LocalHost
-from hermes.apps.liveness import LiveEndpointUnavailable, resolve_live_endpoint
+from hermes.apps.liveness import Finding, LiveEndpointUnavailable, resolve_live_endpoint
 from tests.support import CANARY
 
 ALIVE = os.getpid()
@@ -71,7 +71,7 @@ def test_hostile_runtime_files_are_refused(tmp_path: Path, label: str, content: 
     path.write_text(content if isinstance(content, str) and label != "json string" else json.dumps(content))
     with pytest.raises(LiveEndpointUnavailable) as info:
         resolve_live_endpoint("app", LivenessSpec("server_json", path=str(path)), LocalHost())
-    assert info.value.state == "endpoint_unavailable"
+    assert info.value.facts.finding is Finding.FILE_INVALID
     assert reason in str(info.value)
     assert CANARY not in str(info.value) and CANARY not in repr(info.value)
 
@@ -81,7 +81,7 @@ def test_a_fifo_in_place_of_the_runtime_file_is_refused_at_once(tmp_path: Path) 
     os.mkfifo(tmp_path / "server.json")
     with pytest.raises(LiveEndpointUnavailable, match="not a regular file") as info:
         resolve_live_endpoint("app", LivenessSpec("server_json", path=str(tmp_path / "server.json")), LocalHost())
-    assert info.value.state == "endpoint_unavailable"
+    assert info.value.facts.finding is Finding.FILE_INVALID
 
 
 def test_missing_huge_symlinked_and_folder_files(tmp_path: Path) -> None:
@@ -110,17 +110,17 @@ def test_dead_pid_means_app_not_running(tmp_path: Path) -> None:
     path.write_text(json.dumps({"pid": _dead_pid(), "http": "http://127.0.0.1:8080", "token": CANARY}))
     with pytest.raises(LiveEndpointUnavailable) as info:
         resolve_live_endpoint("app", LivenessSpec("server_json", path=str(path)), LocalHost())
-    assert info.value.state == "app_not_running" and CANARY not in str(info.value)
+    assert info.value.facts.finding is Finding.PID_DEAD and CANARY not in str(info.value)
 
 
 def test_missing_file_with_app_not_running_and_running(tmp_path: Path) -> None:
     spec = LivenessSpec("server_json", path=str(tmp_path / "server.json"))
     with pytest.raises(LiveEndpointUnavailable) as info:
         resolve_live_endpoint("app", spec, LocalHost(), app_path=str(tmp_path / "not-running-app"))
-    assert info.value.state == "app_not_running"
+    assert info.value.facts.finding is Finding.FILE_MISSING and info.value.facts.app_running is False
     with pytest.raises(LiveEndpointUnavailable) as info:
         resolve_live_endpoint("app", spec, LocalHost(), app_path=sys.executable)
-    assert info.value.state == "endpoint_unavailable"
+    assert info.value.facts.finding is Finding.FILE_MISSING and info.value.facts.app_running is True
 
 
 def test_authority_rewriting_endpoint_path_is_refused_even_unparsed(tmp_path: Path) -> None:

@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 from pathlib import Path
 
-import pexpect
-import psutil
 import pytest
 from ruamel.yaml import YAML
 
 from hermes.home import Home
-from tests.support import PATIENCE, PYTHON, fast_entry, hermes, wait_for, write_config
+from tests.support import PYTHON, fast_entry, hermes, write_config
 
 
 def _project(tmp_path: Path, servers: dict[str, object]) -> Path:
@@ -88,32 +83,6 @@ def test_the_users_own_home_is_not_a_project(home: Home, monkeypatch: pytest.Mon
     assert _rows(home)["box"]["scope"] == "user"
     (home.root.parent / ".hermes").symlink_to(home.root)
     assert _rows(home)["box"]["scope"] == "user"
-
-
-def test_one_ctrl_c_stops_a_listing_that_waits_for_a_slow_server(home: Home, tmp_path: Path) -> None:
-    write_config(home, {"mcp_servers": {"slow": fast_entry("--ready-delay", "600")}})
-    child = pexpect.spawn(PYTHON, ["-m", "hermes", "tools", "list", "--wait", "600"], encoding="utf-8",
-                          timeout=PATIENCE, env={**os.environ, "HERMES_HOME": str(home.root), "TERM": "xterm"})
-    me = psutil.Process(child.pid)
-    assert wait_for(lambda: any("fast.py" in " ".join(p.cmdline()) for p in me.children(recursive=True)))
-    server = next(p for p in me.children(recursive=True) if "fast.py" in " ".join(p.cmdline()))
-    child.sendintr()
-    child.expect("Interrupted")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 130
-    assert wait_for(lambda: not server.is_running() or server.status() == psutil.STATUS_ZOMBIE)
-
-
-def test_sigint_to_a_process_without_a_terminal_is_130_too(home: Home) -> None:
-    write_config(home, {"mcp_servers": {"slow": fast_entry("--ready-delay", "600")}})
-    process = subprocess.Popen([PYTHON, "-m", "hermes", "mcp", "status", "--wait", "600"], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env={**os.environ, "HERMES_HOME": str(home.root)})
-    me = psutil.Process(process.pid)
-    assert wait_for(lambda: any("fast.py" in " ".join(p.cmdline()) for p in me.children(recursive=True)))
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=PATIENCE)
-    assert process.returncode == 130 and "Interrupted" in err and "Traceback" not in err
 
 
 def test_damaged_trust_records_trust_nothing_and_never_crash(home: Home, tmp_path: Path) -> None:

@@ -17,9 +17,23 @@ from hermes.home import Home
 from hermes.mcp.connection import RestartPolicy
 from hermes.mcp.states import ConnectionState
 from hermes.session.core import Session, SessionSettings
-from tests.support import SERVERS, fast_entry, free_port, start_portfile_server, stdio_entry, wait_until, write_config
+from tests.support import (
+    SERVERS,
+    fast_entry,
+    free_port,
+    start_portfile_server,
+    stdio_entry,
+    unavailable,
+    wait_until,
+    write_config,
+)
 
 pytestmark = pytest.mark.anyio
+
+def _up(session: Session, name: str, *, restarts: int) -> bool:
+    snapshot = session.snapshots()[name]
+    return snapshot.connected and snapshot.restarts == restarts
+
 
 QUICK = SessionSettings(policy=RestartPolicy(attempts=3, base_delay=0.05, max_delay=0.2, healthy_after=60))
 
@@ -34,7 +48,7 @@ async def test_parallel_start_one_failing_does_not_block(home: Home) -> None:
         "dies": fast_entry("--exit-at-start", "4"),
     }})
     async with Session(home) as session:
-        connections = session.connections()
+        connections = session.snapshots()
         assert connections["good"].connected and connections["slow"].connected
         assert connections["missing"].state is ConnectionState.FAILED
         assert "command 'definitely-not-a-command-xyz' was not found" in connections["missing"].reason
@@ -43,7 +57,7 @@ async def test_parallel_start_one_failing_does_not_block(home: Home) -> None:
         assert "silent server starting" in connections["hang"].stderr_tail
         assert "NOT_SET_ANYWHERE_123" in connections["unset"].reason and "'unset'" in connections["unset"].reason
         assert "exit code 4" in connections["dies"].reason and "fast server starting" in connections["dies"].stderr_tail
-        payload = (await session.call("mcp__hang__echo", {"text": "x"})).unavailable_payload
+        payload = unavailable(await session.call("mcp__hang__echo", {"text": "x"}))
         assert payload is not None and payload["state"] == "failed" and payload["server"] == "hang"
         assert payload["retry"] == "after_user_action" and "silent server starting" in payload["stderr_tail"]
 
@@ -51,49 +65,46 @@ async def test_parallel_start_one_failing_does_not_block(home: Home) -> None:
 async def test_crash_restart_then_park_then_revive(home: Home) -> None:
     write_config(home, {"mcp_servers": {"box": fast_entry()}})
     async with Session(home, QUICK) as session:
-        connection = session.connections()["box"]
-        pids = {connection.pid}
+        pids = {session.snapshots()["box"].pid}
         for expected_restarts in (1, 2, 3):
             await session.call("mcp__box__crash", {})
-            await wait_until(lambda n=expected_restarts: connection.connected and connection.restarts == n)
-            pids.add(connection.pid)
+            await wait_until(lambda n=expected_restarts: _up(session, "box", restarts=n))
+            pids.add(session.snapshots()["box"].pid)
         assert len(pids) == 4
         await session.call("mcp__box__crash", {})
-        await wait_until(lambda: connection.state is ConnectionState.PARKED)
+        await wait_until(lambda: session.snapshots()["box"].state is ConnectionState.PARKED)
         assert "mcp__box__echo" not in session.surface().tools
-        payload = (await session.call("mcp__box__echo", {"text": "x"})).unavailable_payload
+        payload = unavailable(await session.call("mcp__box__echo", {"text": "x"}))
         assert payload is not None and payload["state"] == "parked"
         assert "crashed 4 times in a row" in payload["reason"] and "exit code 3" in payload["reason"]
         assert "fast server starting" in payload["stderr_tail"]
         report = await session.reload()
         assert report.revived == ["box"] and report.unchanged == ["box"]
-        assert connection.connected
+        assert session.snapshots()["box"].connected
         assert (await session.call("mcp__box__echo", {"text": "back"})).text == "back"
 
 
 async def test_a_successful_call_restores_the_restart_budget(home: Home) -> None:
     write_config(home, {"mcp_servers": {"box": fast_entry()}})
     async with Session(home, QUICK) as session:
-        connection = session.connections()["box"]
         for round_number in range(1, 6):
             assert (await session.call("mcp__box__echo", {"text": "ok"})).text == "ok"
             await session.call("mcp__box__crash", {})
-            await wait_until(lambda n=round_number: connection.connected and connection.restarts == n)
-        assert connection.state is ConnectionState.CONNECTED
+            await wait_until(lambda n=round_number: _up(session, "box", restarts=n))
+        assert session.snapshots()["box"].state is ConnectionState.CONNECTED
 
 
 async def test_a_healthy_period_restores_the_restart_budget(home: Home) -> None:
     write_config(home, {"mcp_servers": {"box": fast_entry()}})
     policy = RestartPolicy(attempts=1, base_delay=0.05, max_delay=0.1, healthy_after=0.5)
     async with Session(home, SessionSettings(policy=policy)) as session:
-        connection = session.connections()["box"]
         for round_number in (1, 2, 3):
             await anyio.sleep(0.8)  # longer than healthy_after: the previous crash is forgiven
             await session.call("mcp__box__crash", {})
-            await wait_until(lambda n=round_number: connection.connected and connection.restarts == n)
+            await wait_until(lambda n=round_number: _up(session, "box", restarts=n))
         # A crash right after a restart, with no healthy period between, exceeds the budget of one.
         await session.call("mcp__box__crash", {})
-        await wait_until(lambda: connection.state is ConnectionState.PARKED)
+        await wait_until(lambda: session.snapshots()["box"].state is ConnectionState.PARKED)
 
 
 async def test_call_timeout_cancels_on_the_server(home: Home, tmp_path: Path) -> None:
@@ -155,9 +166,9 @@ async def test_an_http_connection_that_drops_is_reconnected(home: Home, tmp_path
             dropped = await session.call("mcp__web__echo", {"text": "during"})
             assert dropped.is_error
             server = await anyio.to_thread.run_sync(start, 1)
-            await wait_until(lambda: session.connections()["web"].connected)
+            await wait_until(lambda: session.snapshots()["web"].connected)
             assert (await session.call("mcp__web__echo", {"text": "after"})).text == "after"
-            assert session.connections()["web"].restarts >= 1
+            assert session.snapshots()["web"].restarts >= 1
     finally:
         server.kill()
         server.wait()
@@ -167,8 +178,8 @@ async def test_leaving_a_session_stops_every_server(home: Home) -> None:
     """Stopping is parallel (bench/bench_lifecycle.py measures it); here: nothing is left running."""
     write_config(home, {"mcp_servers": {f"s{i}": fast_entry() for i in range(10)}})
     async with Session(home) as session:
-        pids = [c.pid for c in session.connections().values()]
-        assert all(pids) and all(c.connected for c in session.connections().values())
+        pids = [c.pid for c in session.snapshots().values()]
+        assert all(pids) and all(c.connected for c in session.snapshots().values())
     import psutil
 
     assert not [pid for pid in pids if pid is not None and psutil.pid_exists(pid)
@@ -183,5 +194,5 @@ async def test_an_answer_that_cannot_be_read_ends_the_call_now_not_at_the_timeou
         log = home.server_log("box").read_text()
         assert "the server sent a message hermes could not read (nested too deeply)" in log
         # The supervisor starts it again: the next call works.
-        await wait_until(lambda: session.connections()["box"].connected)
+        await wait_until(lambda: session.snapshots()["box"].connected)
         assert (await session.call("mcp__box__echo", {"text": "back"})).text == "back"

@@ -11,32 +11,18 @@ import os
 import stat
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from hermes.home import Home
-from tests.support import PYTHON, SERVERS, ServerPool, free_port, hermes, wait_for, write_config
-
-
-@pytest.fixture
-def oauth_server(tmp_path: Path) -> Iterator[Callable[..., str]]:
-    pool = ServerPool(tmp_path, "oauth")
-
-    def start(*args: str) -> str:
-        port = pool.start(lambda portfile: [PYTHON, str(SERVERS / "oauth_server.py"), str(portfile), *args],
-                          timeout=30)
-        return f"http://127.0.0.1:{port}/mcp"
-
-    yield start
-    pool.close()
+from tests.support import PYTHON, browser_env, free_port, hermes, wait_for, write_config
 
 
 def _browser(tmp_path: Path, mode: str = "follow") -> dict[str, str]:
-    return {"BROWSER": f"{PYTHON} {SERVERS / 'fake_browser.py'} %s", "FAKE_BROWSER_MODE": mode,
-            "FAKE_BROWSER_LOG": str(tmp_path / "browser.log"), "FAKE_BROWSER_OUT": str(tmp_path / "redirect.txt")}
+    return browser_env(tmp_path, mode)
 
 
 def _browser_starts(tmp_path: Path) -> int:

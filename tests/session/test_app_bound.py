@@ -20,7 +20,7 @@ from hermes.demo import setup as demo_setup
 from hermes.home import Home
 from hermes.session.core import Session, SessionSettings
 from tests.hosts import FixtureHost
-from tests.support import CANARY, SERVERS, free_port, hermes, stdio_entry, wait_until, write_config
+from tests.support import CANARY, SERVERS, free_port, hermes, stdio_entry, unavailable, wait_until, write_config
 
 pytestmark = pytest.mark.anyio
 TOOL = "mcp__demo_app__scene_summary"
@@ -43,18 +43,18 @@ async def test_app_story_and_the_token_never_leaks(demo_home: Home, apps: demo_s
     home = demo_home
     tokens: list[str] = []
     async with Session(home, SessionSettings(watch_interval=0.05)) as session:
-        assert (await session.call(TOOL, {})).unavailable_payload["state"] == "missing_app"  # type: ignore[index]
+        assert unavailable(await session.call(TOOL, {}))["state"] == "missing_app"  # type: ignore[index]
         assert TOOL not in session.surface().tools
         demo_setup.install_app(home)
         await session.reload()
-        payload = (await session.call(TOOL, {})).unavailable_payload
+        payload = unavailable(await session.call(TOOL, {}))
         assert payload is not None and payload["state"] == "app_not_running"
         assert payload["app"]["name"] == "Demo Scene App" and payload["retry"] == "after_user_action"
         assert payload["user_action"] == "Start Demo Scene App, then try again."
 
         app = await anyio.to_thread.run_sync(apps.start)
         tokens.append(json.loads(demo_setup.runtime_file(home).read_text())["token"])
-        await wait_until(lambda: session.connections()["demo-app"].connected)
+        await wait_until(lambda: session.snapshots()["demo-app"].connected)
         assert (await session.call(TOOL, {})).text == "3 objects: Camera, Cube, Light"
         first_port = json.loads(demo_setup.runtime_file(home).read_text())["http"]
 
@@ -63,16 +63,16 @@ async def test_app_story_and_the_token_never_leaks(demo_home: Home, apps: demo_s
         runtime = json.loads(demo_setup.runtime_file(home).read_text())
         tokens.append(runtime["token"])
         assert runtime["http"] != first_port and tokens[0] != tokens[1]
-        await wait_until(lambda: session.connections()["demo-app"].live_pid == app.pid)
+        await wait_until(lambda: session.snapshots()["demo-app"].live_pid == app.pid)
         info = await session.call("mcp__demo_app__app_info", {})
-        assert info.result is not None and info.result.structured == {"pid": app.pid}
+        assert info.structured == {"pid": app.pid}
 
         # Both tokens were registered with the redactor before any header was built from them.
         assert session.redactor(f"x {tokens[0]} {tokens[1]}") == "x [REDACTED] [REDACTED]"
 
         apps.stop(app)
         await wait_until(lambda: TOOL not in session.surface().tools)
-        payload = (await session.call(TOOL, {})).unavailable_payload
+        payload = unavailable(await session.call(TOOL, {}))
         assert payload is not None and payload["state"] == "app_not_running"
         status = json.dumps([s.to_json() for s in session.status()])
     assert '"app_not_running"' in status
@@ -127,8 +127,8 @@ async def test_missing_runtime_file_never_falls_back(home: Home, recorder: str, 
     async with Session(home, SessionSettings(watch_interval=0.05)) as session:
         outcome = await session.call(TOOL, {})
         await anyio.sleep(0.3)  # give a wrong implementation time to try the static URL
-    assert outcome.unavailable is not None
-    assert outcome.unavailable_payload["state"] in ("app_not_running", "endpoint_unavailable")
+    payload = unavailable(outcome)
+    assert payload is not None and payload["state"] in ("app_not_running", "endpoint_unavailable")
     assert CANARY not in json.dumps(outcome.to_json())
     assert _Recorder.hits == []
 
@@ -141,7 +141,7 @@ async def test_a_live_pid_whose_endpoint_does_not_answer_is_endpoint_unavailable
     demo_setup.runtime_file(home).write_text(json.dumps({"pid": os.getpid(), "http": f"http://127.0.0.1:{port}",
                                                           "token": CANARY}))
     async with Session(home, SessionSettings(watch_interval=0.05)) as session:
-        payload = (await session.call(TOOL, {})).unavailable_payload
+        payload = unavailable(await session.call(TOOL, {}))
     assert payload is not None and payload["state"] == "endpoint_unavailable", payload
     assert f"http://127.0.0.1:{port} does not answer" in payload["reason"]
     assert payload["user_action"] == "Restart the MCP bridge from inside Demo Scene App, then try again."
@@ -157,7 +157,7 @@ async def test_hermes_not_connected_only_when_the_endpoint_answers_but_our_conne
     demo_setup.runtime_file(home).write_text(json.dumps({
         "pid": os.getpid(), "http": recorder.removesuffix("/mcp"), "token": CANARY}))
     async with Session(home, SessionSettings(watch_interval=0.05)) as session:
-        payload = (await session.call(TOOL, {})).unavailable_payload
+        payload = unavailable(await session.call(TOOL, {}))
     assert payload is not None and payload["state"] == "hermes_not_connected", payload
     assert "500" in payload["reason"]
     assert payload["user_action"] == "Run `hermes mcp reload`, then try again."
@@ -174,7 +174,7 @@ async def test_a_declared_server_without_liveness_that_fails_is_a_plain_failure(
         "type": "stdio", "command": "uv", "args": ["tool", "run", "not-there-mcp"]}}}))
     demo_setup.install_app(home)
     async with Session(home, environ={**os.environ, "PATH": str(tmp_path)}) as session:  # no `uv` to be found
-        payload = (await session.call(TOOL, {})).unavailable_payload
+        payload = unavailable(await session.call(TOOL, {}))
     assert payload is not None and payload["state"] == "failed", payload
     assert "command 'uv' was not found" in payload["reason"]
     assert "hermes is not connected" not in payload["error"]
@@ -188,12 +188,12 @@ async def test_an_app_running_without_its_runtime_file_says_so_after_a_grace_per
     host.make_file(app)
     host.running.add(app)  # the app runs, but its bridge never writes the runtime file
     async with Session(home, SessionSettings(watch_interval=0.05, publish_grace=0), host=host) as session:
-        payload = (await session.call(TOOL, {})).unavailable_payload
+        payload = unavailable(await session.call(TOOL, {}))
     assert payload is not None and payload["state"] == "endpoint_unavailable"
     assert payload["reason"] == ("Demo Scene App is running but has not published its endpoint; enable the bridge "
                                  "in its settings")
     async with Session(home, SessionSettings(watch_interval=0.05, publish_grace=3600), host=host) as session:
-        payload = (await session.call(TOOL, {})).unavailable_payload
+        payload = unavailable(await session.call(TOOL, {}))
     assert payload is not None and payload["state"] == "endpoint_unavailable"
     assert "the file does not exist" in payload["reason"]  # within the grace period: just not there yet
 
@@ -207,7 +207,7 @@ async def test_a_runtime_file_path_that_cannot_expand_here_names_the_variable(ho
     host = FixtureHost("linux", tmp_path / "host", environ={"HERMES_HOME": "/hh"})
     host.make_file("/hh/demo-apps/bin/hermes-demo-app")
     async with Session(home, host=host) as session:
-        payload = (await session.call(TOOL, {})).unavailable_payload
+        payload = unavailable(await session.call(TOOL, {}))
     assert payload is not None and payload["state"] == "endpoint_unavailable"
     assert "uses LOCALAPPDATA, which is not set on Linux" in payload["reason"]
     validated = hermes("plugins", "validate", str(root), home=home)
@@ -224,23 +224,23 @@ async def test_version_too_old_unsupported_os_and_no_desktop_session(home: Home,
     host.make_file("/hh/demo-apps/bin/hermes-demo-app")
     host.make_file("/var/lib/dpkg/status", "Package: hermes-demo-app\nStatus: install ok installed\nVersion: 0.9-1\n")
     async with Session(home, host=host) as session:
-        payload = (await session.call(TOOL, {})).unavailable_payload
+        payload = unavailable(await session.call(TOOL, {}))
         assert payload is not None and payload["state"] == "version_too_old"
         assert payload["app"]["version"] == "0.9" and "1.0 or newer" in payload["error"]
     async with Session(home, host=FixtureHost("darwin", tmp_path / "mac", environ={"HERMES_HOME": "/hh"})) as s:
-        payload = (await s.call(TOOL, {})).unavailable_payload
+        payload = unavailable(await s.call(TOOL, {}))
         assert payload is not None and payload["state"] == "missing_app"
     del declaration["app"]["darwin"]
     (root / "plugin.json").write_text(json.dumps(plugin))
     async with Session(home, host=FixtureHost("darwin", tmp_path / "mac")) as s:
-        payload = (await s.call(TOOL, {})).unavailable_payload
+        payload = unavailable(await s.call(TOOL, {}))
         assert payload is not None and payload["state"] == "unsupported_os" and payload["retry"] == "never_here"
     declaration["liveness"] = {"kind": "interactive_session"}
     (root / "plugin.json").write_text(json.dumps(plugin))
     host.make_file("/var/lib/dpkg/status", "Package: hermes-demo-app\nStatus: install ok installed\nVersion: 2.0\n")
     host.session = False
     async with Session(home, host=host) as session:
-        payload = (await session.call(TOOL, {})).unavailable_payload
+        payload = unavailable(await session.call(TOOL, {}))
         assert payload is not None and payload["state"] == "no_interactive_session"
         assert payload["retry"] == "never_here"
 
@@ -267,8 +267,8 @@ async def test_plugin_servers_merge_and_config_wins(home: Home) -> None:
         assert session.source_of("lean") == "plugin:tools-plugin" and session.source_of("box") == "config.yaml"
         assert (await session.call("mcp__lean__ping", {})).text == "pong from ping"
         assert (await session.call("mcp__box__echo", {"text": "config wins"})).text == "config wins"
-        assert any("broken" in e and "not valid JSON" in e for e in session.plugin_errors)
-        assert any("absent" in e and "not installed" in e for e in session.plugin_errors)
+        assert any("broken" in e and "not valid JSON" in e for e in session.plugins.errors)
+        assert any("absent" in e and "not installed" in e for e in session.plugins.errors)
         assert any("unknown field 'categories'" in w for w in session.warnings)
     listing = hermes("mcp", "list", "--json", home=home)
     rows = json.loads(listing.stdout)["servers"]
@@ -302,21 +302,21 @@ async def test_the_app_watcher_survives_anything_the_runtime_file_holds(demo_hom
     runtime = demo_setup.runtime_file(home)
     async with Session(home, SessionSettings(watch_interval=0.05)) as session:
         app = await anyio.to_thread.run_sync(apps.start)
-        await wait_until(lambda: session.connections()["demo-app"].connected)
+        await wait_until(lambda: session.snapshots()["demo-app"].connected)
         good = runtime.read_text()
         hostile = ['{"pid": ' + "9" * 5000 + "}", '{"pid": 1, "x": ' + "[" * 30000 + "]" * 30000 + "}",
                    json.dumps({"pid": app.pid, "http": "http://127.0.0.1:1", "token": "a\nb"})]
         for content in hostile:
             runtime.write_text(content)
             await wait_until(lambda: TOOL not in session.surface().tools)
-            payload = (await session.call(TOOL, {})).unavailable_payload
+            payload = unavailable(await session.call(TOOL, {}))
             assert payload is not None and payload["state"] == "endpoint_unavailable", payload
             runtime.write_text(good)
             await wait_until(lambda: TOOL in session.surface().tools)
         runtime.unlink()
         os.mkfifo(runtime)  # a reader that opened it naively would block the whole session here
         await wait_until(lambda: TOOL not in session.surface().tools)
-        assert (await session.call("mcp__demo_app__scene_summary", {})).unavailable_payload is not None
+        assert unavailable(await session.call("mcp__demo_app__scene_summary", {})) is not None
         runtime.unlink()
         runtime.write_text(good)
         await wait_until(lambda: TOOL in session.surface().tools)

@@ -28,7 +28,7 @@ from hermes.mcp.states import ConnectionState
 from hermes.session.core import Session, SessionSettings
 from tests.bridge_tools import install_blender_bridge
 from tests.plugins.test_plugins import make_repo
-from tests.support import SERVERS, hermes, wait_for, wait_until
+from tests.support import SERVERS, hermes, unavailable, wait_for, wait_until
 
 pytestmark = pytest.mark.anyio
 TOOL = "mcp__blender__get_scene_info"
@@ -111,16 +111,15 @@ async def test_the_real_bridge_follows_the_app_across_restarts(home: Home, tmp_p
     # No restart budget at all: an app restart must not count as a crash.
     settings = SessionSettings(watch_interval=0.05, policy=RestartPolicy(attempts=0))
     async with Session(home, settings, environ={**os.environ, **env}) as session:
-        payload = (await session.call(TOOL, {})).unavailable_payload
+        payload = unavailable(await session.call(TOOL, {}))
         assert payload is not None and payload["state"] == "app_not_running", payload
 
         first = await anyio.to_thread.run_sync(blender.start)
-        connection = session.connections()["blender"]
-        await wait_until(lambda: connection.live_pid == first.pid)
+        await wait_until(lambda: session.snapshots()["blender"].live_pid == first.pid)
         answer = await session.call(TOOL, {})
         assert not answer.is_error and "Cube" in answer.text and f'"app_pid": {first.pid}' in answer.text
         token = json.loads(blender.runtime.read_text())["token"]
-        bridge = psutil.Process(connection.pid)
+        bridge = psutil.Process(session.snapshots()["blender"].pid)
         assert token not in " ".join(bridge.cmdline())  # passed through the environment, not argv
         assert session.redactor(token) == "[REDACTED]"
 
@@ -128,21 +127,22 @@ async def test_the_real_bridge_follows_the_app_across_restarts(home: Home, tmp_p
         # connected to the old one; the bridge is restarted with the new values, no budget spent.
         second = await anyio.to_thread.run_sync(blender.start)
         blender.stop(first)
-        await wait_until(lambda: connection.live_pid == second.pid)
+        await wait_until(lambda: session.snapshots()["blender"].live_pid == second.pid)
         answer = await session.call(TOOL, {})
         assert not answer.is_error and f'"app_pid": {second.pid}' in answer.text, answer.text
-        assert connection.state is ConnectionState.CONNECTED and connection.restarts == 1
+        snapshot = session.snapshots()["blender"]
+        assert snapshot.state is ConnectionState.CONNECTED and snapshot.restarts == 1
 
         # Stopped and started again: the tools come back by themselves.
         blender.stop(second)
         await wait_until(lambda: TOOL not in session.surface().tools)
         third = await anyio.to_thread.run_sync(blender.start)
-        await wait_until(lambda: connection.live_pid == third.pid)
+        await wait_until(lambda: session.snapshots()["blender"].live_pid == third.pid)
         assert f'"app_pid": {third.pid}' in (await session.call(TOOL, {})).text
 
         blender.stop()
         await wait_until(lambda: TOOL not in session.surface().tools)
-        payload = (await session.call(TOOL, {})).unavailable_payload
+        payload = unavailable(await session.call(TOOL, {}))
         assert payload is not None and payload["state"] == "app_not_running"
         assert payload["app"]["name"] == "Blender"  # no title in plugin.json: the name, title-cased
         assert payload["user_action"] == "Start Blender, then try again."

@@ -11,7 +11,7 @@ import pytest
 
 from hermes.home import Home
 from hermes.session.core import Session, SessionSettings
-from tests.support import CANARY, fast_entry, stdio_entry, write_config
+from tests.support import CANARY, fast_entry, stdio_entry, unavailable, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -38,7 +38,7 @@ async def test_environment_is_only_the_allowlist_plus_env_block(home: Home, monk
     write_config(home, {"mcp_servers": {"box": fast_entry(env={"OWN_SETTING": "v1"})}})
     async with Session(home) as session:
         outcome = await session.call("mcp__box__env_report", {"name": "OWN_SETTING"})
-        report = outcome.result.structured if outcome.result else None
+        report = outcome.structured
         assert report is not None
         names = set(report["result"]["names"]) if "result" in report else set(report["names"])
     allowed = {"PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR", "OWN_SETTING",
@@ -107,7 +107,7 @@ async def test_stderr_goes_to_redacted_log(home: Home, monkeypatch: pytest.Monke
     write_config(home, {"mcp_servers": {"box": stdio_entry("toolbox.py", "--stderr-secret",
                                                            env={"FAKE_API_KEY": "${BOX_TOKEN}"})}})
     async with Session(home) as session:
-        assert session.connections()["box"].connected
+        assert session.snapshots()["box"].connected
     log = home.server_log("box").read_text()
     assert "toolbox starting" in log
     assert "starting with key [REDACTED]" in log
@@ -128,15 +128,15 @@ async def test_result_cap_and_image_saved(home: Home) -> None:
 async def test_reload_applies_only_the_difference(home: Home) -> None:
     write_config(home, {"mcp_servers": {"keep": fast_entry(), "change": fast_entry(), "drop": fast_entry()}})
     async with Session(home) as session:
-        keep_pid = session.connections()["keep"].pid
-        change_pid = session.connections()["change"].pid
-        drop_pid = session.connections()["drop"].pid
+        keep_pid = session.snapshots()["keep"].pid
+        change_pid = session.snapshots()["change"].pid
+        drop_pid = session.snapshots()["drop"].pid
         write_config(home, {"mcp_servers": {"keep": fast_entry(), "change": fast_entry(timeout=99),
                                             "new": fast_entry()}})
         report = await session.reload()
         assert report.to_json() == {"added": ["new"], "removed": ["drop"], "restarted": ["change"],
                                     "unchanged": ["keep"], "revived": []}
-        connections = session.connections()
+        connections = session.snapshots()
         assert connections["keep"].pid == keep_pid
         assert connections["change"].pid != change_pid and connections["change"].connected
         assert "mcp__new__echo" in session.surface().tools and "mcp__drop__echo" not in session.surface().tools
@@ -149,9 +149,9 @@ async def test_disabled_and_global_switches(home: Home) -> None:
     write_config(home, {"mcp_servers": {"off": fast_entry(enabled=False), "on": fast_entry()},
                         "mcp": {"stdio_servers": False}})
     async with Session(home) as session:
-        states = {n: c.state.value for n, c in session.connections().items()}
+        states = {n: c.state.value for n, c in session.snapshots().items()}
         assert states == {"off": "disabled", "on": "disabled"}
-        payload = (await session.call("mcp__on__echo", {"text": "x"})).unavailable_payload
+        payload = unavailable(await session.call("mcp__on__echo", {"text": "x"}))
         assert payload is not None and "mcp.stdio_servers: false" in payload["reason"]
         assert "enabled: false" in (await session.call("mcp__off__echo", {})).text
 
@@ -176,7 +176,7 @@ async def test_http_with_bearer_header_and_token_redacted(home: Home, http_serve
         "nokey": {"url": url},
     }})
     async with Session(home) as session:
-        connections = session.connections()
+        connections = session.snapshots()
         assert connections["web"].connected
         assert connections["nokey"].state == "failed" and "401" in connections["nokey"].reason
         outcome = await session.call("mcp__web__fail", {"text": CANARY})
@@ -198,7 +198,7 @@ async def test_sse_transport(home: Home, http_server: Any) -> None:
     write_config(home, {"mcp_servers": {"old": {"url": url, "transport": "sse",
                                                 "headers": {"Authorization": f"Bearer {CANARY}"}}}})
     async with Session(home) as session:
-        assert session.connections()["old"].connected, session.connections()["old"].reason
+        assert session.snapshots()["old"].connected, session.snapshots()["old"].reason
         assert (await session.call("mcp__old__echo", {"text": "via sse"})).text == "via sse"
 
 
@@ -235,9 +235,8 @@ async def test_authorization_never_crosses_origins_on_redirect(home: Home) -> No
             "url": f"http://127.0.0.1:{redirector.server_address[1]}/mcp", "connect_timeout": 10,
             "headers": {"Authorization": f"Bearer {CANARY}"}}}})
         async with Session(home) as session:
-            connection = session.connections()["r"]
-            assert connection.state == "failed"
-            assert CANARY not in connection.reason
+            assert session.snapshots()["r"].state == "failed"
+            assert CANARY not in session.snapshots()["r"].reason
     finally:
         target.shutdown()
         redirector.shutdown()

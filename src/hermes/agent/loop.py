@@ -27,7 +27,8 @@ from hermes.agent.context import ContextBudget
 from hermes.agent.provider import ModelReply, Provider, ToolCallRequest, arguments_of, tool_definition
 from hermes.agent.ui import ChatUI, RunStatus
 from hermes.config.agent_settings import Approval, ModelSettings
-from hermes.session.core import CallOutcome, Session
+from hermes.session.core import Session
+from hermes.tools.call_result import Outcome
 from hermes.tools.deferred import SEARCH_TOOL, found_tools
 from hermes.tools.surface import SurfaceTool
 
@@ -191,7 +192,7 @@ class Agent:
             for index, call in enumerate(calls):
                 if index not in runs:
                     runs[index] = ToolRun(call.id, call.name, call.arguments, RunStatus.CANCELLED, CANCELLED)
-                # `_finish` redacted the result already; a second pass would scan up to 2 MB again for nothing.
+                # The result was redacted where it was built; a second pass would scan up to 2 MB again.
                 self.history.append({"role": "tool", "tool_call_id": self.session.redactor(call.id),
                                      "content": runs[index].result})
         return [runs[index] for index in range(len(calls))]
@@ -209,9 +210,8 @@ class Agent:
             text = denied_text(tool, one_shot=not self.ui.interactive)
             return await self._finish(call, arguments, RunStatus.DENIED, json.dumps({"error": text}), started)
         await self.ui.tool_started(call.id, call.name, self.session.redactor.value(arguments))
-        outcome = await self.session.call(call.name, arguments, on_progress=self.ui.progress(call.id, call.name))
-        status, text = _for_model(outcome)
-        return await self._finish(call, arguments, status, text, started)
+        result = await self.session.call(call.name, arguments, on_progress=self.ui.progress(call.id, call.name))
+        return await self._finish(call, arguments, _STATUS[result.outcome], result.for_model(), started)
 
     async def _approved(self, tool: SurfaceTool, arguments: dict[str, Any]) -> bool:
         if tool.name in self._always or not needs_approval(tool, self.approval_for(tool.server)):
@@ -225,8 +225,8 @@ class Agent:
 
     async def _finish(self, call: ToolCallRequest, arguments: Any, status: RunStatus, text: str,
                       started: float) -> ToolRun:
+        """`text` is what the model gets: a call result (redacted where it was built) or hermes's own words."""
         seconds = time.monotonic() - started
-        text = self.session.redactor(text)
         summary = text.splitlines()[0][:160] if text else ""
         await self.ui.tool_finished(call.id, call.name, status, seconds, summary)
         return ToolRun(call.id, call.name, self.session.redactor.value(arguments), status, text, seconds)
@@ -239,10 +239,4 @@ class Agent:
         return json.dumps(found_tools(tools), ensure_ascii=False)
 
 
-def _for_model(outcome: CallOutcome) -> tuple[RunStatus, str]:
-    """(status, text): a result as the surface renders it; an unavailable tool's payload; an error."""
-    if outcome.unavailable_payload is not None:
-        return RunStatus.UNAVAILABLE, json.dumps(outcome.unavailable_payload, ensure_ascii=False)
-    if outcome.result is not None:
-        return (RunStatus.ERROR if outcome.result.is_error else RunStatus.OK), outcome.result.text
-    return RunStatus.ERROR, json.dumps({"error": outcome.error or "the call failed"}, ensure_ascii=False)
+_STATUS = {Outcome.OK: RunStatus.OK, Outcome.ERROR: RunStatus.ERROR, Outcome.UNAVAILABLE: RunStatus.UNAVAILABLE}

@@ -2,37 +2,58 @@
 
 On every connect the file is read afresh: its pid must be alive, its URL plain http on loopback
 with a port, and the endpoint is rebuilt from host:port plus the declared `endpoint_path` and
-checked again. Any failure raises `LiveEndpointUnavailable`; there is never a fallback to the
-URL written in mcp.json or config.yaml.
+checked again. Any failure raises `LiveEndpointUnavailable` with the facts seen (`AppFacts`);
+there is never a fallback to the URL written in mcp.json or config.yaml. Which state those facts
+mean (`app_not_running`, `endpoint_unavailable`, ...) is decided in one place, `hermes.session.why`.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from hermes.apps.declaration import LivenessSpec
 from hermes.apps.host import Host
 from hermes.apps.locate import expand, unset_variables
 from hermes.apps.runtimefile import RuntimeFileError, RuntimeFileMissing, read_runtime_file
-from hermes.apps.states import AppState
 from hermes.apps.status import os_title
 from hermes.errors import HermesError
 
 
+class Finding(StrEnum):
+    """What the runtime file showed at one look: facts, not a verdict (`session.why` decides the state)."""
+
+    LIVE = "live"  # the file is usable and the process it names is alive
+    PATH_UNUSABLE = "path_unusable"  # the declared path cannot be expanded on this host
+    FILE_MISSING = "file_missing"
+    FILE_INVALID = "file_invalid"  # unreadable, not JSON, a broken field
+    PID_DEAD = "pid_dead"  # the process the file names is not running
+    URL_INVALID = "url_invalid"  # the endpoint cannot be composed from the file's URL
+
+
+@dataclass(frozen=True)
+class AppFacts:
+    """Everything observed about an app's endpoint at one look, for whoever explains it."""
+
+    finding: Finding
+    detail: str  # the reader's words: which file, which rule
+    app_running: bool | None = None  # the app's own process, looked for by its path (None: not looked)
+    last_pid_alive: bool | None = None  # with no file: whether the pid the last file named still runs
+    unpublished_since: float | None = None  # monotonic time since which the app runs without its file
+    endpoint_answers: bool | None = None  # for a live file: whether anything accepts connections there
+
+
 class LiveEndpointUnavailable(HermesError):
-    """The app's live endpoint cannot be used; `state` says which link is broken."""
+    """The app's live endpoint cannot be used; `facts` say what was seen."""
 
-    def __init__(self, server: str, state: AppState, reason: str) -> None:
+    def __init__(self, server: str, facts: AppFacts) -> None:
         self.server = server
-        self.state = state
-        self.reason = reason
-        super().__init__(f"Server '{server}' has no live endpoint: {reason}.")
-
-
-class EndpointNotPublished(LiveEndpointUnavailable):
-    """The app runs, but its runtime file is not there (yet): the bridge may be off in its settings."""
+        self.facts = facts
+        self.reason = facts.detail
+        super().__init__(f"Server '{server}' has no live endpoint: {facts.detail}.")
 
 
 @dataclass(frozen=True)
@@ -86,28 +107,26 @@ def unexpandable(spec: LivenessSpec, host: Host) -> str | None:
 
 def resolve_live_endpoint(server: str, spec: LivenessSpec, host: Host, *,
                           app_path: str | None = None) -> LiveEndpoint:
+    def unavailable(finding: Finding, detail: str, **facts: Any) -> LiveEndpointUnavailable:
+        return LiveEndpointUnavailable(server, AppFacts(finding, detail, **facts))
+
     path = runtime_file_path(spec, host)
     if path is None:
-        raise LiveEndpointUnavailable(server, AppState.ENDPOINT_UNAVAILABLE,
-                                      unexpandable(spec, host) or f"the runtime file path {spec.path} is not usable")
+        raise unavailable(Finding.PATH_UNUSABLE,
+                          unexpandable(spec, host) or f"the runtime file path {spec.path} is not usable")
     try:
         runtime = read_runtime_file(Path(path), pid_key=spec.pid_key, url_key=spec.url_key,
                                     token_key=spec.token_key)
     except RuntimeFileMissing:
-        missing = f"runtime file {path}: the file does not exist"
-        if app_path is None:
-            raise LiveEndpointUnavailable(server, AppState.ENDPOINT_UNAVAILABLE, missing) from None
-        if not host.process_running(app_path):
-            raise LiveEndpointUnavailable(server, AppState.APP_NOT_RUNNING, "the app is not running") from None
-        raise EndpointNotPublished(server, AppState.ENDPOINT_UNAVAILABLE, missing) from None
+        running = host.process_running(app_path) if app_path is not None else None
+        raise unavailable(Finding.FILE_MISSING, f"runtime file {path}: the file does not exist",
+                          app_running=running) from None
     except RuntimeFileError as exc:
-        raise LiveEndpointUnavailable(server, AppState.ENDPOINT_UNAVAILABLE,
-                                      f"runtime file {path}: {exc.reason}") from None
+        raise unavailable(Finding.FILE_INVALID, f"runtime file {path}: {exc.reason}") from None
     if not host.pid_alive(runtime.pid):
-        raise LiveEndpointUnavailable(server, AppState.APP_NOT_RUNNING,
-                                      f"the process {runtime.pid} named in {path} is not running")
+        raise unavailable(Finding.PID_DEAD, f"the process {runtime.pid} named in {path} is not running")
     try:
         url = runtime.url(spec.endpoint_path)
     except ValueError as exc:
-        raise LiveEndpointUnavailable(server, AppState.ENDPOINT_UNAVAILABLE, str(exc)) from None
+        raise unavailable(Finding.URL_INVALID, str(exc)) from None
     return LiveEndpoint(url, runtime.pid, runtime.token, path, runtime.host, runtime.port)

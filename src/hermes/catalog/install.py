@@ -5,7 +5,7 @@ the manifest's default. Secrets go to `.env` (0600) and `config.yaml` refers to 
 they are never written into `config.yaml`. (2) The server is probed for its tools. (3) A checklist
 picks the tools: a previous selection wins, then the manifest's default; everything checked
 writes no filter. A failed probe offers to keep the server, disabled, and says why it failed;
-declining restores config.yaml as it was.
+declining restores config.yaml and .env as they were, and so does an interruption at any step.
 """
 
 from __future__ import annotations
@@ -14,18 +14,19 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
 from hermes.catalog.manifest import CatalogServer, HttpEndpoint, Setting, StdioLaunch, load_entries
-from hermes.catalog.states import EntryState
+from hermes.catalog.states import CatalogState
 from hermes.config.dotenv import read_dotenv, set_dotenv
 from hermes.config.edit import add_server, set_server_enabled, set_tool_include
 from hermes.config.launchers import Warmed, run_warm, warm_command
+from hermes.config.model import ServerConfig
 from hermes.config.store import ConfigStore
+from hermes.config.transaction import Transaction, edit_transaction
 from hermes.errors import HermesError, UsageError
-from hermes.files import restore, snapshot
 from hermes.home import Home
+from hermes.interrupts import Interrupted
 
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -51,10 +52,6 @@ Probe = Callable[[Home, str], ProbeResult]
 Ask = Callable[[Setting], str | None]
 ChooseTools = Callable[[list[tuple[str, str]], set[str]], list[str] | None]
 Confirm = Callable[[str], bool]
-
-
-class CatalogError(HermesError):
-    exit_code = 1
 
 
 class NoSuchEntry(HermesError):
@@ -170,15 +167,14 @@ def _literal(entry: CatalogServer, values: dict[str, str]) -> dict[str, str]:
     return {s.name: values[s.name] for s in entry.settings if not s.secret and s.name in values}
 
 
-def _keep_disabled_or_restore(store: ConfigStore, entry: CatalogServer, reason: str,
-                              before: dict[Path, bytes | None], confirm: Confirm,
-                              values: dict[str, str]) -> InstallOutcome:
+def _keep_disabled_or_undo(store: ConfigStore, entry: CatalogServer, reason: str, transaction: Transaction,
+                           confirm: Confirm, values: dict[str, str]) -> InstallOutcome:
     """The server could not be reached: keep it disabled (if the user agrees) or undo everything."""
     if confirm(reason):
         with store.edit() as doc:
             set_server_enabled(doc, entry.name, False)
         return InstallOutcome(entry.name, True, False, failure=reason, post_install=after_install(entry, values))
-    restore(before)  # config.yaml and .env, byte for byte as before the install began
+    transaction.rollback()  # config.yaml and .env, byte for byte as before the install began
     return InstallOutcome(entry.name, False, False, failure=reason)
 
 
@@ -194,14 +190,26 @@ def install_entry(home: Home, name: str, *, given: dict[str, str], ask: Ask | No
                   confirm_save_disabled: Confirm, probe: Probe, override: Override | None = None,
                   login: Callable[[Home, str], None] | None = None,
                   prepare: Callable[[list[str]], Warmed] | None = None) -> InstallOutcome:
+    """The whole install as one transaction: an interruption at any step (a prompt, the package
+    download, the probe, the login, the checklist) leaves config.yaml and .env as they were."""
     entries, _ = load_entries(home.mcp_catalog)
     entry = entries.get(name)
     if entry is None:
         raise NoSuchEntry(name)
     store = ConfigStore(home)
     config = store.load()
-    before = snapshot(home.config, home.dotenv)
-    previous = config.mcp_servers.get(name)
+    with edit_transaction(home) as transaction:
+        return _install(home, entry, store, config.mcp_servers.get(name), transaction, given=given, ask=ask,
+                        choose=choose, confirm=confirm_save_disabled, probe=probe, override=override, login=login,
+                        prepare=prepare)
+
+
+def _install(home: Home, entry: CatalogServer, store: ConfigStore, previous: ServerConfig | None,
+             transaction: Transaction, *, given: dict[str, str], ask: Ask | None, choose: ChooseTools | None,
+             confirm: Confirm, probe: Probe, override: Override | None,
+             login: Callable[[Home, str], None] | None, prepare: Callable[[list[str]], Warmed] | None
+             ) -> InstallOutcome:
+    name = entry.name
     values = _resolve_settings(entry, given, read_dotenv(home.dotenv), ask)
     warnings: list[str] = []
     secrets = {s.name: values[s.name] for s in entry.settings if s.secret and s.name in values}
@@ -223,8 +231,10 @@ def install_entry(home: Home, name: str, *, given: dict[str, str], ask: Ask | No
     if entry.auth == "oauth" and login is not None and not home.has_tokens(name):
         try:
             login(home, name)
+        except Interrupted:
+            raise
         except HermesError as exc:
-            return _keep_disabled_or_restore(store, entry, str(exc), before, confirm_save_disabled, values)
+            return _keep_disabled_or_undo(store, entry, str(exc), transaction, confirm, values)
     report = probe(home, name)
     if not report.ok:
         reason = report.reason or "unknown reason"
@@ -232,7 +242,7 @@ def install_entry(home: Home, name: str, *, given: dict[str, str], ask: Ask | No
             # The failed download is usually the cause; its own words say more than the probe's.
             output = "".join(f"\n    {line}" for line in step_failed.output)
             reason += f"; before that, the install step `{' '.join(step)}` failed ({step_failed.detail}){output}"
-        return _keep_disabled_or_restore(store, entry, reason, before, confirm_save_disabled, values)
+        return _keep_disabled_or_undo(store, entry, reason, transaction, confirm, values)
     tools = [(t.name, t.description) for t in report.tools]
     names = [t for t, _ in tools]
     preselected = preselection(entry, names, previous.tools.include if previous else None)
@@ -249,7 +259,7 @@ def install_entry(home: Home, name: str, *, given: dict[str, str], ask: Ask | No
 @dataclass(frozen=True)
 class CatalogRow:
     entry: CatalogServer
-    state: EntryState
+    state: CatalogState
 
     def to_json(self) -> dict[str, Any]:
         return {**self.entry.to_json(), "state": self.state.value}
@@ -261,7 +271,7 @@ class CustomRow:
 
     name: str
     transport: str
-    state: EntryState
+    state: CatalogState
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "transport": self.transport, "state": self.state.value}
@@ -275,12 +285,12 @@ def catalog_states(home: Home) -> tuple[list[CatalogRow], list[CustomRow], list[
     for name, entry in sorted(entries.items()):
         configured = config.mcp_servers.get(name)
         if configured is None:
-            state = EntryState.AVAILABLE
+            state = CatalogState.AVAILABLE
         elif entry.auth == "oauth" and configured.enabled and home.has_tokens(name):
-            state = EntryState.ENABLED
+            state = CatalogState.ENABLED
         else:
-            state = EntryState.INSTALLED_ENABLED if configured.enabled else EntryState.INSTALLED_DISABLED
+            state = CatalogState.INSTALLED_ENABLED if configured.enabled else CatalogState.INSTALLED_DISABLED
         rows.append(CatalogRow(entry, state))
-    custom = [CustomRow(n, c.transport_name, EntryState.CUSTOM_ENABLED if c.enabled else EntryState.CUSTOM_DISABLED)
+    custom = [CustomRow(n, c.transport_name, CatalogState.CUSTOM_ENABLED if c.enabled else CatalogState.CUSTOM_DISABLED)
               for n, c in config.mcp_servers.items() if n not in entries]
     return rows, custom, warnings

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 
-class EntryState(StrEnum):
+class CatalogState(StrEnum):
     AVAILABLE = "available"
     INSTALLED_ENABLED = "installed (enabled)"
     INSTALLED_DISABLED = "installed (disabled)"
@@ -14,5 +14,5 @@ class EntryState(StrEnum):
     CUSTOM_DISABLED = "custom (disabled)"
 
 
-DISABLED = frozenset({EntryState.INSTALLED_DISABLED, EntryState.CUSTOM_DISABLED})
+DISABLED = frozenset({CatalogState.INSTALLED_DISABLED, CatalogState.CUSTOM_DISABLED})
 UPDATE_AVAILABLE = ", update available"

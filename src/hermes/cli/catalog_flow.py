@@ -49,15 +49,17 @@ def run_install(home: Home, name: str, given: dict[str, str], *, interactive: bo
         if not interactive:
             say("Keeping it in config.yaml, disabled (--yes).")
             return True
-        return bool(questionary.confirm("Save it anyway, disabled, to fix later?", default=True).ask())
+        answer = questionary.confirm("Save it anyway, disabled, to fix later?", default=True).ask()
+        if answer is None:  # Ctrl-C: the install is abandoned, and its transaction undone
+            raise KeyboardInterrupt
+        return bool(answer)
 
     def login(home: Home, server: str) -> None:
-        import anyio
-
+        from hermes import interrupts
         from hermes.mcp.oauth.login import login as oauth_login
 
         say(f"'{server}' uses OAuth: authorize it in your browser.")
-        anyio.run(lambda: oauth_login(home, server, say=say))
+        interrupts.run(lambda: oauth_login(home, server, say=say))
 
     def prepare(command: list[str]) -> Warmed:
         with progress(f"Preparing: {' '.join(command)} (a cold npx/uvx download can take minutes)…"):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -41,16 +40,16 @@ def chat_command(query: str | None, model: str | None, base_url: str | None, yes
 
     options = ChatOptions(model=model, base_url=base_url, yes=yes, platform=platform, deferred=deferred,
                           folder=Path.cwd())
-    import anyio
+    from hermes import interrupts
 
     home = Home.from_env()
     if query is not None:
-        sys.exit(anyio.run(_one_shot, home, options, query, as_json))
+        sys.exit(interrupts.run(_one_shot, home, options, query, as_json))
     if as_json:
         raise UsageError("--json goes with -q/--query (a whole turn as JSON).")
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("Interactive chat needs a terminal; use `hermes chat -q TEXT` in scripts and pipes.")
-    sys.exit(anyio.run(_interactive, home, options))
+    sys.exit(interrupts.run(_interactive, home, options))
 
 
 async def _one_shot(home: Home, options: Any, query: str, as_json: bool) -> int:
@@ -110,7 +109,7 @@ async def _interactive(home: Home, options: Any) -> int:
         _banner(chat)
         while True:
             try:
-                text = (await prompt.prompt_async("› ")).strip()
+                text = (await prompt.prompt_async("› ", handle_sigint=False)).strip()
             except EOFError:
                 return 0
             if not text:
@@ -138,7 +137,8 @@ async def _offer_trust(home: Home, folder: Path, prompt: Any) -> None:
     say(f"{folder.resolve()} has project skills ({', '.join(names)}) in .hermes/skills; {why}. They come with "
         f"the folder's files, so they load only if you trust it.", err=True)
     try:
-        answer = await prompt.prompt_async("Trust this folder and load its skills? [y/N]: ")
+        answer = await prompt.prompt_async("Trust this folder and load its skills? [y/N]: ",
+                                           handle_sigint=False)
     except (EOFError, KeyboardInterrupt):
         answer = ""
     if answer.strip().lower() in ("y", "yes"):
@@ -165,21 +165,11 @@ def _banner(chat: Any) -> None:
 
 async def _turn(chat: Any, ui: Any, text: str) -> None:
     """One turn; Ctrl-C (SIGINT) cancels it, and the in-flight tool calls with it."""
-    import anyio
-
     from hermes.agent.loop import TurnStopped
     from hermes.agent.provider import ModelError
+    from hermes.interrupts import interruptible
 
-    interrupted = False
-    async with anyio.create_task_group() as group:
-        async def stop_on_interrupt() -> None:
-            nonlocal interrupted
-            with anyio.open_signal_receiver(signal.SIGINT) as signals:
-                async for _ in signals:
-                    interrupted = True
-                    group.cancel_scope.cancel()
-
-        group.start_soon(stop_on_interrupt)
+    with interruptible() as caught:
         try:
             turn = await chat.agent.turn(text, stream=True)
             if not ui.streamed and turn.answer:
@@ -191,9 +181,8 @@ async def _turn(chat: Any, ui: Any, text: str) -> None:
             ui.streamed = False
             say(f"\nError: {exc}", err=True)
         finally:
-            group.cancel_scope.cancel()
             ui.close()  # a cancelled tool may never report its end: take the status line away
-    if interrupted:
+    if caught.hit:
         ui.streamed = False
         say("\n(interrupted: the turn stopped; running tools were cancelled)", err=True)
 
@@ -249,7 +238,8 @@ async def _reload(chat: Any, home: Home) -> None:
     if not always:
         try:
             answer = await PromptSession[str]().prompt_async(
-                "Reload the MCP servers from config.yaml? [o]nce / [a]lways (for this HERMES_HOME) / [c]ancel: ")
+                "Reload the MCP servers from config.yaml? [o]nce / [a]lways (for this HERMES_HOME) / [c]ancel: ",
+                handle_sigint=False)
         except (EOFError, KeyboardInterrupt):
             answer = "c"
         choice = answer.strip().lower()[:1]

@@ -145,7 +145,8 @@ class TerminalUI:
         async with self._asking:
             try:
                 with self._question():
-                    answer = await PromptSession[str]().prompt_async(f"{question} [o]nce / [a]lways / [d]eny: ")
+                    answer = await PromptSession[str]().prompt_async(f"{question} [o]nce / [a]lways / [d]eny: ",
+                                                                     handle_sigint=False)
             except (EOFError, KeyboardInterrupt):
                 return Decision.DENY
             choice = answer.strip().lower()[:1]

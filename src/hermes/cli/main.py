@@ -109,7 +109,8 @@ class HermesGroup(click.Group):
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort, SystemExit):
             raise
         except HermesError as exc:
-            click.echo(printable(f"Error: {exc}"), err=True)
+            # An interruption (exit 130/143) has nothing to report beyond that it happened.
+            click.echo(printable(f"{exc}" if exc.exit_code in (130, 143) else f"Error: {exc}"), err=True)
             ctx.exit(exc.exit_code)
         except BaseExceptionGroup as group:
             # A task group wraps what its tasks raised; one of our own errors inside is still ours.

@@ -148,11 +148,11 @@ def reload_command(as_json: bool) -> None:
 @click.option("--no-browser", is_flag=True, help="Only print the URL; do not try to open a browser.")
 def login_command(name: str, timeout: float, no_browser: bool) -> None:
     """Authorize an OAuth server: browser or pasted redirect URL, callback on 127.0.0.1."""
-    import anyio
-
+    from hermes import interrupts
     from hermes.mcp.oauth.login import login
 
-    result = anyio.run(lambda: login(Home.from_env(), name, timeout=timeout, open_browser=not no_browser, say=say))
+    result = interrupts.run(lambda: login(Home.from_env(), name, timeout=timeout, open_browser=not no_browser,
+                                          say=say))
     say(f"Authorized '{name}': token stored ({result.tools} tools offered).")
 
 

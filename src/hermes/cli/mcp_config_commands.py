@@ -81,13 +81,12 @@ def _add_entry(home: Home, scope: str, name: str, entry: dict[str, Any], secrets
                replace: bool) -> ConfigStore:
     from hermes.config.client_json import apply_renames
     from hermes.config.dotenv import secrets_to_dotenv
-    from hermes.files import restored_on_failure
+    from hermes.config.transaction import edit_transaction
 
     store, edit = _edited(home, scope)
     if secrets:
         home.ensure()
-    guarded = (home.dotenv,) if secrets else ()
-    with restored_on_failure(*guarded):  # nothing half-done: .env goes back to what it was
+    with edit_transaction(home, store.path):  # nothing half-done: .env goes back to what it was
         renames = secrets_to_dotenv(home.dotenv, secrets)
         apply_renames(entry, renames)
         with store.edit() as doc:
@@ -253,7 +252,7 @@ def list_rows(home: Home, config: HermesConfig) -> tuple[list[dict[str, Any]], l
     """
     from hermes.config.project import load_project
     from hermes.plugins.registry import load_enabled
-    from hermes.session.servers import EntryState, desired_servers
+    from hermes.session.servers import ConfiguredState, desired_servers
 
     plugins = load_enabled(home, config)
     project = load_project(home, Path.cwd())
@@ -269,8 +268,8 @@ def list_rows(home: Home, config: HermesConfig) -> tuple[list[dict[str, Any]], l
             "target": _target(entry),
             "tools": _selection(entry),
             "enabled": entry.enabled and not server.untrusted,
-            "state": (EntryState.UNTRUSTED if server.untrusted else EntryState.ENABLED if entry.enabled
-                      else EntryState.DISABLED).value,
+            "state": (ConfiguredState.UNTRUSTED if server.untrusted else ConfiguredState.ENABLED if entry.enabled
+                      else ConfiguredState.DISABLED).value,
             "scope": scope,
             "source": str(project.path) if server.source == "project" and project else server.source,
             "auth": entry.auth or "none",
@@ -289,7 +288,7 @@ def list_rows(home: Home, config: HermesConfig) -> tuple[list[dict[str, Any]], l
 @json_option
 def list_command(as_json: bool) -> None:
     """Configured servers: scope, state, transport, tools selected, target."""
-    from hermes.session.servers import EntryState
+    from hermes.session.servers import ConfiguredState
 
     home = Home.from_env()
     rows, errors, _ = list_rows(home, ConfigStore(home).load())
@@ -306,7 +305,7 @@ def list_command(as_json: bool) -> None:
                 [[r["name"], r["scope"] + (f" (overridden by {r['shadowed_by']})" if r["shadowed_by"] else ""),
                   r["state"], r["transport"], r["tools"], r["target"]] for r in rows], shrink=("TARGET", "TOOLS"))
     for row in rows:
-        if row["state"] == EntryState.UNTRUSTED and not row["shadowed_by"]:
+        if row["state"] == ConfiguredState.UNTRUSTED and not row["shadowed_by"]:
             say(f"{row['name']}: {row['why_off']}")
             break
 

@@ -110,7 +110,7 @@ def _write(home: Home, chosen: list[Candidate]) -> None:
     from hermes.config.client_json import apply_renames
     from hermes.config.dotenv import secrets_to_dotenv
     from hermes.config.edit import add_server
-    from hermes.files import restored_on_failure
+    from hermes.config.transaction import edit_transaction
 
     secrets: dict[str, str] = {}
     for candidate in chosen:
@@ -123,8 +123,7 @@ def _write(home: Home, chosen: list[Candidate]) -> None:
                 key = new
             secrets[key] = value
     home.ensure()
-    guarded = (home.dotenv,) if secrets else ()
-    with restored_on_failure(*guarded):
+    with edit_transaction(home):
         renames = secrets_to_dotenv(home.dotenv, secrets)
         with ConfigStore(home).edit() as doc:
             for candidate in chosen:

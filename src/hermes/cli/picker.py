@@ -7,7 +7,7 @@ import sys
 import questionary
 
 from hermes.catalog.install import catalog_states
-from hermes.catalog.states import DISABLED, EntryState
+from hermes.catalog.states import DISABLED, CatalogState
 from hermes.cli.catalog_flow import run_install
 from hermes.cli.configure import configure_tools
 from hermes.cli.output import say
@@ -31,8 +31,8 @@ def _remove(home: Home, name: str) -> None:
     delete_tokens(home, name)
 
 
-def _actions(state: EntryState) -> list[questionary.Choice]:
-    if state is EntryState.AVAILABLE:
+def _actions(state: CatalogState) -> list[questionary.Choice]:
+    if state is CatalogState.AVAILABLE:
         return [questionary.Choice("Install", value="install"), questionary.Choice("Back", value="back")]
     toggle = questionary.Choice("Enable", value="enable") if state in DISABLED else \
         questionary.Choice("Disable", value="disable")

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio
-
+from hermes import interrupts
 from hermes.cli.output import print_json, print_table, say
 from hermes.cli.progress import progress
 from hermes.home import Home
@@ -21,7 +20,7 @@ def _fresh_status(home: Home, wait: float | None) -> list[ServerStatus]:
             return session.status()
 
     with progress("No session is running; connecting to the configured MCP servers…"):
-        return anyio.run(run)
+        return interrupts.run(run)
 
 
 def show_status(home: Home, as_json: bool, wait: float | None = None) -> int:

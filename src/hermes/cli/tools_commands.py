@@ -6,9 +6,9 @@ import json
 import sys
 from typing import Any
 
-import anyio
 import click
 
+from hermes import interrupts
 from hermes.cli.completion import complete_tools
 from hermes.cli.options import json_option, platform_option, wait_option
 from hermes.cli.output import print_json, print_table, say
@@ -44,7 +44,7 @@ def list_command(platform: str | None, wait: float, as_json: bool) -> None:
             }
 
     with progress("Connecting to the configured MCP servers…"):
-        data = anyio.run(run)
+        data = interrupts.run(run)
     if as_json:
         print_json(data)
         return
@@ -102,17 +102,19 @@ def call_command(name: str, raw_args: str, yes: bool, platform: str | None, as_j
             with progress_reporter(name) as on_progress:
                 return await session.call(name, arguments, on_progress=on_progress)
 
-    outcome = anyio.run(run)
+    from hermes.tools.call_result import NotAvailable
+
+    result = interrupts.run(run)
     if as_json:
-        print_json(outcome.to_json())
-    elif outcome.unavailable is not None:
-        say(outcome.text, err=True)
-        print_json(outcome.unavailable.payload())
+        print_json(result.to_json())
+    elif isinstance(result, NotAvailable):
+        say(result.text, err=True)
+        print_json(result.payload())
     else:
-        say(outcome.text, err=outcome.is_error)
-        if outcome.result is not None and outcome.result.structured is not None and not outcome.result.text:
-            print_json(outcome.result.structured)
-    sys.exit(3 if outcome.no_such_tool else 1 if outcome.is_error else 0)
+        say(result.text, err=result.is_error)
+        if result.structured is not None and not result.text:
+            print_json(result.structured)
+    sys.exit(3 if result.no_such_tool else 1 if result.is_error else 0)
 
 
 @tools_group.command("describe")
@@ -131,7 +133,7 @@ def describe_command(name: str, platform: str | None, as_json: bool) -> None:
             return tools.get(name), list(tools)
 
     with progress(f"Connecting to the server of {name}…"):
-        tool, names = anyio.run(run)
+        tool, names = interrupts.run(run)
     if tool is None:
         from hermes.errors import NoSuchTool
         from hermes.validation import suggestion
@@ -180,7 +182,7 @@ def catalog_command(platform: str | None) -> None:
             return session.deferred_catalog()
 
     with progress("Connecting to the configured MCP servers…"):
-        text = anyio.run(run)
+        text = interrupts.run(run)
     click.echo(text, nl=False)
 
 
@@ -198,7 +200,7 @@ def search_command(query: str, platform: str | None, as_json: bool) -> None:
             return [t.to_json() for t in tools], text
 
     with progress("Connecting to the configured MCP servers…"):
-        tools, text = anyio.run(run)
+        tools, text = interrupts.run(run)
     if as_json:
         print_json({"query": query, "tools": tools, "text": text})
     elif tools:

@@ -11,7 +11,7 @@ from ruamel.yaml.comments import CommentedMap
 
 from hermes.config.dotenv import read_dotenv
 from hermes.config.model import HermesConfig, parse_config
-from hermes.config.yamlfile import edit_yaml, load_yaml, parse_yaml_text, read_yaml_text
+from hermes.config.yamlfile import edit_yaml, parse_yaml_text, read_yaml_text
 from hermes.home import Home
 
 # Round-trip parsing is the slow part of every command (tens of ms for a large file), and one command
@@ -26,9 +26,6 @@ class ConfigStore:
     def __init__(self, home: Home, path: Path | None = None) -> None:
         self.home = home
         self.path = path or home.config
-
-    def document(self) -> CommentedMap:
-        return load_yaml(self.path)
 
     def load(self) -> HermesConfig:
         text = read_yaml_text(self.path)

@@ -13,8 +13,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import secrets
-import signal
 import sys
 from typing import Any
 
@@ -23,7 +21,6 @@ SCENE = ["Camera", "Cube", "Light"]
 
 def build_app(token: str) -> Any:
     from mcp.server.mcpserver import MCPServer
-    from starlette.responses import JSONResponse
 
     server = MCPServer("hermes-demo-app", instructions="A demo 3D scene app.")
 
@@ -40,18 +37,9 @@ def build_app(token: str) -> Any:
     def app_info() -> dict[str, int]:
         return {"pid": os.getpid()}
 
-    inner = server.streamable_http_app()
-    expected = f"Bearer {token}".encode()
+    from hermes.loopback import BearerGuard
 
-    async def guarded(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not secrets.compare_digest(given, expected):
-                await JSONResponse({"error": "unauthorized"}, status_code=401)(scope, receive, send)
-                return
-        await inner(scope, receive, send)
-
-    return guarded
+    return BearerGuard(server.streamable_http_app(), token)
 
 
 async def run(runtime_file: str) -> None:
@@ -65,24 +53,24 @@ async def run(runtime_file: str) -> None:
     port = sock.getsockname()[1]
     async with anyio.create_task_group() as tasks:
         await tasks.start(serve_asgi, build_app(token), sock)
-        # The endpoint is withdrawn first, then connections drain: a client watching the file
-        # learns at once that this incarnation is going away.
-        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals, \
-                publish_endpoint(runtime_file, port=port, token=token):
-            print(f"demo app {os.getpid()} listening on 127.0.0.1:{port}", file=sys.stderr, flush=True)
-            async for _ in signals:
-                break
-        tasks.cancel_scope.cancel()
+        # On SIGTERM or SIGINT the endpoint is withdrawn first, then connections drain: a client
+        # watching the file learns at once that this incarnation is going away.
+        try:
+            with publish_endpoint(runtime_file, port=port, token=token):
+                print(f"demo app {os.getpid()} listening on 127.0.0.1:{port}", file=sys.stderr, flush=True)
+                await anyio.sleep_forever()
+        finally:
+            tasks.cancel_scope.cancel()
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="hermes demo desktop app")
     parser.add_argument("--runtime-file", required=True)
     args = parser.parse_args(argv)
-    import anyio
+    from hermes import interrupts
 
     with contextlib.suppress(KeyboardInterrupt):
-        anyio.run(run, args.runtime_file)
+        interrupts.run(run, args.runtime_file, stop_on_signal=True)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from typing import Any
 
 import anyio
 
+from hermes import interrupts
 from hermes.apps.host import local_host
 from hermes.apps.states import AppState
 from hermes.config.edit import add_server
@@ -121,17 +122,16 @@ async def _walk(home: Home, story: Story, apps: demo_setup.DemoApps) -> None:
         story.step("The app is installed but not running. Call its tool anyway:")
         answer = await call_app()
         _show(answer.to_json())
-        story.check(answer.unavailable is not None and answer.unavailable.state == AppState.APP_NOT_RUNNING,
+        story.check(_app_state(answer) == AppState.APP_NOT_RUNNING,
                     "hermes says the app is not running", f"unexpected answer {answer.to_json()}")
 
         story.step("Start the app. It picks a free port and a fresh token and writes its runtime file.")
         process = await anyio.to_thread.run_sync(apps.start)
-        first = session.connections()["demo-app"]
-        connected = await _until(lambda: session.connections()["demo-app"].connected)
+        connected = await _until(lambda: session.snapshots()["demo-app"].connected)
         answer = await call_app()
         say(f"   app pid {process.pid}; {TOOL} -> {answer.text}")
         story.check(connected and not answer.is_error, "hermes found the app by itself and the tool works",
-                    f"no connection: {first.reason or answer.text}")
+                    f"no connection: {session.snapshots()['demo-app'].reason or answer.text}")
 
         story.step("Restart the app: it comes back on another port with another token.")
         apps.stop(process)
@@ -147,7 +147,7 @@ async def _walk(home: Home, story: Story, apps: demo_setup.DemoApps) -> None:
         gone = await _until(lambda: TOOL not in session.surface().tools)
         answer = await call_app()
         _show(answer.to_json())
-        story.check(gone and answer.unavailable is not None and answer.unavailable.state == AppState.APP_NOT_RUNNING,
+        story.check(gone and _app_state(answer) == AppState.APP_NOT_RUNNING,
                     "the tool is hidden and the answer says the app is not running",
                     f"unexpected answer {answer.to_json()}")
 
@@ -156,7 +156,7 @@ async def _walk(home: Home, story: Story, apps: demo_setup.DemoApps) -> None:
         await session.reload()
         answer = await call_app()
         _show(answer.to_json())
-        story.check(answer.unavailable is not None and answer.unavailable.state == AppState.MISSING_APP,
+        story.check(_app_state(answer) == AppState.MISSING_APP,
                     "hermes says the app is missing, and what to do", f"unexpected answer {answer.to_json()}")
 
         story.step("The agent: install and start the app again, then ask 'What is in my scene?'.")
@@ -222,8 +222,15 @@ async def _ask_agent(session: Any, question: str) -> tuple[str, list[str]]:
 
 
 def _answers_from(session: Any, pid: int) -> bool:
-    connection = session.connections()["demo-app"]
-    return bool(connection.connected and connection.live_pid == pid)
+    snapshot = session.snapshots()["demo-app"]
+    return bool(snapshot.connected and snapshot.live_pid == pid)
+
+
+def _app_state(result: Any) -> str | None:
+    """The state an unavailable call answered with, if it was one."""
+    from hermes.tools.call_result import NotAvailable
+
+    return str(result.why.state) if isinstance(result, NotAvailable) else None
 
 
 def run_demo(home_dir: str | None = None) -> int:
@@ -238,7 +245,7 @@ def run_demo(home_dir: str | None = None) -> int:
         story = Story()
         apps = demo_setup.DemoApps(home)
         try:
-            anyio.run(functools.partial(_walk, home, story, apps))
+            interrupts.run(functools.partial(_walk, home, story, apps))
         except RuntimeError as exc:  # the demo app could not start
             story.failures.append(f"step {story.number}: {exc}")
         finally:

@@ -7,7 +7,6 @@ a file left by a killed session is recognised by its dead pid and cleaned up by 
 
 from __future__ import annotations
 
-import hmac
 import os
 import secrets
 
@@ -21,30 +20,23 @@ from starlette.routing import Route
 from hermes.apps.runtimefile import remove_runtime_file, write_runtime_file
 from hermes.errors import HermesError
 from hermes.live.control_client import process_started
-from hermes.loopback import bind_loopback, serve_asgi
+from hermes.loopback import BearerGuard, bind_loopback, serve_asgi
 from hermes.session.core import Session
 
 
-def control_app(session: Session, token: str) -> Starlette:
-    def authorized(request: Request) -> bool:
-        given = request.headers.get("authorization", "")
-        return hmac.compare_digest(given.encode(), f"Bearer {token}".encode())
-
+def control_app(session: Session, token: str) -> BearerGuard:
     async def status(request: Request) -> JSONResponse:
-        if not authorized(request):
-            return JSONResponse({"error": "unauthorized"}, status_code=401)
         return JSONResponse({"pid": os.getpid(), "servers": [s.to_json() for s in session.status()]})
 
     async def reload(request: Request) -> JSONResponse:
-        if not authorized(request):
-            return JSONResponse({"error": "unauthorized"}, status_code=401)
         try:
             report = await session.reload()
         except HermesError as exc:
             return JSONResponse({"error": str(exc)}, status_code=409)
         return JSONResponse({"pid": os.getpid(), "report": report.to_json()})
 
-    return Starlette(routes=[Route("/status", status), Route("/reload", reload, methods=["POST"])])
+    app = Starlette(routes=[Route("/status", status), Route("/reload", reload, methods=["POST"])])
+    return BearerGuard(app, token)
 
 
 async def publish_control(session: Session, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:

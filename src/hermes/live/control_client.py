@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,7 @@ def live_sessions(home: Home) -> list[LiveSession]:
 
 
 _ANSWER_LIMIT = 4 * 1024 * 1024  # a status of many servers is a few hundred KB; more is not an answer
+_WATCH_INTERVAL = 0.05
 
 
 def _suspended(pid: int) -> bool:
@@ -67,15 +69,37 @@ def _suspended(pid: int) -> bool:
         return False
 
 
+def _suspended_error(pid: int) -> dict[str, Any]:
+    return {"error": f"the session (pid {pid}) is suspended (stopped with Ctrl-Z or SIGSTOP); resume it "
+                     f"with `kill -CONT {pid}` or `fg`"}
+
+
 def ask(session: LiveSession, method: str, path: str, *, timeout: float = 120.0) -> tuple[int, dict[str, Any]]:
     """(HTTP status, JSON object); status 0 with an `error` when the session cannot be reached or
-    answers something that is not a bounded JSON object (a session file is only as honest as its port)."""
+    answers something that is not a bounded JSON object (a session file is only as honest as its port).
+
+    A stopped process still accepts connections (the kernel queues them), so the request would
+    wait its whole timeout for an answer that cannot come. The request runs in a worker thread
+    while this one watches the process: one that is, or becomes, suspended is named at once.
+    """
+    pid = session.endpoint.pid
+    if _suspended(pid):
+        return 0, _suspended_error(pid)
+    answer: list[tuple[int, dict[str, Any]]] = []
+    worker = threading.Thread(target=lambda: answer.append(_request(session, method, path, timeout)),
+                              name="hermes-control-request", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(_WATCH_INTERVAL)
+        if worker.is_alive() and _suspended(pid):
+            return 0, _suspended_error(pid)  # the worker ends with its timeout; nothing waits for it
+    return answer[0] if answer else (0, {"error": f"the session (pid {pid}) did not answer"})
+
+
+def _request(session: LiveSession, method: str, path: str, timeout: float) -> tuple[int, dict[str, Any]]:
     import httpx2
 
     pid = session.endpoint.pid
-    if _suspended(pid):
-        return 0, {"error": f"the session (pid {pid}) is suspended (stopped with Ctrl-Z or SIGSTOP); resume it "
-                            f"with `kill -CONT {pid}` or `fg`"}
     headers = {"Authorization": f"Bearer {session.endpoint.token}"} if session.endpoint.token else {}
     try:
         with httpx2.stream(method, session.endpoint.url(path), headers=headers,

@@ -1,11 +1,11 @@
 """Where a server lives, asked afresh on every connect: the config, or an app's runtime file.
 
 `ConfiguredEndpoint` returns the URL and headers written in the config. An app-bound server gets a
-`LiveEndpoint` source instead, which reads the app's runtime file on every connect (never a cached
+`LiveEndpointSource` instead, which reads the app's runtime file on every connect (never a cached
 or configured URL), registers the token with the redactor before building the `Authorization`
-header, and can be watched: its `identity()` changes when the app restarts (new pid, port or
-token), and raises `LiveEndpointUnavailable` when the app goes away. Files are read in a worker
-thread, so a hostile runtime file can never stall the event loop.
+header, and can be watched: `look()` gives the app's identity (which changes when the app
+restarts: new pid, port or token) and the facts seen, also when the file is not usable. Files are
+read in a worker thread, so a hostile runtime file can never stall the event loop.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ import anyio.to_thread
 from hermes.apps.declaration import LivenessSpec
 from hermes.apps.host import Host
 from hermes.apps.liveness import (
-    EndpointNotPublished,
+    AppFacts,
+    Finding,
     LiveEndpoint,
     LiveEndpointUnavailable,
     fill_runtime,
@@ -30,8 +31,6 @@ from hermes.config.resolve import ResolvedServer
 from hermes.security.redact import Redactor
 
 Identity = tuple[str, int, str | None]
-# How long an app may run before it is expected to have published its runtime file.
-PUBLISH_GRACE = 10.0
 
 
 @dataclass(frozen=True)
@@ -61,44 +60,58 @@ class ConfiguredEndpoint:
 
 
 class LiveEndpointSource:
-    """An app's runtime file: the only endpoint trusted for an app-bound server."""
+    """An app's runtime file: the only endpoint trusted for an app-bound server.
+
+    Besides reading the file, it remembers what one look alone cannot tell: since when the app has
+    been running without publishing its file, and whether the process the last file named is still
+    alive after the file went away (an app that quit normally removes its file).
+    """
 
     def __init__(self, server: str, spec: LivenessSpec, host: Host, redactor: Redactor,
-                 app_path: str | None = None, *, app_name: str | None = None,
-                 publish_grace: float = PUBLISH_GRACE) -> None:
+                 app_path: str | None = None) -> None:
         self.server = server
         self.spec = spec
         self.host = host
         self.redactor = redactor
         self.app_path = app_path
-        self.app_name = app_name or server
-        self.publish_grace = publish_grace
         self._unpublished_since: float | None = None
+        self._last_pid: int | None = None
 
     def _read(self) -> LiveEndpoint:
         try:
             live = resolve_live_endpoint(self.server, self.spec, self.host, app_path=self.app_path)
-        except EndpointNotPublished as exc:
-            # An app needs a moment after it starts to write its file; one that runs for longer
-            # without it has its bridge switched off (some builds ship it disabled).
-            now = time.monotonic()
-            self._unpublished_since = self._unpublished_since or now
-            if now - self._unpublished_since < self.publish_grace:
-                raise
-            raise LiveEndpointUnavailable(
-                self.server, exc.state, f"{self.app_name} is running but has not published its endpoint; "
-                                        f"enable the bridge in its settings") from None
+        except LiveEndpointUnavailable as exc:
+            raise LiveEndpointUnavailable(self.server, self._remembered(exc.facts)) from None
         self._unpublished_since = None
+        self._last_pid = live.pid
         if live.token:
             self.redactor.register(live.token)
         return live
 
+    def _remembered(self, facts: AppFacts) -> AppFacts:
+        if facts.finding is not Finding.FILE_MISSING:
+            self._unpublished_since = None
+            return facts
+        if facts.app_running:
+            self._unpublished_since = self._unpublished_since or time.monotonic()
+            facts = replace(facts, unpublished_since=self._unpublished_since)
+        else:
+            self._unpublished_since = None
+        if self._last_pid is not None:
+            facts = replace(facts, last_pid_alive=self.host.pid_alive(self._last_pid))
+        return facts
+
+    async def look(self) -> tuple[Identity | None, AppFacts]:
+        """One look at the runtime file: the app's identity when it is live, and what was seen."""
+        try:
+            live = await self.current()
+        except LiveEndpointUnavailable as exc:
+            return None, exc.facts
+        return live.identity, AppFacts(Finding.LIVE, f"runtime file {live.runtime_file}: live (pid {live.pid})")
+
     async def current(self) -> LiveEndpoint:
         """Raises `LiveEndpointUnavailable`; never falls back to a configured URL."""
         return await anyio.to_thread.run_sync(self._read)
-
-    async def identity(self) -> Identity:
-        return (await self.current()).identity
 
     async def fill(self, server: ResolvedServer) -> tuple[ResolvedServer, LiveEndpoint]:
         """The server with every `${runtime.*}` in its args, env and headers filled from the runtime

@@ -2,10 +2,10 @@
 
 Each kind is one small context manager in the SDK's `Transport` shape (it yields the read and
 write streams): `StdioProcess` for a local server, `streamable_http` and `sse` for remote ones.
-`open_transport` picks the kind for a resolved server, asks the endpoint source where it lives,
-registers every credential with the redactor before any header is built, and returns a `Link`:
-the transport plus what the supervisor needs to know about it (the process, the app endpoint's
-identity, the last HTTP failure) to classify how it ended.
+`TransportOpener.open` picks the kind for a resolved server, asks the endpoint source where it
+lives, registers every credential with the redactor before any header is built, and returns a
+`Link`: the transport (not yet entered) plus what an attempt needs to know about it (the process,
+the app endpoint's identity, the last HTTP failure) to classify how it ended.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from typing import Any
 from hermes.apps.availability import check_availability
 from hermes.apps.host import Host
 from hermes.apps.states import AppState
-from hermes.catalog.states import UPDATE_AVAILABLE, EntryState
+from hermes.catalog.states import UPDATE_AVAILABLE, CatalogState
 from hermes.config.edit import set_plugin_enabled
 from hermes.config.store import ConfigStore
 from hermes.errors import HermesError
@@ -144,7 +144,7 @@ def update(home: Home, name: str, host: Host) -> InstallResult | None:
 @dataclass(frozen=True)
 class PluginCatalogRow:
     entry: CatalogEntry
-    state: EntryState
+    state: CatalogState
     update_available: bool = False
 
     @property
@@ -161,8 +161,8 @@ def catalog_rows(home: Home) -> list[PluginCatalogRow]:
     for entry in load_catalog(home).values():
         provenance = read_provenance(home.plugins / entry.name) if (home.plugins / entry.name).is_dir() else None
         if provenance is None:
-            rows.append(PluginCatalogRow(entry, EntryState.AVAILABLE))
+            rows.append(PluginCatalogRow(entry, CatalogState.AVAILABLE))
             continue
-        state = EntryState.INSTALLED_ENABLED if entry.name in enabled else EntryState.INSTALLED_DISABLED
+        state = CatalogState.INSTALLED_ENABLED if entry.name in enabled else CatalogState.INSTALLED_DISABLED
         rows.append(PluginCatalogRow(entry, state, provenance.get("commit") != entry.sha))
     return rows

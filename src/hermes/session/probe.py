@@ -6,8 +6,7 @@ Used by `hermes mcp test`, `hermes mcp configure` and `hermes mcp install` (whic
 
 from __future__ import annotations
 
-import anyio
-
+from hermes import interrupts
 from hermes.home import Home
 from hermes.mcp.connection import RestartPolicy
 from hermes.session.core import Session, SessionSettings
@@ -24,20 +23,22 @@ def first_line(text: str | None) -> str:
 async def probe(home: Home, name: str) -> ProbeReport:
     settings = SessionSettings(only=frozenset({name}), include_disabled=PROBE.include_disabled, policy=PROBE.policy)
     async with Session(home, settings) as session:
-        connection = session.connections()[name]
-        transport, state = connection.config.transport_name, connection.state
-        if not connection.connected:
-            return ProbeReport(name, transport, False, state, reason=session.redactor(connection.reason),
-                               stderr_tail=session.redactor(connection.stderr_tail))
-        info = connection.server_info
+        snapshot = session.snapshots()[name]
+        config = session.server_config(name)
+        assert config is not None  # `only` a configured name: the CLI checked it
+        transport, state = config.transport_name, snapshot.state
+        if not snapshot.connected:
+            return ProbeReport(name, transport, False, state, reason=session.redactor(snapshot.reason),
+                               stderr_tail=session.redactor(snapshot.stderr_tail))
+        info = snapshot.server_info
         return ProbeReport(
             name, transport, True, state,
             server_info=session.redactor(f"{info.name} {info.version}".strip()) if info else None,
-            connect_ms=round((connection.connect_seconds or 0) * 1000, 1),
-            tools=[ProbedTool(t.name, first_line(t.description), tool_allowed(t.name, connection.config.tools))
-                   for t in connection.tools],
+            connect_ms=round((snapshot.connect_seconds or 0) * 1000, 1),
+            tools=[ProbedTool(t.name, first_line(t.description), tool_allowed(t.name, config.tools))
+                   for t in snapshot.tools],
             warnings=list(session.warnings))
 
 
 def probe_server(home: Home, name: str) -> ProbeReport:
-    return anyio.run(probe, home, name)
+    return interrupts.run(probe, home, name)

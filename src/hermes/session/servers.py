@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # types only: a listing without plugins must not pay for the 
 PROJECT_SOURCE = "project"
 
 
-class EntryState(StrEnum):
+class ConfiguredState(StrEnum):
     """A configured server as a listing shows it (before anything connects)."""
 
     ENABLED = "enabled"

@@ -7,10 +7,13 @@ with `ServerStatus.from_json`, so a wrong key is a type error here instead of a 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes.apps.states import AppState
 from hermes.mcp.states import ConnectionState
+
+if TYPE_CHECKING:
+    from hermes.session.view import SessionView
 
 
 @dataclass(frozen=True)
@@ -103,3 +106,34 @@ class ProbeReport:
         else:
             data |= {"reason": self.reason, "stderr_tail": self.stderr_tail}
         return data
+
+
+def status_rows(session: SessionView) -> list[ServerStatus]:
+    """One row per server of `session`: state, tools on the surface, last error, why unavailable."""
+    from hermes.apps.status import AppStatus
+
+    surface = session.surface()
+    allowed = session.platform_servers()
+    rows: list[ServerStatus] = []
+    for name, snapshot in session.snapshots().items():
+        state: ConnectionState | AppState = snapshot.state
+        unavailable: dict[str, Any] | None = None
+        if not snapshot.connected:
+            missing = session.why(name)
+            unavailable = missing.payload()
+            if isinstance(missing, AppStatus):
+                state = missing.state
+        desired = session.lifecycle.desired.get(name)
+        app: dict[str, Any] | None = None
+        if desired is not None and desired.declaration is not None:
+            gate = session.lifecycle.gates.get(name)
+            app = {"name": desired.app_name or name, "availability": gate.availability.describe() if gate else None}
+        seconds = snapshot.connect_seconds
+        rows.append(ServerStatus(
+            name=name, source=session.source_of(name),
+            transport=desired.config.transport_name if desired else "unknown", state=state,
+            tools=len(surface.for_server(name)), tools_offered=len(snapshot.tools), restarts=snapshot.restarts,
+            pid=snapshot.pid if snapshot.connected else None,
+            connect_ms=round(seconds * 1000, 1) if seconds else None, on_platform=name in allowed,
+            unavailable=unavailable, app=app))
+    return rows

@@ -32,8 +32,9 @@ UTILITIES: dict[UtilityKind, tuple[str, dict[str, Any]]] = {
 }
 
 
-def resource_listing(listing: types.ListResourcesResult) -> RenderedResult:
-    text = "\n".join(f"{r.uri}\t{r.name}\t{r.description or ''}".rstrip() for r in listing.resources)
+def resource_listing(resources: list[types.Resource]) -> RenderedResult:
+    text = "\n".join(f"{r.uri}\t{r.name}\t{r.description or ''}".rstrip() for r in resources)
+    listing = types.ListResourcesResult(resources=resources)
     return RenderedResult(cap(text or "(no resources)"), listing.model_dump(mode="json", by_alias=True), False)
 
 
@@ -43,9 +44,10 @@ def resource_contents(contents: types.ReadResourceResult) -> RenderedResult:
     return RenderedResult(cap(text), None, False)
 
 
-def prompt_listing(prompts: types.ListPromptsResult) -> RenderedResult:
-    text = "\n".join(f"{p.name}\t{p.description or ''}".rstrip() for p in prompts.prompts)
-    return RenderedResult(cap(text or "(no prompts)"), prompts.model_dump(mode="json", by_alias=True), False)
+def prompt_listing(prompts: list[types.Prompt]) -> RenderedResult:
+    text = "\n".join(f"{p.name}\t{p.description or ''}".rstrip() for p in prompts)
+    listing = types.ListPromptsResult(prompts=prompts)
+    return RenderedResult(cap(text or "(no prompts)"), listing.model_dump(mode="json", by_alias=True), False)
 
 
 def prompt_messages(prompt: types.GetPromptResult) -> RenderedResult:

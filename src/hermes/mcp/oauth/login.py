@@ -9,7 +9,6 @@ token was actually stored.
 from __future__ import annotations
 
 import socket
-import sys
 import webbrowser
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from hermes.mcp.oauth.storage import client_path, has_tokens, read_json, union_o
 from hermes.mcp.sdk import create_http_client
 from hermes.security.redact import Redactor
 from hermes.security.redacted_log import redacted_file_logging
+from hermes.stdin_lines import pollable_stdin, stdin_lines
 
 LOGIN_TIMEOUT = 300.0
 
@@ -99,12 +99,11 @@ async def login(home: Home, name: str, *, timeout: float = LOGIN_TIMEOUT, open_b
         say(f"Waiting up to {timeout:g} s; or paste the URL your browser ended on and press Enter.")
 
     async def read_pasted() -> None:
-        if sys.stdin is None or sys.stdin.closed:
-            return
-        while True:
-            line = await anyio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
-            if not line:
-                return  # no terminal input to wait for; the loopback callback still can arrive
+        # On the event loop, never in a thread: a read nobody answers must not hold up the exit.
+        fd = pollable_stdin()
+        if fd is None:
+            return  # no terminal input to wait for; the loopback callback still can arrive
+        async for line in stdin_lines(fd):
             if "?" in line:
                 await results.send(_callback_result(urlsplit(line.strip()).query))
                 return

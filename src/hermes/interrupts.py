@@ -1,0 +1,113 @@
+"""Running a command's async work under one signal policy.
+
+Every command that runs async work goes through `run()`. While it runs, hermes itself catches
+SIGINT and SIGTERM (no KeyboardInterrupt can fire in the middle of a cleanup):
+
+- The first signal cancels the innermost *interruptible* scope: the command's work as a whole, or
+  a part of it that asked to be stoppable on its own (a chat turn, through `interruptible()`).
+  Cancelling lets every `finally` run, so servers are stopped and their processes reaped; the
+  session's stop is shielded and quick, so the command is gone within about a second.
+- A signal that arrives while an interrupted scope is still cleaning up is absorbed: the cleanup
+  finishes, and no traceback is ever printed for it.
+- A command whose work was interrupted raises `Interrupted` once its cleanup is done: exit 130
+  for SIGINT (143 for SIGTERM). `hermes mcp serve` treats both as a request to stop and returns
+  normally (`stop_on_signal=True`): for a server, being told to stop is how it ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from collections.abc import Awaitable, Callable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import anyio
+
+from hermes.errors import HermesError
+
+T = TypeVar("T")
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupted(HermesError):
+    """The user (or the system) interrupted the command; its cleanup has run."""
+
+    exit_code = 130
+
+    def __init__(self, signum: int = signal.SIGINT) -> None:
+        self.signum = signum
+        if signum == signal.SIGTERM:
+            self.exit_code = 143
+        super().__init__("Interrupted.")
+
+
+@dataclass
+class Caught:
+    """What `interruptible()` yields: whether a signal stopped that part of the work."""
+
+    hit: bool = False
+    signum: int | None = None
+
+
+@dataclass
+class _Policy:
+    scopes: list[tuple[anyio.CancelScope, Caught]] = field(default_factory=list)
+
+    def hit(self, signum: int) -> None:
+        for scope, caught in reversed(self.scopes):
+            if not caught.hit:
+                caught.hit, caught.signum = True, signum
+                scope.cancel()
+                return
+        # Everything is already stopping: the cleanup under way finishes as it is.
+
+
+_current: ContextVar[_Policy | None] = ContextVar("hermes_interrupt_policy", default=None)
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[Caught]:
+    """A part of the work that a signal stops on its own, while the command goes on.
+
+    Outside `run()` (a test calling the code directly) the block simply runs.
+    """
+    policy = _current.get()
+    caught = Caught()
+    with anyio.CancelScope() as scope:
+        if policy is None:
+            yield caught
+            return
+        policy.scopes.append((scope, caught))
+        try:
+            yield caught
+        finally:
+            policy.scopes.remove((scope, caught))
+
+
+async def _listen(policy: _Policy, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+    with anyio.open_signal_receiver(*_SIGNALS) as signals:
+        task_status.started()
+        async for signum in signals:
+            policy.hit(int(signum))
+
+
+async def _guarded(work: Callable[..., Awaitable[T]], args: tuple[Any, ...], stop_on_signal: bool) -> T | None:
+    policy = _Policy()
+    _current.set(policy)
+    async with anyio.create_task_group() as tasks:
+        await tasks.start(_listen, policy)
+        result: T | None = None
+        with interruptible() as caught:
+            result = await work(*args)
+        tasks.cancel_scope.cancel()
+    if caught.hit and not stop_on_signal:
+        raise Interrupted(caught.signum or signal.SIGINT)
+    return result
+
+
+def run(work: Callable[..., Awaitable[T]], *args: Any, stop_on_signal: bool = False) -> T:
+    """`anyio.run(work, *args)` under the signal policy above."""
+    result = anyio.run(_guarded, work, args, stop_on_signal)
+    return result  # type: ignore[return-value]  # None only when a signal stopped a server's work

@@ -1,0 +1,209 @@
+"""The MCP requests `serve` answers by forwarding them to the session: tools, resources, resource
+templates, prompts and completions, each under its exposed name.
+
+Everything that is not hermes's business passes through as the upstream server gave it (tool
+definitions, structured results, media); hermes's filters, gates and redaction apply on the way.
+Failures of upstream requests reach the client as MCP errors with redacted messages.
+"""
+
+from __future__ import annotations
+
+import json
+import weakref
+from collections.abc import Awaitable
+from typing import TypeVar
+
+import mcp_types as types
+from mcp.server.connection import Connection
+from mcp.shared.exceptions import MCPError
+from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
+
+from hermes.live.naming import Naming
+from hermes.live.routing import Ctx, Router
+from hermes.mcp.sdk import client_connection
+from hermes.session.core import Session
+from hermes.tools.deferred import SEARCH_TOOL, found_tools
+
+T = TypeVar("T")
+
+
+class Forwarder:
+    def __init__(self, naming: Naming, router: Router, *, deferred: bool = False) -> None:
+        self.naming = naming
+        self.router = router
+        self.deferred = deferred
+        self._session: Session | None = None
+        self._subscribers: dict[str, weakref.WeakSet[Connection]] = {}  # resource URI -> subscribed clients
+
+    @property
+    def session(self) -> Session:
+        assert self._session is not None, "attach() the session first"
+        return self._session
+
+    def attach(self, session: Session) -> None:
+        """The session to forward to (created with the aggregator's handlers)."""
+        self._session = session
+
+    # -- tools -----------------------------------------------------------------------------------
+
+    async def list_tools(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        self.router.seen(ctx)
+        if self.deferred:
+            return types.ListToolsResult(tools=[self._search_tool()])
+        tools = []
+        for name, tool in self.naming.tools(self.session.surface()).items():
+            definition = tool.definition or types.Tool(name=name, input_schema=tool.input_schema)
+            tools.append(definition.model_copy(update={"name": name}))
+        return types.ListToolsResult(tools=tools)
+
+    def _search_tool(self) -> types.Tool:
+        return types.Tool(
+            name=SEARCH_TOOL,
+            description="Find tools by service and action; returns their names and input schemas, which you can "
+                        "then call by name.\n\n" + self.session.deferred_catalog(),
+            input_schema={"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]})
+
+    def _search(self, query: str) -> types.CallToolResult:
+        tools, text = self.session.tool_search(query)
+        if not tools:
+            return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+        found = found_tools(tools)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(found, indent=1))],
+                                    structured_content={"tools": found})
+
+    async def call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        self.router.seen(ctx)
+        if self.deferred and params.name == SEARCH_TOOL:
+            return self._search(str((params.arguments or {}).get("query", "")))
+        tool = self.naming.tools(self.session.surface()).get(params.name)
+        registered = tool.name if tool is not None else params.name
+
+        async def relay(progress: float, total: float | None, message: str | None) -> None:
+            await ctx.session.report_progress(progress, total, message)
+
+        with self.router.in_flight(tool.server if tool is not None else None, ctx):
+            result = await self.session.call(registered, dict(params.arguments or {}), on_progress=relay)
+        return result.to_mcp()
+
+    # -- resources and templates -----------------------------------------------------------------
+
+    async def list_resources(self, ctx: Ctx, params: types.PaginatedRequestParams | None
+                             ) -> types.ListResourcesResult:
+        self.router.seen(ctx)
+        seen, resources = set(), []
+        for server, resource in await self.session.upstream.list_resources():
+            if resource.uri in seen:
+                continue  # the same URI from two servers: the first (by name) answers for it
+            seen.add(resource.uri)
+            resources.append(resource.model_copy(update={"name": self.naming.exposed(server, resource.name)}))
+        return types.ListResourcesResult(resources=resources)
+
+    async def list_templates(self, ctx: Ctx, params: types.PaginatedRequestParams | None
+                             ) -> types.ListResourceTemplatesResult:
+        self.router.seen(ctx)
+        return types.ListResourceTemplatesResult(resource_templates=[
+            template.model_copy(update={"name": self.naming.exposed(server, template.name)})
+            for server, template in await self.session.upstream.list_resource_templates()])
+
+    async def _owner_of(self, uri: str) -> str:
+        """Which server a URI belongs to: a listed resource first, then a matching template."""
+        upstream = self.session.upstream
+        for server, resource in await upstream.list_resources():
+            if str(resource.uri) == uri:
+                return server
+        for server, template in await upstream.list_resource_templates():
+            if _template_matches(template.uri_template, uri):
+                return server
+        raise MCPError(types.INVALID_PARAMS, f"No MCP server behind hermes offers the resource {uri}")
+
+    async def read_resource(self, ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        self.router.seen(ctx)
+        uri = str(params.uri)
+        server = await self._owner_of(uri)
+        return await self._upstream(self.session.upstream.read_resource(server, uri))
+
+    async def subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        uri = str(params.uri)
+        await self._upstream(self.session.upstream.subscribe(await self._owner_of(uri), uri, True))
+        client = client_connection(ctx)
+        if client is not None:
+            self._subscribers.setdefault(uri, weakref.WeakSet()).add(client)
+        return types.EmptyResult()
+
+    async def unsubscribe(self, ctx: Ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        uri = str(params.uri)
+        client = client_connection(ctx)
+        subscribers = self._subscribers.get(uri)
+        if client is not None and subscribers is not None:
+            subscribers.discard(client)
+        if not subscribers:  # the last client let go: so does hermes, upstream
+            self._subscribers.pop(uri, None)
+            await self._upstream(self.session.upstream.subscribe(await self._owner_of(uri), uri, False))
+        return types.EmptyResult()
+
+    async def relay_update(self, server: str, uri: str) -> None:
+        """An upstream resource changed: every client subscribed to it here hears so."""
+        for client in list(self._subscribers.get(uri, ())):
+            try:
+                await client.send_resource_updated(uri)
+            except Exception:  # a client that went away must not stop the others
+                self._subscribers.get(uri, weakref.WeakSet()).discard(client)
+
+    # -- prompts and completions -----------------------------------------------------------------
+
+    async def _prompts(self) -> dict[str, tuple[str, types.Prompt]]:
+        return {self.naming.exposed(server, prompt.name): (server, prompt)
+                for server, prompt in await self.session.upstream.list_prompts()}
+
+    async def list_prompts(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+        self.router.seen(ctx)
+        return types.ListPromptsResult(prompts=[prompt.model_copy(update={"name": name})
+                                                for name, (_, prompt) in (await self._prompts()).items()])
+
+    async def get_prompt(self, ctx: Ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        self.router.seen(ctx)
+        found = (await self._prompts()).get(params.name)
+        if found is None:
+            raise MCPError(types.INVALID_PARAMS, f"No prompt named '{params.name}' behind hermes")
+        server, prompt = found
+        return await self._upstream(self.session.upstream.get_prompt(server, prompt.name, params.arguments))
+
+    async def complete(self, ctx: Ctx, params: types.CompleteRequestParams) -> types.CompleteResult:
+        self.router.seen(ctx)
+        ref = params.ref
+        argument = {"name": params.argument.name, "value": params.argument.value}
+        context = params.context.arguments if params.context else None
+        nothing = types.CompleteResult(completion=types.Completion(values=[]))
+        if isinstance(ref, types.PromptReference):
+            found = (await self._prompts()).get(ref.name)
+            if found is None:
+                return nothing
+            server, prompt = found
+            upstream_ref: types.PromptReference | types.ResourceTemplateReference = ref.model_copy(
+                update={"name": prompt.name})
+        else:
+            templates = await self.session.upstream.list_resource_templates()
+            server = next((s for s, t in templates if t.uri_template == ref.uri), "")
+            if not server:
+                return nothing
+            upstream_ref = ref
+        return await self._upstream(self.session.upstream.complete(server, upstream_ref, argument, context))
+
+    async def _upstream(self, request: Awaitable[T]) -> T:
+        """An upstream request; its failure reaches the client as an MCP error with a redacted message."""
+        try:
+            return await request
+        except MCPError as exc:
+            raise MCPError(exc.error.code, self.session.redactor(exc.error.message)) from None
+        except Exception as exc:
+            raise MCPError(types.INTERNAL_ERROR, self.session.redactor(f"{type(exc).__name__}: {exc}")) from None
+
+
+def _template_matches(template: str, uri: str) -> bool:
+    try:
+        return UriTemplate.parse(template).match(uri) is not None
+    except (InvalidUriTemplate, ValueError):
+        return False
+
+
+__all__ = ["Forwarder"]

@@ -1,0 +1,195 @@
+"""One connection attempt: open the transport, handshake, list the tools, then wait for its end.
+
+The attempt reports to its supervisor through two callbacks (`connected` once the tools are
+listed, `tools_changed` after a server's `list_changed`) and returns how it ended (see
+`outcomes`). Everything it hands over that a server produced is redacted first: failure reasons,
+and the tool definitions, which may echo a token the server was started with.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+import httpx2
+import mcp_types as types
+from anyio.abc import TaskGroup
+from mcp import Client
+from mcp.client.session import IncomingMessage
+from mcp.shared.exceptions import MCPError
+
+from hermes import __version__
+from hermes.apps.liveness import AppFacts, Finding, LiveEndpointUnavailable
+from hermes.config.model import ServerConfig
+from hermes.config.resolve import ResolvedServer
+from hermes.errors import HermesError, leaf
+from hermes.mcp.describe import describe_failure
+from hermes.mcp.endpoint import EndpointSource
+from hermes.mcp.handlers import ServerCallbacks
+from hermes.mcp.outcomes import Ended, Exited, Failed, Mailbox, Stopped
+from hermes.mcp.requests import list_all_tools
+from hermes.mcp.transports import Link, TransportOpener
+
+CLIENT_INFO = types.Implementation(name="hermes", version=__version__)
+
+
+@dataclass(frozen=True)
+class Live:
+    """The connected end of an attempt."""
+
+    client: Client
+    link: Link
+    tools: list[types.Tool]
+    seconds: float  # from opening the transport to the tools listed
+
+
+class Attempt:
+    def __init__(self, name: str, config: ServerConfig, resolve: Callable[[], ResolvedServer], opener: TransportOpener,
+                 endpoint: EndpointSource, callbacks: ServerCallbacks, *, connected: Callable[[Live], None],
+                 tools_changed: Callable[[list[types.Tool]], None]) -> None:
+        self.name = name
+        self.mailbox = Mailbox()
+        self.live: Live | None = None
+        self.stderr_tail = ""
+        self._config = config
+        self._resolve = resolve
+        self._opener = opener
+        self._endpoint = endpoint
+        self._callbacks = callbacks
+        self._connected = connected
+        self._tools_changed = tools_changed
+        self._scope: anyio.CancelScope | None = None
+        self._tasks: TaskGroup | None = None
+
+    def abandon(self) -> None:
+        """Stop an attempt that has not connected yet (a connected one ends through its mailbox)."""
+        if self._scope is not None and self.live is None:
+            self._scope.cancel()
+
+    async def run(self) -> Ended:
+        link: Link | None = None
+        outcome: Ended | None = None
+        started = anyio.current_time()
+        try:
+            with anyio.CancelScope(deadline=started + self._config.connect_timeout) as scope:
+                self._scope = scope
+                async with AsyncExitStack() as stack:
+                    link = await self._opener.open(self.name, self._resolve(), self._endpoint, stack=stack)
+                    client = Client(link.transport, mode="legacy", message_handler=self._on_message,
+                                    client_info=CLIENT_INFO, cache=None, **self._callbacks.client_options())
+                    await stack.enter_async_context(client)
+                    tools = self._redacted(await list_all_tools(client))
+                    scope.deadline = math.inf
+                    self.live = Live(client, link, tools, anyio.current_time() - started)
+                    if link.process is not None:
+                        link.process.settled = True
+                    self._connected(self.live)
+                    async with anyio.create_task_group() as tasks:
+                        self._tasks = tasks
+                        if link.process is not None:
+                            tasks.start_soon(self._post_exit, link)
+                        outcome = await self.mailbox.wait()
+                        tasks.cancel_scope.cancel()
+            if outcome is None:
+                outcome = Stopped() if self.mailbox.outcome is not None else Failed(
+                    f"did not finish starting within {self._config.connect_timeout:g} s (connect_timeout)")
+        except LiveEndpointUnavailable as exc:
+            outcome = Failed(self._opener.redactor(exc.reason), _redacted_facts(exc.facts, self._opener.redactor))
+        except Exception as exc:
+            outcome = await self._classify(exc, link)
+        finally:
+            self._tasks = None
+            self._scope = None
+        if link is not None and link.process is not None:
+            self.stderr_tail = "\n".join(link.process.stderr_tail)
+            if isinstance(outcome, Exited) and link.process.returncode is not None:
+                # A call may have noticed the closed pipe first; the exit status says more.
+                outcome = Exited(f"the server exited (exit code {link.process.returncode})")
+        return outcome
+
+    async def _classify(self, exc: BaseException, link: Link | None) -> Ended:
+        process = link.process if link else None
+        # Our own errors (an OAuth login that is needed, say) explain more than the HTTP status.
+        own = isinstance(leaf(exc), HermesError)
+        http_failure = link.http.failure if link and not own else None
+        reason = self._opener.redactor(http_failure or describe_failure(
+            exc, command=process.command if process else None, url=link.url if link else None,
+            returncode=process.returncode if process else None))
+        if self.live is not None:
+            return Exited(reason)
+        if link is not None and link.identity and process is None:
+            # The app's runtime file is valid and its pid alive: does anything listen where it says?
+            answers = await _answers(link.url)
+            detail = reason if answers else f"the app's endpoint {_origin(link.url)} does not answer"
+            return Failed(detail, AppFacts(Finding.LIVE, detail, endpoint_answers=answers))
+        return Failed(reason)
+
+    async def _post_exit(self, link: Link) -> None:
+        assert link.process is not None
+        await link.process.exited.wait()
+        self.mailbox.post(Exited(f"the server exited (exit code {link.process.returncode})"))
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        live, tasks = self.live, self._tasks
+        if live is None or tasks is None:
+            return
+        if isinstance(message, types.ToolListChangedNotification):
+            tasks.start_soon(self._refresh_tools, live.client)
+        elif isinstance(message, types.ResourceUpdatedNotification):
+            tasks.start_soon(self._callbacks.resource_updated, str(message.params.uri))
+
+    async def _refresh_tools(self, client: Client) -> None:
+        try:
+            tools = self._redacted(await list_all_tools(client))
+        except (MCPError, httpx2.HTTPError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return
+        if self.live is not None and client is self.live.client:
+            self._tools_changed(tools)
+
+    def _redacted(self, tools: list[types.Tool]) -> list[types.Tool]:
+        """Definitions as the server gave them, minus any secret it echoes (a token it was started
+        with, in a description or a schema); redacted once here, so every listing and every model
+        downstream gets the clean copy."""
+        redact = self._opener.redactor
+        clean = []
+        for tool in tools:
+            update: dict[str, Any] = {"input_schema": redact.value(tool.input_schema)}
+            if tool.description:
+                update["description"] = redact(tool.description)
+            if tool.title:
+                update["title"] = redact(tool.title)
+            if tool.output_schema is not None:
+                update["output_schema"] = redact.value(tool.output_schema)
+            clean.append(tool.model_copy(update=update))
+        return clean
+
+
+def _redacted_facts(facts: AppFacts, redact: Callable[[str], str]) -> AppFacts:
+    from dataclasses import replace
+
+    return replace(facts, detail=redact(facts.detail))
+
+
+def _origin(url: str | None) -> str:
+    parts = urlsplit(url or "")
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+async def _answers(url: str | None, timeout: float = 2.0) -> bool:
+    """Whether anything accepts a TCP connection where `url` points (loopback app endpoints only)."""
+    parts = urlsplit(url or "")
+    if not parts.hostname or parts.port is None:
+        return False
+    with anyio.move_on_after(timeout):
+        try:
+            stream = await anyio.connect_tcp(parts.hostname, parts.port)
+        except OSError:
+            return False
+        await stream.aclose()
+        return True
+    return False

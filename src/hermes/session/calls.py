@@ -1,0 +1,129 @@
+"""A call of the surface, from its registered name to one `CallResult`.
+
+This is the one boundary a result crosses on its way to anyone: the server's answer is redacted
+here (`redact_result`) and rendered once; hermes's own failure sentences are redacted here too.
+What comes back is read the same way by chat, `hermes tools call` and `serve` (see
+`hermes.tools.call_result`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+from hermes.errors import HermesError
+from hermes.mcp.connection import ServerConnection
+from hermes.mcp.describe import describe_failure
+from hermes.mcp.requests import GetPrompt, ListPrompts, ListResources, ReadResource
+from hermes.mcp.snapshot import ServerNotConnected
+from hermes.mcp.tasks import Progress
+from hermes.tools import utilities
+from hermes.tools.call_result import CallResult, NotAvailable, Ok, ToolError
+from hermes.tools.filters import tool_allowed
+from hermes.tools.naming import owners, registered_name
+from hermes.tools.results import RenderedResult, redact_result, render_result
+from hermes.tools.surface import SurfaceTool
+from hermes.validation import suggestion
+
+if TYPE_CHECKING:
+    from hermes.session.view import SessionView
+
+
+class Calls:
+    def __init__(self, session: SessionView) -> None:
+        self._session = session
+        self._cache = session.home.cache  # computed once: building paths shows up in per-call cost
+
+    def _failed(self, text: str, **extra: Any) -> ToolError:
+        return ToolError(self._session.redactor(text), **extra)
+
+    async def call(self, name: str, arguments: dict[str, Any], *, on_progress: Progress | None = None) -> CallResult:
+        session = self._session
+        tool = session.surface().tools.get(name)
+        if tool is None:
+            return self._not_on_surface(name)
+        connection = session.lifecycle.connection(tool.server)
+        config = session.server_config(tool.server)
+        if connection is None or config is None:
+            return self._failed(f"MCP server '{tool.server}' was removed; run `hermes tools list`.")
+        if not connection.snapshot.connected:
+            return NotAvailable(session.why(tool.server))
+        if tool.kind == "tool" and not tool_allowed(tool.original, config.tools):
+            return self._failed(_filtered(tool.original, tool.server))
+        try:
+            if tool.kind == "tool":
+                return await self._tool(connection, tool, arguments, on_progress)
+            rendered = await self._utility(connection, tool, arguments)
+            return Ok(rendered.text, rendered.structured)
+        except ServerNotConnected:
+            return NotAvailable(session.why(tool.server))
+        except MCPError as exc:
+            if exc.error.code == CONNECTION_CLOSED:
+                return self._failed(f"The connection to MCP server '{tool.server}' closed during the call; "
+                                    f"hermes reconnects by itself, so try again shortly.")
+            if exc.error.code == REQUEST_TIMEOUT:
+                return self._failed(f"Tool '{tool.original}' of MCP server '{tool.server}' timed out after "
+                                    f"{config.timeout:g} s; the call was cancelled on the server.")
+            return self._failed(f"MCP server '{tool.server}' answered with an error: {exc.error.message}")
+        except HermesError as exc:  # already in the user's terms, e.g. a sign-in for more scope
+            return self._failed(str(exc))
+        except Exception as exc:
+            if not connection.snapshot.connected:
+                return NotAvailable(session.why(tool.server))
+            return self._failed(f"Calling '{tool.original}' on MCP server '{tool.server}' failed: "
+                                f"{describe_failure(exc)}")
+
+    async def _tool(self, connection: ServerConnection, tool: SurfaceTool, arguments: dict[str, Any],
+                    on_progress: Progress | None) -> CallResult:
+        raw = redact_result(await connection.call(tool.original, arguments, on_progress=on_progress),
+                            self._session.redactor)
+        rendered = render_result(raw, cache=self._cache, server=tool.server)
+        if rendered.is_error:
+            return ToolError(rendered.text, rendered.structured, raw)
+        return Ok(rendered.text, rendered.structured, raw)
+
+    async def _utility(self, connection: ServerConnection, tool: SurfaceTool, arguments: dict[str, Any]
+                       ) -> RenderedResult:
+        if tool.kind == "list_resources":
+            rendered = utilities.resource_listing(await connection.request(ListResources()))
+        elif tool.kind == "read_resource":
+            uri = str(arguments.get("uri", ""))
+            rendered = utilities.resource_contents(await connection.request(ReadResource(uri)))
+        elif tool.kind == "list_prompts":
+            rendered = utilities.prompt_listing(await connection.request(ListPrompts()))
+        else:
+            prompt = await connection.request(GetPrompt(str(arguments.get("name", "")),
+                                                        utilities.prompt_arguments(arguments)))
+            rendered = utilities.prompt_messages(prompt)
+        redact = self._session.redactor
+        structured = redact.value(rendered.structured) if rendered.structured is not None else None
+        return RenderedResult(redact(rendered.text), structured, rendered.is_error)
+
+    def _not_on_surface(self, name: str) -> CallResult:
+        """Why `name` is not a tool on the surface, as precisely as can be told."""
+        session = self._session
+        snapshots = session.snapshots()
+        surface = session.surface()
+        for server in owners(name, snapshots):
+            snapshot = snapshots[server]
+            if server not in session.platform_servers():
+                return self._failed(f"MCP server '{server}' is not enabled for platform '{session.platform}'.")
+            if not snapshot.connected:
+                return NotAvailable(session.why(server))
+            for skipped in surface.skipped:
+                if skipped.name == name:
+                    return self._failed(f"Tool '{name}' was skipped: {skipped.why}.")
+            for offered in snapshot.tools:
+                if registered_name(server, offered.name) == name:
+                    return self._failed(_filtered(offered.name, server))
+            hint = suggestion(name, list(surface.tools))
+            return self._failed(f"MCP server '{server}' has no tool named '{name}'{hint}.", no_such_tool=True)
+        hint = suggestion(name, list(surface.tools))
+        return self._failed(f"No tool named '{name}'{hint}. Run `hermes tools list` to see the tool surface.",
+                            no_such_tool=True)
+
+
+def _filtered(tool: str, server: str) -> str:
+    return f"Tool '{tool}' of MCP server '{server}' is filtered out by tools.include/exclude in config.yaml."

@@ -1,0 +1,212 @@
+"""The server set of one session: which servers should run, their supervisors, start, reload, stop.
+
+`Lifecycle.apply` turns a config into the desired servers (config.yaml, a trusted project's,
+enabled plugins'), `start` gives each a supervisor in the session's task group, `reload` applies
+only the difference (added, removed, restarted, revived), and `stop` waits until every stopped
+server has let go of its process. Declared servers pass the app gate first; the gate's verdict is
+kept for `why`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+from anyio.abc import TaskGroup
+
+from hermes.apps.declaration import LivenessKind
+from hermes.apps.gate import Gate, app_gate
+from hermes.apps.host import Host
+from hermes.config.model import HermesConfig
+from hermes.config.project import load_project
+from hermes.config.resolve import ResolvedServer, resolve_server
+from hermes.home import Home
+from hermes.mcp.connection import RestartPolicy, ServerConnection
+from hermes.mcp.endpoint import LiveEndpointSource
+from hermes.mcp.handlers import ClientHandlers, ServerCallbacks
+from hermes.mcp.snapshot import ConnectionSnapshot
+from hermes.mcp.transports import TransportOpener
+from hermes.plugins.registry import LoadedPlugins, load_enabled
+from hermes.security.redact import Redactor
+from hermes.session.servers import DesiredServer, desired_servers
+from hermes.session.why import PUBLISH_GRACE
+from hermes.tools.filters import filter_warnings
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    platform: str | None = None  # whose platform_toolsets apply
+    only: frozenset[str] | None = None  # start only these servers (a probe, `tools call`)
+    include_disabled: bool = False  # start them even when disabled (a probe)
+    policy: RestartPolicy = field(default_factory=RestartPolicy)
+    watch_interval: float = 0.5  # how often an app-bound server's runtime file is checked
+    publish_grace: float = PUBLISH_GRACE  # how long a running app may take to write its runtime file
+    # Where a project's `.hermes/config.yaml` is looked for (and its parents up to the repository
+    # root); None: no project scope.
+    project: Path | None = field(default_factory=Path.cwd)
+    # How long entering the session waits for the servers' first attempts; None: until each has
+    # connected or failed. A listing passes a few seconds: the slowest server shows as `starting`.
+    start_wait: float | None = None
+
+
+@dataclass
+class ReloadReport:
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    restarted: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    revived: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, list[str]]:
+        return {"added": self.added, "removed": self.removed, "restarted": self.restarted,
+                "unchanged": self.unchanged, "revived": self.revived}
+
+
+class Lifecycle:
+    def __init__(self, home: Home, settings: SessionSettings, host: Host, opener: TransportOpener,
+                 handlers: ClientHandlers, redactor: Redactor, on_change: Callable[[str | None], None]) -> None:
+        self.home = home
+        self.settings = settings
+        self.host = host
+        self.config = HermesConfig()
+        self.desired: dict[str, DesiredServer] = {}
+        self.gates: dict[str, Gate] = {}
+        self.plugins = LoadedPlugins()  # the enabled plugins as of the last (re)load
+        self.warnings: list[str] = []
+        self._opener = opener
+        self._handlers = handlers
+        self._redactor = redactor
+        self._on_change = on_change
+        self._connections: dict[str, ServerConnection] = {}
+        self._finished: dict[str, anyio.Event] = {}
+        self._variables: dict[str, str] = {}
+        self._tasks: TaskGroup | None = None
+
+    def snapshots(self) -> dict[str, ConnectionSnapshot]:
+        return {name: connection.snapshot for name, connection in sorted(self._connections.items())}
+
+    def connection(self, name: str) -> ServerConnection | None:
+        return self._connections.get(name)
+
+    def apply(self, config: HermesConfig, variables: Mapping[str, str]) -> None:
+        """Which servers should run for this config (nothing starts or stops here)."""
+        plugins = load_enabled(self.home, config)
+        project = load_project(self.home, self.settings.project) if self.settings.project else None
+        self.config = config
+        self._variables = dict(variables)
+        self.desired = desired_servers(config, plugins, only=self.settings.only,
+                                       include_disabled=self.settings.include_disabled, project=project).servers
+        self.plugins = plugins
+        self.warnings = [w for d in self.desired.values() for w in filter_warnings(d.name, d.config.tools)]
+        self.warnings += plugins.warnings
+
+    async def start(self, tasks: TaskGroup, names: list[str], *, wait: float | None = None) -> None:
+        """Supervise these servers in `tasks`; wait (at most `wait` seconds) for their first attempts."""
+        self._tasks = tasks
+        variables = self._variables
+        started: list[ServerConnection] = []
+        for name in names:
+            desired = self.desired[name]
+
+            def resolve(desired: DesiredServer = desired) -> ResolvedServer:
+                return resolve_server(desired.name, desired.config, variables)
+
+            connection = self._connection_for(desired, resolve)
+            finished = anyio.Event()
+            self._connections[name] = connection
+            self._finished[name] = finished
+            tasks.start_soon(_supervise, connection, finished)
+            started.append(connection)
+        with anyio.move_on_after(math.inf if wait is None else wait):
+            for connection in started:
+                await connection.first_attempt()
+        self._on_change(None)
+
+    def _connection_for(self, desired: DesiredServer, resolve: Callable[[], ResolvedServer]) -> ServerConnection:
+        """A supervisor for one server; a declared server first passes the app gate."""
+        declaration = desired.declaration
+        endpoint: LiveEndpointSource | None = None
+        disabled = desired.disabled_reason
+        self.gates.pop(desired.name, None)
+        if declaration is not None and disabled is None:
+            gate = app_gate(declaration, self.host, desired.app_name or desired.name)
+            self.gates[desired.name] = gate
+            if gate.refusal is not None:
+                disabled = gate.refusal.sentence
+            else:
+                spec = declaration.liveness_for(self.host.os_name)
+                if spec is not None and spec.kind is LivenessKind.SERVER_JSON:
+                    endpoint = LiveEndpointSource(declaration.server, spec, self.host, self._redactor,
+                                                  gate.availability.path)
+        callbacks = ServerCallbacks(desired.name, self._handlers, roots=desired.config.roots,
+                                    log=self.home.server_log(desired.name), redactor=self._redactor)
+        return ServerConnection(desired.name, desired.config, resolve, self._opener, policy=self.settings.policy,
+                                on_change=self._on_change, callbacks=callbacks, endpoint=endpoint,
+                                disabled_reason=disabled, watch_interval=self.settings.watch_interval)
+
+    async def stop(self, names: list[str]) -> None:
+        """Stop these servers all at once and wait until every one has let go of its process."""
+        finished = []
+        for name in names:
+            connection = self._connections.pop(name, None)
+            event = self._finished.pop(name, None)
+            if connection is not None and event is not None:
+                connection.stop()
+                finished.append(event)
+        for event in finished:
+            await event.wait()
+
+    async def stop_all(self) -> None:
+        await self.stop(list(self._connections))
+
+    async def reload(self, config: HermesConfig, variables: Mapping[str, str]) -> ReloadReport:
+        """Apply only the difference to the new config; a broken config never gets this far."""
+        assert self._tasks is not None, "start() first"
+        old = self.desired
+        self.apply(config, variables)
+        report = ReloadReport()
+        regated: list[str] = []
+        revived: dict[str, int] = {}
+        for name in sorted(set(old) | set(self.desired)):
+            before, after = old.get(name), self.desired.get(name)
+            if after is None:
+                report.removed.append(name)
+            elif before is None:
+                report.added.append(name)
+            elif before != after:
+                report.restarted.append(name)
+            else:
+                report.unchanged.append(name)
+                connection = self._connections[name]
+                if self._gate_changed(after):
+                    regated.append(name)
+                    report.revived.append(name)
+                else:
+                    attempts = connection.snapshot.attempts
+                    if connection.revive():
+                        report.revived.append(name)
+                        revived[name] = attempts
+        await self.stop(report.removed + report.restarted + regated)
+        await self.start(self._tasks, report.added + report.restarted + regated)
+        for name, attempts in revived.items():
+            await self._connections[name].next_attempt(attempts)
+        self._on_change(None)
+        return report
+
+    def _gate_changed(self, desired: DesiredServer) -> bool:
+        """An app installed, updated or removed since the last check changes what may start."""
+        before = self.gates.get(desired.name)
+        if desired.declaration is None or before is None:
+            return False
+        now = app_gate(desired.declaration, self.host, desired.app_name or desired.name)
+        return now.open != before.open or now.availability != before.availability
+
+
+async def _supervise(connection: ServerConnection, finished: anyio.Event) -> None:
+    try:
+        await connection.run()
+    finally:
+        finished.set()

@@ -1,0 +1,106 @@
+"""Upstream resources, resource templates, prompts and completions, for clients that take them as
+MCP (`hermes mcp serve`): gathered from every connected server that offers them on this platform,
+and redacted on the way out like every call result.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Literal, TypeVar
+
+import anyio
+import mcp_types as types
+
+from hermes.mcp.connection import ServerConnection
+from hermes.mcp.requests import (
+    Complete,
+    GetPrompt,
+    ListPrompts,
+    ListResources,
+    ListResourceTemplates,
+    ReadResource,
+    Subscribe,
+)
+from hermes.mcp.snapshot import ServerNotConnected
+from hermes.mcp.states import ConnectionState
+
+if TYPE_CHECKING:
+    from hermes.session.view import SessionView
+
+T = TypeVar("T")
+Kind = Literal["resources", "prompts"]
+
+
+class Upstream:
+    def __init__(self, session: SessionView) -> None:
+        self._session = session
+
+    def _offering(self, kind: Kind) -> list[ServerConnection]:
+        """Connected servers on this platform that offer `kind` and may show it."""
+        session = self._session
+        allowed = session.platform_servers()
+        found = []
+        for name, snapshot in session.snapshots().items():
+            config = session.server_config(name)
+            connection = session.lifecycle.connection(name)
+            caps = snapshot.capabilities
+            if name not in allowed or not snapshot.connected or caps is None or config is None or connection is None:
+                continue
+            rule = config.tools
+            if (caps.resources and rule.resources) if kind == "resources" else (caps.prompts and rule.prompts):
+                found.append(connection)
+        return found
+
+    async def _gather(self, kind: Kind, fetch: Callable[[ServerConnection], Awaitable[list[T]]]
+                      ) -> list[tuple[str, T]]:
+        """(server, item) from every server offering `kind`, asked at once; a failing one adds nothing."""
+        results: dict[str, list[T]] = {}
+
+        async def one(connection: ServerConnection) -> None:
+            with contextlib.suppress(Exception):
+                results[connection.name] = await fetch(connection)
+
+        async with anyio.create_task_group() as tasks:
+            for connection in self._offering(kind):
+                tasks.start_soon(one, connection)
+        return [(server, item) for server in sorted(results) for item in results[server]]
+
+    async def list_resources(self) -> list[tuple[str, types.Resource]]:
+        return await self._gather("resources", lambda c: c.request(ListResources()))
+
+    async def list_resource_templates(self) -> list[tuple[str, types.ResourceTemplate]]:
+        return await self._gather("resources", lambda c: c.request(ListResourceTemplates()))
+
+    async def list_prompts(self) -> list[tuple[str, types.Prompt]]:
+        return await self._gather("prompts", lambda c: c.request(ListPrompts()))
+
+    def _server(self, name: str, kind: Kind) -> ServerConnection:
+        for connection in self._offering(kind):
+            if connection.name == name:
+                return connection
+        snapshot = self._session.snapshots().get(name)
+        raise ServerNotConnected(name, snapshot.state if snapshot else ConnectionState.STOPPED,
+                                 f"it offers no {kind} now")
+
+    async def read_resource(self, server: str, uri: str) -> types.ReadResourceResult:
+        result = await self._server(server, "resources").request(ReadResource(uri))
+        redact = self._session.redactor
+        contents = [c.model_copy(update={"text": redact(c.text)}) if isinstance(c, types.TextResourceContents)
+                    else c for c in result.contents]
+        return result.model_copy(update={"contents": contents})
+
+    async def subscribe(self, server: str, uri: str, on: bool) -> None:
+        await self._server(server, "resources").request(Subscribe(uri, on))
+
+    async def get_prompt(self, server: str, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
+        result = await self._server(server, "prompts").request(GetPrompt(name, arguments))
+        redact = self._session.redactor
+        messages = [m.model_copy(update={"content": m.content.model_copy(update={"text": redact(m.content.text)})})
+                    if isinstance(m.content, types.TextContent) else m for m in result.messages]
+        return result.model_copy(update={"messages": messages})
+
+    async def complete(self, server: str, ref: types.PromptReference | types.ResourceTemplateReference,
+                       argument: dict[str, str], context: dict[str, str] | None) -> types.CompleteResult:
+        kind: Kind = "prompts" if isinstance(ref, types.PromptReference) else "resources"
+        return await self._server(server, kind).request(Complete(ref, argument, context))
