@@ -52,7 +52,7 @@ def test_ctrl_c_stops_a_running_tool_on_its_server_and_the_chat_goes_on(home: Ho
     # The interrupted call still got its answer in the conversation (an API refuses a dangling call).
     last = model.bodies()[-1]["messages"]
     tools = [m for m in last if m["role"] == "tool"]
-    assert len(tools) == 1 and tools[0]["content"].startswith("Cancelled: the user interrupted")
+    assert len(tools) == 1 and tools[0]["content"].startswith("Cancelled: the user interrupted"), last
     child.sendcontrol("c")  # at an empty prompt: leave
     child.expect(pexpect.EOF)
     child.close()
