@@ -91,12 +91,19 @@ def test_a_dead_pid_in_the_runtime_file_is_app_not_running() -> None:
     (AppFacts(Finding.FILE_INVALID, "f: the file is not valid JSON"), "endpoint_unavailable"),
     (AppFacts(Finding.URL_INVALID, "endpoint path changes the URL's authority"), "endpoint_unavailable"),
     (AppFacts(Finding.PATH_UNUSABLE, "the runtime file path uses %APPDATA%"), "endpoint_unavailable"),
-    (AppFacts(Finding.LIVE, "live", endpoint_answers=False), "endpoint_unavailable"),
-], ids=["app gone", "normal quit", "unknown", "within grace", "invalid", "bad url", "unexpandable", "silent port"])
+], ids=["app gone", "normal quit", "unknown", "within grace", "invalid", "bad url", "unexpandable"])
 def test_runtime_file_findings(facts: AppFacts, expected: str) -> None:
     answer = _why(_snapshot(app=facts))
     assert isinstance(answer, AppStatus) and _state(answer) == expected
     assert answer.user_action and answer.retry is Retry.AFTER_USER_ACTION
+
+
+def test_a_live_file_whose_endpoint_does_not_answer_says_what_the_connect_found() -> None:
+    answer = _why(_snapshot(reason="the app's endpoint http://127.0.0.1:9 does not answer",
+                            app=AppFacts(Finding.LIVE, "runtime file f: live (pid 7)", endpoint_answers=False)))
+    assert isinstance(answer, AppStatus) and _state(answer) == "endpoint_unavailable"
+    assert "http://127.0.0.1:9 does not answer" in answer.sentence
+    assert answer.user_action == "Restart the MCP bridge from inside Blender, then try again."
 
 
 def test_an_app_running_past_the_grace_without_its_file_says_to_enable_the_bridge() -> None:

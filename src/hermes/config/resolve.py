@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from hermes.config.interpolate import interpolate, referenced_variables
 from hermes.config.model import ServerConfig
 from hermes.errors import HermesError
+from hermes.security.credentials import PLAIN_WORDS, placeholder, secret_setting
 from hermes.security.redact import credential_parts
 from hermes.validation import http_url_problem
 
@@ -31,15 +32,34 @@ class ResolvedServer:
 
     @property
     def secrets(self) -> list[str]:
-        """Values the redactor must hide: every header value (and the credential after an auth
-        scheme such as `Bearer`), every `env:` value, and every value a `${VAR}` brought in (a
-        `.env` value may sit in a URL's user info or a `?sig=` parameter just as well)."""
-        return ([part for v in self.headers.values() for part in credential_parts(v)] + list(self.env.values())
-                + list(self.interpolated))
+        """Values the redactor must hide, and nothing more (an ordinary value hidden everywhere
+        corrupts every result that happens to contain it):
+
+        - every value a `${VAR}` brought in, from `.env` or the environment: that is where people
+          keep credentials (a `.env` value may sit in a URL's user info or a `?sig=` parameter just
+          as well); plain facts (paths that exist, `true`, `info`) are not secrets;
+        - header and `env:` values whose name says secret (`Authorization`, `API_KEY`,
+          `DB_PASSWORD`) or whose value looks like a credential, with the bare credential after an
+          auth scheme such as `Bearer`."""
+        settings = [*self.headers.items(), *self.env.items()]
+        configured = [part for name, value in settings if secret_setting(name, value)
+                      for part in credential_parts(value)]
+        return configured + [value for value in self.interpolated if _may_be_secret(value)]
 
 
 # The plain facts of a user's session; `${HOME}` in a path is not a secret to hide everywhere.
 _NOT_SECRET = frozenset({"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR", "PWD"})
+
+
+def _may_be_secret(value: str) -> bool:
+    """A value brought in by `${VAR}` is hidden unless it is plainly not a secret."""
+    import os
+
+    stripped = value.strip()
+    if len(stripped) < 4 or stripped.lower() in PLAIN_WORDS or placeholder(stripped):
+        return False
+    # A folder or file that exists on this machine is where a server works, not a credential.
+    return not (os.path.isabs(stripped) and os.path.exists(stripped))
 
 
 def resolve_server(name: str, config: ServerConfig, variables: Mapping[str, str]) -> ResolvedServer:

@@ -29,7 +29,7 @@ from hermes.config.model import ServerConfig
 from hermes.config.resolve import ResolvedServer
 from hermes.errors import HermesError, leaf
 from hermes.mcp.describe import describe_failure
-from hermes.mcp.endpoint import EndpointSource
+from hermes.mcp.endpoint import EndpointSource, Identity
 from hermes.mcp.handlers import ServerCallbacks
 from hermes.mcp.outcomes import Ended, Exited, Failed, Mailbox, Stopped
 from hermes.mcp.requests import list_all_tools
@@ -55,6 +55,7 @@ class Attempt:
         self.name = name
         self.mailbox = Mailbox()
         self.live: Live | None = None
+        self.identity: Identity | None = None  # of the app endpoint this attempt went to, once known
         self.stderr_tail = ""
         self._config = config
         self._resolve = resolve
@@ -80,6 +81,7 @@ class Attempt:
                 self._scope = scope
                 async with AsyncExitStack() as stack:
                     link = await self._opener.open(self.name, self._resolve(), self._endpoint, stack=stack)
+                    self.identity = link.identity
                     client = Client(link.transport, mode="legacy", message_handler=self._on_message,
                                     client_info=CLIENT_INFO, cache=None, **self._callbacks.client_options())
                     await stack.enter_async_context(client)

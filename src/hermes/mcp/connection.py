@@ -16,8 +16,9 @@ deadline): an idle supervisor makes no wake-ups. The app watcher of an app-bound
 periodic task: it looks at the runtime file in a worker thread, whatever the connection's state,
 so the facts a reader gets are current after the app quit, too.
 
-Outside `hermes.mcp`, a supervisor is its published `snapshot` and five operations: `call`,
-`request`, `stop`, `revive` and `roots_changed`.
+Outside `hermes.mcp`, a supervisor is its published `snapshot` and a few operations: `call`,
+`request`, `stop`, `revive`, `roots_changed`, and `look_at_app` (a fresh look at the app's runtime
+file before saying why its tools are missing).
 """
 
 from __future__ import annotations
@@ -84,6 +85,8 @@ class ServerConnection:
         self._attempt: Attempt | None = None
         self._live_identity: Identity | None = None
         self._last_look: tuple[Identity | None, AppFacts] | None = None
+        # What the last failed connect found of the app endpoint it went to: (identity, answers).
+        self._connect_verdict: tuple[Identity, bool] | None = None
         self._wake = Signal()
         self._stopping = anyio.Event()
         self._served_call = False
@@ -206,6 +209,8 @@ class ServerConnection:
         finally:
             self._attempt = None
             self._live_identity = None
+        answers = outcome.app.endpoint_answers if isinstance(outcome, Failed) and outcome.app else None
+        self._connect_verdict = (attempt.identity, answers) if attempt.identity and answers is not None else None
         changes: dict[str, Any] = {"pid": None, "live_pid": None, "stderr_tail": attempt.stderr_tail,
                                    "reason": getattr(outcome, "reason", "")}
         if attempt.live is None:
@@ -233,15 +238,24 @@ class ServerConnection:
         keep the facts current in every state (an app that quit normally is `app_not_running`)."""
         while True:
             await anyio.sleep(self._watch_interval)
-            try:
-                identity, facts = await source.look()
-            except Exception as exc:  # the watcher survives anything a runtime file holds
-                identity, facts = None, AppFacts(Finding.FILE_INVALID,
-                                                 f"the runtime file could not be used ({type(exc).__name__})")
-            self._observed(identity, replace(facts, detail=self._opener.redactor(facts.detail)))
+            await self.look_at_app()
+
+    async def look_at_app(self) -> None:
+        """Look at the app's runtime file now (the watcher's round, or a caller about to say why
+        the app's tools are not there: the facts it reads must be those of this moment)."""
+        source = self._endpoint
+        if not isinstance(source, LiveEndpointSource):
+            return
+        try:
+            identity, facts = await source.look()
+        except Exception as exc:  # the watcher survives anything a runtime file holds
+            identity, facts = None, AppFacts(Finding.FILE_INVALID,
+                                             f"the runtime file could not be used ({type(exc).__name__})")
+        self._observed(identity, replace(facts, detail=self._opener.redactor(facts.detail)))
 
     def _observed(self, identity: Identity | None, facts: AppFacts) -> None:
-        if (identity, facts) == self._last_look:
+        previous = self._last_look
+        if (identity, facts) == previous:
             return
         self._last_look = (identity, facts)
         attempt = self._attempt
@@ -251,12 +265,16 @@ class ServerConnection:
             elif identity != self._live_identity:
                 attempt.mailbox.post(EndpointChanged())
             return
-        known = self._snapshot.app
-        if facts.finding is Finding.LIVE and known is not None and known.finding is Finding.LIVE \
-                and known.detail == facts.detail:
-            facts = replace(facts, endpoint_answers=known.endpoint_answers)  # what a connect found still holds
+        verdict = self._connect_verdict
+        same_endpoint = verdict is not None and facts.finding is Finding.LIVE and identity == verdict[0]
+        if same_endpoint and verdict is not None:
+            facts = replace(facts, endpoint_answers=verdict[1])  # what the last connect found still holds
         self._publish(app=facts)
-        if self._snapshot.state in (*WAITING_FOR_RELOAD, ConnectionState.RESTARTING):
+        # Try again when something moved: the app came (back), restarted, or went. The same live
+        # endpoint the last connect failed on is no news: the backoff decides when to retry it.
+        moved = not same_endpoint and (previous is None or previous[0] != identity
+                                       or previous[1].finding is not facts.finding)
+        if moved and self._snapshot.state in (*WAITING_FOR_RELOAD, ConnectionState.RESTARTING):
             self._wake.set()
 
     # -- requests --------------------------------------------------------------------------------

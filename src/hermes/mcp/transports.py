@@ -27,6 +27,7 @@ from hermes.mcp.children import Watchdog
 from hermes.mcp.endpoint import EndpointSource, Identity
 from hermes.mcp.sdk import TransportStreams, create_http_client
 from hermes.mcp.stdio import MAX_MESSAGE_BYTES, StdioProcess
+from hermes.security.credentials import secret_setting
 from hermes.security.environment import child_environment
 from hermes.security.redact import Redactor, credential_parts
 
@@ -108,8 +109,9 @@ class TransportOpener:
             process = self._stdio(name, server, stack)
             return Link(process, process=process, identity=resolved.identity if resolved else None)
         assert resolved is not None  # an HTTP server has a URL: the config reader requires one
-        for value in resolved.headers.values():
-            self.redactor.register(*credential_parts(value))
+        for name, value in resolved.headers.items():
+            if secret_setting(name, value):  # the app's token is registered already, by its source
+                self.redactor.register(*credential_parts(value))
         status = HttpStatus()
         auth = self.auth_for(server, resolved.url, status.refused) \
             if self.auth_for and server.config.auth == "oauth" else None

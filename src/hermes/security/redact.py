@@ -1,8 +1,12 @@
-"""The redactor: registered secret values and well-known secret shapes become `[REDACTED]`.
+"""The redactor: registered secret values and credential shapes become `[REDACTED]`; nothing else changes.
 
 One `Redactor` is owned by a session and passed to everything that turns server output, errors or
 log lines into text. Registered values are matched literally (longest first, so a secret that
-contains another is hidden whole); shapes catch secrets nobody registered.
+contains another is hidden whole); they are what hermes knows to be secret (tokens it holds,
+credentials a server was configured with, see `hermes.config.resolve`). Shapes catch secrets nobody
+registered, and only where the value itself agrees: a known prefix or a JWT anywhere, and
+`Bearer`/`Basic`/`token=`/`password:` and the like only when what follows is credential-like.
+Ordinary content passes byte for byte (`tests/security/test_redaction_corpus.py`).
 """
 
 from __future__ import annotations
@@ -14,31 +18,170 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
+from hermes.security.credentials import (
+    Sureness,
+    code_like,
+    credential_like,
+    example_value,
+    known_shapes,
+    name_says_secret,
+    placeholder,
+    plain_value,
+    token_like,
+)
+
 REDACTED = "[REDACTED]"
 
 # Values shorter than this are too likely to be ordinary words ("1", "true") to hide everywhere.
 _MIN_SECRET_LENGTH = 4
 
-_SHAPES = [
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{16,}"),
-    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
-    re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"),
-    re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{8,}"),
-    re.compile(r"(?i)\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=\-]{4,}"),
-    re.compile(r"(?i)\b(api[_-]?key|token|access[_-]?token|refresh[_-]?token|key|password|passwd|secret|"
-               r"client[_-]?secret)([\"']?\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s&,;\"']+)"),
-]
+# `Bearer <token>` / `Basic <base64 user:password>`; the credential decides, never the word alone
+# ("a Bearer token", "Basic Usage" are prose).
+_SCHEMES = ("bearer", "basic")
+_AFTER_SCHEME = re.compile(r"(\s+)([A-Za-z0-9._~+/=\-]+)")
+# `name = value`, `name: value`, `"name": "value"`, `?name=value`: the name says how sure the value is a
+# secret; the value must agree (`"key": "README.md"` is an object key, not a credential). Names are
+# found from the words they contain (a plain substring search, fast on megabytes), then read whole.
+_TRIGGERS = ("passw", "pwd", "secret", "token", "key", "auth", "credential", "creds", "cookie", "session", "sig",
+             "jwt", "otp", "pat", "private", "bearer")
+_NAME_TAIL = re.compile(r"[A-Za-z0-9_\-]{0,80}")
+_NAME_HEAD = re.compile(r"[A-Za-z0-9_\-]{0,80}\Z")
+_MAX_NAME = 80
+_AFTER_NAME = re.compile(r"([\"'`]?\s*[=:]\s*)"
+                         r"(\"[^\"\n]{1,4096}\"|'[^'\n]{1,4096}'|`[^`\n]{1,4096}`|[^\s&,;\"'`<>()\[\]{}]{1,4096})")
+_SEPARATOR_START = frozenset("\"'`=: \t")
+# The password in `scheme://user:password@host` (read from just after `://`).
+_USERINFO = re.compile(r"[^/\s:@]{1,256}:([^@\s/]{1,1024})@")
+_AUTH_SCHEMES = frozenset({"bearer", "basic", "digest", "token", "negotiate", "ntlm"})
+Edit = tuple[int, int, str]  # (start, end, replacement)
 
 
-def _shape_replacement(match: re.Match[str]) -> str:
-    groups = match.groups()
-    if len(groups) == 3:
-        value = groups[2]
-        quote = value[0] if value[:1] in ("'", '"') else ""
-        return f"{groups[0]}{groups[1]}{quote}{REDACTED}{quote}"
-    if len(groups) == 1:
-        return f"{groups[0]} {REDACTED}"
-    return REDACTED
+def _schemes(text: str, lower: str) -> list[Edit]:
+    edits = []
+    for scheme in _SCHEMES:
+        start = lower.find(scheme)
+        while start != -1:
+            end = start + len(scheme)
+            if start == 0 or not text[start - 1].isalnum():
+                after = _AFTER_SCHEME.match(text, end)
+                if after is not None:
+                    credential = after.group(2)
+                    secret = _basic_credential(credential) if scheme == "basic" else \
+                        token_like(credential, promised=True)
+                    if secret:
+                        edits.append((after.start(2), after.end(2), REDACTED))
+            start = lower.find(scheme, end)
+    return edits
+
+
+def _basic_credential(value: str) -> bool:
+    """Base64 of `user:password`, as HTTP Basic sends it."""
+    import base64
+    import binascii
+
+    if len(value) < 8:
+        return False
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return False
+    return ":" in decoded and decoded.isprintable()
+
+
+def _names(text: str, lower: str) -> set[tuple[int, int]]:
+    """(start, end) of every name-like word holding a trigger, followed by what could be a separator."""
+    spans: set[tuple[int, int]] = set()
+    size = len(text)
+    for word in _TRIGGERS:
+        found = lower.find(word)
+        while found != -1:
+            tail = _NAME_TAIL.match(text, found + len(word))
+            right = tail.end() if tail else found + len(word)
+            if right < size and text[right] in _SEPARATOR_START:
+                head = _NAME_HEAD.search(text, max(0, found - _MAX_NAME), found)
+                left = head.start() if head else found
+                if (left == 0 or not text[left - 1].isalnum()) and text[left].isalpha():
+                    spans.add((left, right))
+            found = lower.find(word, found + 1)
+    return spans
+
+
+def _assignments(text: str, lower: str) -> list[Edit]:
+    edits = []
+    for left, right in _names(text, lower):
+        name = text[left:right]
+        if name_says_secret(name) is Sureness.NO:
+            continue  # `monkey: ...`: the word only looked like one
+        after = _AFTER_NAME.match(text, right)
+        if after is None:
+            continue
+        raw = after.group(2)
+        quote_char = raw[0] if raw[:1] in ("'", '"', "`") else ""
+        value = raw[1:-1] if quote_char else raw
+        start, end = after.start(2) + len(quote_char), after.end(2) - len(quote_char)
+        if not quote_char and text[end:end + 1] in ("(", "[", "."):
+            continue  # `api_key=os.environ.get(...)`: an expression in a code sample
+        scheme, space, rest = value.partition(" ")
+        if space and scheme.lower() in _AUTH_SCHEMES:
+            # `authorization: "token 4f3c..."`: the credential after the scheme decides.
+            if token_like(rest, promised=True):
+                edits.append((start + len(scheme) + 1, end, REDACTED))
+        elif value and _secret_in_place(name, value):
+            edits.append((start, end, REDACTED))
+    return edits
+
+
+def _secret_in_place(name: str, value: str) -> bool:
+    if value.lower() in _AUTH_SCHEMES or placeholder(value) or code_like(value):
+        return False  # `Authorization: Bearer <token>`: the scheme's own rule judges the token
+    sureness = name_says_secret(name)
+    if sureness is Sureness.CERTAIN:
+        return len(value) >= _MIN_SECRET_LENGTH and not plain_value(value) and not example_value(value)
+    if sureness is Sureness.LIKELY:
+        # A bare `key` names a map key far more often than a credential (`"Key": "README.md"`, a
+        # cache key's hash): only a token of mixed case counts there.
+        bare = name.lower().replace("-", "_").strip("_")
+        if bare in ("key", "keys"):
+            return credential_like(value) and any(c.islower() for c in value) and any(c.isupper() for c in value)
+        return token_like(value)
+    return False
+
+
+def _userinfos(text: str) -> list[Edit]:
+    edits = []
+    found = text.find("://")
+    while found != -1:
+        match = _USERINFO.match(text, found + 3)
+        if match is not None:
+            password = match.group(1)
+            if not placeholder(password) and not password.startswith("${"):
+                edits.append((match.start(1), match.end(1), REDACTED))
+        found = text.find("://", found + 3)
+    return edits
+
+
+def _applied(text: str, edits: list[Edit]) -> str:
+    """`text` with the edits made; of two that overlap, the first (leftmost) wins."""
+    if not edits:
+        return text
+    pieces, at = [], 0
+    for start, end, replacement in sorted(edits):
+        if start < at:
+            continue
+        pieces += [text[at:start], replacement]
+        at = end
+    pieces.append(text[at:])
+    return "".join(pieces)
+
+
+def redact_shapes(text: str) -> str:
+    """Credentials nobody registered, found by their shape (see `hermes.security.credentials`)."""
+    text = _applied(text, [(start, end, REDACTED) for start, end in known_shapes(text)])
+    lower = text.lower()
+    edits = _schemes(text, lower) + _assignments(text, lower)
+    if "@" in text:
+        edits += _userinfos(text)
+    return _applied(text, edits)
 
 
 def _escaped_forms(value: str) -> set[str]:
@@ -100,9 +243,7 @@ class Redactor:
         pattern = self._pattern
         if pattern is not None:
             text = pattern.sub(REDACTED, text)
-        for shape in _SHAPES:
-            text = shape.sub(_shape_replacement, text)
-        return text
+        return redact_shapes(text)
 
     def value(self, data: Any) -> Any:
         """A JSON value with every string in it redacted (keys too: servers put anything there)."""

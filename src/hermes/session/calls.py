@@ -43,13 +43,13 @@ class Calls:
         session = self._session
         tool = session.surface().tools.get(name)
         if tool is None:
-            return self._not_on_surface(name)
+            return await self._not_on_surface(name)
         connection = session.lifecycle.connection(tool.server)
         config = session.server_config(tool.server)
         if connection is None or config is None:
             return self._failed(f"MCP server '{tool.server}' was removed; run `hermes tools list`.")
         if not connection.snapshot.connected:
-            return NotAvailable(session.why(tool.server))
+            return await self._unavailable(connection)
         if tool.kind == "tool" and not tool_allowed(tool.original, config.tools):
             return self._failed(_filtered(tool.original, tool.server))
         try:
@@ -58,7 +58,7 @@ class Calls:
             rendered = await self._utility(connection, tool, arguments)
             return Ok(rendered.text, rendered.structured)
         except ServerNotConnected:
-            return NotAvailable(session.why(tool.server))
+            return await self._unavailable(connection)
         except MCPError as exc:
             if exc.error.code == CONNECTION_CLOSED:
                 return self._failed(f"The connection to MCP server '{tool.server}' closed during the call; "
@@ -71,9 +71,14 @@ class Calls:
             return self._failed(str(exc))
         except Exception as exc:
             if not connection.snapshot.connected:
-                return NotAvailable(session.why(tool.server))
+                return await self._unavailable(connection)
             return self._failed(f"Calling '{tool.original}' on MCP server '{tool.server}' failed: "
                                 f"{describe_failure(exc)}")
+
+    async def _unavailable(self, connection: ServerConnection) -> NotAvailable:
+        """Why the server's tools are missing, from a look at its app taken now (not at the last round)."""
+        await connection.look_at_app()
+        return NotAvailable(self._session.why(connection.name))
 
     async def _tool(self, connection: ServerConnection, tool: SurfaceTool, arguments: dict[str, Any],
                     on_progress: Progress | None) -> CallResult:
@@ -101,7 +106,7 @@ class Calls:
         structured = redact.value(rendered.structured) if rendered.structured is not None else None
         return RenderedResult(redact(rendered.text), structured, rendered.is_error)
 
-    def _not_on_surface(self, name: str) -> CallResult:
+    async def _not_on_surface(self, name: str) -> CallResult:
         """Why `name` is not a tool on the surface, as precisely as can be told."""
         session = self._session
         snapshots = session.snapshots()
@@ -110,8 +115,9 @@ class Calls:
             snapshot = snapshots[server]
             if server not in session.platform_servers():
                 return self._failed(f"MCP server '{server}' is not enabled for platform '{session.platform}'.")
-            if not snapshot.connected:
-                return NotAvailable(session.why(server))
+            connection = session.lifecycle.connection(server)
+            if not snapshot.connected and connection is not None:
+                return await self._unavailable(connection)
             for skipped in surface.skipped:
                 if skipped.name == name:
                     return self._failed(f"Tool '{name}' was skipped: {skipped.why}.")

@@ -61,9 +61,12 @@ def why_unavailable(snapshot: ConnectionSnapshot, server: DesiredServer | None, 
         if gate is not None and gate.refusal is not None:
             return gate.refusal
         facts = snapshot.app
-        if facts is not None and (facts.finding is not Finding.LIVE or facts.endpoint_answers is False):
+        if facts is not None and facts.finding is not Finding.LIVE:
             state, detail = app_state(facts, app_name, now=now, grace=grace)
             return _app_status(server, gate, state, detail, os_name)
+        if facts is not None and facts.endpoint_answers is False:
+            # The file is live, yet nothing accepts connections where it points: the connect said so.
+            return _app_status(server, gate, AppState.ENDPOINT_UNAVAILABLE, snapshot.reason or facts.detail, os_name)
         if snapshot.app_bound and not server.config.is_stdio and snapshot.state in _FAILING:
             return _app_status(server, gate, AppState.HERMES_NOT_CONNECTED, snapshot.reason, os_name)
     return Unavailable(snapshot.name, snapshot.state, snapshot.reason or "it has not connected yet",
