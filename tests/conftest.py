@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,3 +63,21 @@ def oauth_server(tmp_path: Path) -> Iterator[Callable[..., str]]:
 
     yield start
     pool.close()
+
+
+@pytest.fixture(scope="session")
+def bridge_bin() -> Path:
+    """The folder holding the real `blender-mcp` bridge (installed from PyPI on first use)."""
+    from tests.bridge_tools import install_blender_bridge
+
+    return install_blender_bridge()
+
+
+@pytest.fixture
+def blender(home: Home) -> Iterator[Any]:
+    """A stand-in Blender for `home` (see `tests/blender.py`); every copy started is stopped at the end."""
+    from tests.blender import StandIn
+
+    stand_in = StandIn(home)
+    yield stand_in
+    stand_in.stop()

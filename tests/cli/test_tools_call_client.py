@@ -1,11 +1,10 @@
 """`hermes tools call` as a complete MCP client, against the reference servers from npm and a Python
 SDK server: tasks, progress, sampling without a model, elicitation with and without `--yes`,
-roots, and server logs into the server's own (redacted) log file."""
+and server logs into the server's own (redacted) log file (roots: `tests/mcp/test_roots.py`)."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -57,20 +56,6 @@ def test_yes_accepts_a_form_whose_every_field_has_a_default(home: Home) -> None:
     ran = hermes("tools", "call", "mcp__conf__test_elicitation_sep1034_defaults", "--yes", home=home)
     assert ran.returncode == 0, ran.stderr
     assert "action=accept" in ran.stdout and "John Doe" in ran.stdout and "95.5" in ran.stdout
-
-
-def test_roots_are_the_working_folder_or_the_configured_ones(everything: Home, npm: NpmTools, tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    default = hermes("tools", "call", "mcp__everything__get_roots_list", home=everything)
-    assert tmp_path.as_uri() in default.stdout, default.stdout
-    chosen = tmp_path / "project"
-    chosen.mkdir()
-    write_config(everything, {"mcp_servers": {"everything": {"command": npm.everything[0],
-                                                             "args": npm.everything[1:],
-                                                             "roots": [str(chosen)]}}})
-    configured = hermes("tools", "call", "mcp__everything__get_roots_list", home=everything)
-    assert chosen.as_uri() in configured.stdout and "1 total" in configured.stdout, configured.stdout
 
 
 def test_server_log_messages_land_in_its_log_redacted(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:

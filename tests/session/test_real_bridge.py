@@ -11,97 +11,27 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
 import psutil
 import pytest
 
-from hermes.apps.declaration import EXTENSION_KEY
 from hermes.home import Home
 from hermes.mcp.connection import RestartPolicy
 from hermes.mcp.states import ConnectionState
 from hermes.session.core import Session, SessionSettings
-from tests.bridge_tools import install_blender_bridge
-from tests.plugins.test_plugins import make_repo
-from tests.support import SERVERS, hermes, unavailable, wait_for, wait_until
+from tests.blender import StandIn, plugin_repo
+from tests.support import hermes, unavailable, wait_until
 
 pytestmark = pytest.mark.anyio
 TOOL = "mcp__blender__get_scene_info"
 
 
-@pytest.fixture(scope="session")
-def bridge_bin() -> Path:
-    return install_blender_bridge()
-
-
-class StandIn:
-    """The stand-in Blender, installed where the plugin says Blender is, started and stopped."""
-
-    def __init__(self, home: Home) -> None:
-        self.path = home.root / "apps" / "blender"
-        self.runtime = home.root / "blender-run" / "server.json"
-        self.processes: list[subprocess.Popen[bytes]] = []
-
-    def install(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(SERVERS / "stand_in_blender.py", self.path)
-        self.path.chmod(0o755)
-
-    def start(self) -> subprocess.Popen[bytes]:
-        process = subprocess.Popen([sys.executable, str(self.path), "--runtime-file", str(self.runtime)],
-                                   stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.processes.append(process)
-
-        def published() -> bool:
-            try:
-                return bool(json.loads(self.runtime.read_text()).get("pid") == process.pid)
-            except (OSError, ValueError):
-                return False
-
-        return process if wait_for(published) else pytest.fail("the stand-in never published its endpoint")
-
-    def stop(self, process: subprocess.Popen[bytes] | None = None) -> None:
-        for running in [process] if process else list(self.processes):
-            if running.poll() is None:
-                running.terminate()
-                running.wait(timeout=30)
-            self.processes.remove(running)
-
-
-@pytest.fixture
-def blender(home: Home) -> Iterator[StandIn]:
-    stand_in = StandIn(home)
-    yield stand_in
-    stand_in.stop()
-
-
-def _plugin_repo(tmp_path: Path) -> Path:
-    declaration = {"app": {"linux": {"presence": "executable", "location": "$HERMES_HOME/apps/blender"}},
-                   "requires": {"app": True},
-                   "liveness": {"kind": "server_json", "path": "$HERMES_HOME/blender-run/server.json"}}
-    files = {
-        "plugin.json": json.dumps({"name": "blender", "version": "0.2.0", "description": "Blender through its bridge",
-                                   "extensions": {EXTENSION_KEY: {"servers": {"blender": declaration}}}}),
-        "mcp.json": json.dumps({"mcpServers": {"blender": {
-            "type": "stdio", "command": "blender-mcp",
-            "env": {"BLENDER_HOST": "${runtime.host}", "BLENDER_PORT": "${runtime.port}",
-                    "BLENDER_SESSION_TOKEN": "${runtime.token}", "DISABLE_TELEMETRY": "1",
-                    "XDG_DATA_HOME": "${PLUGIN_DATA}"}}}}),
-    }
-    repo = tmp_path / "hermes-plugin-blender"
-    make_repo(repo, files)
-    return repo
-
-
 async def test_the_real_bridge_follows_the_app_across_restarts(home: Home, tmp_path: Path, bridge_bin: Path,
                                                                 blender: StandIn) -> None:
     env = {"PATH": f"{bridge_bin}{os.pathsep}{os.environ['PATH']}"}
-    repo = _plugin_repo(tmp_path)
+    repo = plugin_repo(tmp_path)
     refused = hermes("plugins", "install", str(repo), "--no-warm", home=home, env=env)
     assert refused.returncode == 1 and "server 'blender' is unavailable: missing_app" in refused.stderr
     blender.install()

@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 
 from hermes.agent.loop import Agent
-from hermes.agent.prompt import system_prompt
+from hermes.agent.prompt import MissingServer, system_prompt
 from hermes.agent.provider import Provider
 from hermes.agent.sampling import SamplingBroker
 from hermes.agent.skills import SkillEntry, all_skills
@@ -81,6 +81,16 @@ class Chat:
         return None, None
 
 
+def missing_servers(session: Session) -> list[MissingServer]:
+    """Every server on this platform whose tools are missing now, with its state and what to do."""
+    counts = session.known_tool_counts()
+    found = []
+    for why in session.unavailable():
+        retry = why.payload()["retry"]
+        found.append(MissingServer(why.server, why.state.value, why.sentence, str(retry), counts.get(why.server)))
+    return found
+
+
 @asynccontextmanager
 async def open_chat(home: Home, options: ChatOptions, ui: ChatUI) -> AsyncIterator[Chat]:
     settings = model_settings(home, options)
@@ -104,7 +114,8 @@ async def open_chat(home: Home, options: ChatOptions, ui: ChatUI) -> AsyncIterat
     try:
         async with session:
             skills = all_skills(session.plugins.plugins, session.host, options.folder, TrustStore(home))
-            prompt = system_prompt(catalog=session.deferred_catalog() if deferred else None, skills=skills)
+            prompt = system_prompt(catalog=session.deferred_catalog() if deferred else None, skills=skills,
+                                   missing=missing_servers(session))
             agent = Agent(session, provider, ui, system_prompt=prompt, settings=settings, deferred=deferred,
                           yes=options.yes, approval_for=approval_for)
             yield Chat(agent, session, skills)

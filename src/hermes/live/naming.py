@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hermes.security.invisible import visible
 from hermes.tools.naming import registered_name
 from hermes.tools.surface import Surface, SurfaceTool
 
@@ -14,7 +15,9 @@ class Naming:
     _exposed: tuple[Surface, dict[str, SurfaceTool]] | None = field(default=None, repr=False)
 
     def exposed(self, server: str, name: str) -> str:
-        return registered_name(server, name) if self.prefix else name
+        """With a prefix, the registered name; without, the server's own name minus hidden characters
+        (calls map back to the name the server spelled)."""
+        return registered_name(server, name) if self.prefix else visible(name)
 
     def tools(self, surface: Surface) -> dict[str, SurfaceTool]:
         """Exposed name -> tool; hermes's resource and prompt utility tools are left out, since

@@ -20,7 +20,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import BaseModel
 
-from hermes.mcp.handlers import ClientHandlers, path_roots
+from hermes.mcp.handlers import ClientHandlers
 from hermes.mcp.sdk import client_connection
 
 Ctx = ServerRequestContext[Any]
@@ -92,7 +92,8 @@ class Router:
             answer = await self._ask(ctx, types.ListRootsRequest(), types.ListRootsResult)
             if isinstance(answer, types.ListRootsResult):
                 return list(answer.roots)
-        return path_roots(["."])
+        # A client without roots chose none: an explicit empty answer, never hermes's own folder.
+        return []
 
     async def log(self, server: str, params: types.LoggingMessageNotificationParams) -> None:
         calls = self._calls.get(server)

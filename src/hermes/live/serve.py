@@ -99,8 +99,8 @@ class Aggregator:
         await self.forwarder.session.roots_changed()
 
     async def _client_ready(self, ctx: Ctx, params: types.NotificationParams | None) -> None:
-        # Servers connected before this client asked for roots and got hermes's working folder;
-        # now that a client with roots of its own is here, they ask again and get the client's.
+        # Servers connected before this client asked for roots and got an empty answer; now that a
+        # client with roots of its own is here, they ask again and get the client's.
         self.router.seen(ctx)
         self.router.client_arrived.set()
         if ctx.session.check_client_capability(ROOTS):

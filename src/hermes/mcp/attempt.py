@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -34,6 +34,7 @@ from hermes.mcp.handlers import ServerCallbacks
 from hermes.mcp.outcomes import Ended, Exited, Failed, Mailbox, Stopped
 from hermes.mcp.requests import list_all_tools
 from hermes.mcp.transports import Link, TransportOpener
+from hermes.security.invisible import visible, visible_value
 
 CLIENT_INFO = types.Implementation(name="hermes", version=__version__)
 
@@ -101,7 +102,7 @@ class Attempt:
                 outcome = Stopped() if self.mailbox.outcome is not None else Failed(
                     f"did not finish starting within {self._config.connect_timeout:g} s (connect_timeout)")
         except LiveEndpointUnavailable as exc:
-            outcome = Failed(self._opener.redactor(exc.reason), _redacted_facts(exc.facts, self._opener.redactor))
+            outcome = Failed(self._clean(exc.reason), replace(exc.facts, detail=self._clean(exc.facts.detail)))
         except Exception as exc:
             outcome = await self._classify(exc, link)
         finally:
@@ -119,7 +120,7 @@ class Attempt:
         # Our own errors (an OAuth login that is needed, say) explain more than the HTTP status.
         own = isinstance(leaf(exc), HermesError)
         http_failure = link.http.failure if link and not own else None
-        reason = self._opener.redactor(http_failure or describe_failure(
+        reason = self._clean(http_failure or describe_failure(
             exc, command=process.command if process else None, url=link.url if link else None,
             returncode=process.returncode if process else None))
         if self.live is not None:
@@ -153,28 +154,39 @@ class Attempt:
         if self.live is not None and client is self.live.client:
             self._tools_changed(tools)
 
+    def _clean(self, reason: str) -> str:
+        """A failure reason may quote what a server said: redacted and visible, like its results."""
+        return visible(self._opener.redactor(reason))
+
     def _redacted(self, tools: list[types.Tool]) -> list[types.Tool]:
         """Definitions as the server gave them, minus any secret it echoes (a token it was started
         with, in a description or a schema); redacted once here, so every listing and every model
         downstream gets the clean copy."""
         redact = self._opener.redactor
+
+        def text(value: str) -> str:
+            return visible(redact(value))
+
+        def value(data: Any) -> Any:
+            return visible_value(redact.value(data))
+
         clean = []
         for tool in tools:
-            update: dict[str, Any] = {"input_schema": redact.value(tool.input_schema)}
+            # The name stays as the server spelled it: calls must use it. Everything shown is cleaned;
+            # the registered name a model sees is sanitized on its own (`tools.naming`).
+            update: dict[str, Any] = {"input_schema": value(tool.input_schema)}
             if tool.description:
-                update["description"] = redact(tool.description)
+                update["description"] = text(tool.description)
             if tool.title:
-                update["title"] = redact(tool.title)
+                update["title"] = text(tool.title)
             if tool.output_schema is not None:
-                update["output_schema"] = redact.value(tool.output_schema)
+                update["output_schema"] = value(tool.output_schema)
+            if tool.annotations is not None and tool.annotations.title:
+                update["annotations"] = tool.annotations.model_copy(update={"title": text(tool.annotations.title)})
+            if tool.meta is not None:
+                update["meta"] = value(tool.meta)
             clean.append(tool.model_copy(update=update))
         return clean
-
-
-def _redacted_facts(facts: AppFacts, redact: Callable[[str], str]) -> AppFacts:
-    from dataclasses import replace
-
-    return replace(facts, detail=redact(facts.detail))
 
 
 def _origin(url: str | None) -> str:

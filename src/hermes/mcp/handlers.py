@@ -5,7 +5,10 @@ Whoever owns the model and the user (the agent in `hermes chat`, the CLI in `her
 layer never decides how to ask a user or a model anything. Every connection declares the three
 capabilities, so servers that check for them offer all their tools, and every request gets a
 protocol-correct answer: without a handler, sampling is refused with the reason, elicitation is
-declined, and roots are the folder hermes runs in (or the server's `roots:` setting).
+declined. Roots are declared only when there are roots to give: the server's `roots:` setting, or
+the roots of the client connected to `hermes mcp serve`. Otherwise hermes declares none, so a
+server keeps the folders it was configured with (server-filesystem replaces its folders with
+whatever roots its client gives, and hermes's own working folder is nobody's choice).
 """
 
 from __future__ import annotations
@@ -15,12 +18,14 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 import mcp_types as types
 from mcp.client import ClientRequestContext
+from pydantic import BaseModel
 
 from hermes.files import open_private_append
+from hermes.security.invisible import visible, visible_value
 from hermes.security.redact import Redactor
 
 SamplingResult = types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData
@@ -42,6 +47,15 @@ class ClientHandlers:
     logging: LogHandler | None = None  # besides the server's log file, which always gets the message
     sampling_with_tools: bool = False  # the sampling handler can also offer the server's tools to the model
     resource_updated: ResourceUpdatedHandler | None = None  # a subscribed resource changed upstream
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _visible_model(params: M) -> M:
+    """What a server asks the model or the user, with no hidden characters anywhere in it."""
+    return type(params).model_validate(visible_value(params.model_dump(mode="json", by_alias=True,
+                                                                       exclude_none=True)))
 
 
 def path_roots(paths: list[str] | tuple[str, ...]) -> list[types.Root]:
@@ -72,33 +86,37 @@ class ServerCallbacks:
                        params: types.CreateMessageRequestParams) -> SamplingResult:
         if self.handlers.sampling is None:
             return types.ErrorData(code=types.INVALID_REQUEST, message=NO_MODEL)
-        return await self.handlers.sampling(self.server, params)
+        return await self.handlers.sampling(self.server, _visible_model(params))
 
     async def elicitation(self, context: ClientRequestContext,
                           params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
         if self.handlers.elicitation is None:
             return types.ElicitResult(action="decline")
-        return await self.handlers.elicitation(self.server, params)
+        return await self.handlers.elicitation(self.server, _visible_model(params))
+
+    @property
+    def offers_roots(self) -> bool:
+        return self.configured_roots is not None or self.handlers.roots is not None
 
     async def list_roots(self, context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
         if self.configured_roots is not None:
             return types.ListRootsResult(roots=path_roots(self.configured_roots))
         if self.handlers.roots is not None:
             return types.ListRootsResult(roots=await self.handlers.roots(self.server))
-        return types.ListRootsResult(roots=path_roots([str(Path.cwd())]))
+        return types.ListRootsResult(roots=[])  # never the folder hermes happens to run in
 
     async def logging(self, params: types.LoggingMessageNotificationParams) -> None:
         """A server's log message goes into its log file, redacted, like its stderr."""
         data = params.data if isinstance(params.data, str) else json.dumps(params.data, default=str)
         source = f" {params.logger}" if params.logger else ""
-        line = self.redactor(f"[{params.level}{source}] {data}")
+        line = visible(self.redactor(f"[{params.level}{source}] {data}"))
         with contextlib.suppress(OSError, ValueError):
             if self._log is None:
                 self._log = open_private_append(self.log_path)
             self._log.write(line.replace("\n", "\n    ") + "\n")
             self._log.flush()
         if self.handlers.logging is not None:
-            redacted = params.model_copy(update={"data": self.redactor.value(params.data)})
+            redacted = params.model_copy(update={"data": visible_value(self.redactor.value(params.data))})
             await self.handlers.logging(self.server, redacted)
 
     async def resource_updated(self, uri: str) -> None:
@@ -112,9 +130,12 @@ class ServerCallbacks:
             self._log = None
 
     def client_options(self) -> dict[str, Any]:
-        """Keyword arguments for `mcp.Client`: every capability declared, every request answered."""
+        """Keyword arguments for `mcp.Client`: sampling and elicitation declared (every request gets
+        an answer), roots only when there are roots to give."""
         sampling = types.SamplingCapability(tools=types.SamplingToolsCapability()) \
             if self.handlers.sampling_with_tools else None
-        return {"sampling_callback": self.sampling, "elicitation_callback": self.elicitation,
-                "list_roots_callback": self.list_roots, "logging_callback": self.logging,
-                "sampling_capabilities": sampling}
+        options: dict[str, Any] = {"sampling_callback": self.sampling, "elicitation_callback": self.elicitation,
+                                   "logging_callback": self.logging, "sampling_capabilities": sampling}
+        if self.offers_roots:
+            options["list_roots_callback"] = self.list_roots
+        return options

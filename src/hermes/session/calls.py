@@ -1,7 +1,8 @@
 """A call of the surface, from its registered name to one `CallResult`.
 
 This is the one boundary a result crosses on its way to anyone: the server's answer is redacted
-here (`redact_result`) and rendered once; hermes's own failure sentences are redacted here too.
+and stripped of hidden characters here (`clean_result`) and rendered once; failure sentences (which
+may quote a server's error message) are cleaned the same way here too.
 What comes back is read the same way by chat, `hermes tools call` and `serve` (see
 `hermes.tools.call_result`).
 """
@@ -19,11 +20,12 @@ from hermes.mcp.describe import describe_failure
 from hermes.mcp.requests import GetPrompt, ListPrompts, ListResources, ReadResource
 from hermes.mcp.snapshot import ServerNotConnected
 from hermes.mcp.tasks import Progress
+from hermes.security.invisible import visible, visible_value
 from hermes.tools import utilities
 from hermes.tools.call_result import CallResult, NotAvailable, Ok, ToolError
 from hermes.tools.filters import tool_allowed
 from hermes.tools.naming import owners, registered_name
-from hermes.tools.results import RenderedResult, redact_result, render_result
+from hermes.tools.results import RenderedResult, clean_result, render_result
 from hermes.tools.surface import SurfaceTool
 from hermes.validation import suggestion
 
@@ -37,7 +39,7 @@ class Calls:
         self._cache = session.home.cache  # computed once: building paths shows up in per-call cost
 
     def _failed(self, text: str, **extra: Any) -> ToolError:
-        return ToolError(self._session.redactor(text), **extra)
+        return ToolError(visible(self._session.redactor(text)), **extra)
 
     async def call(self, name: str, arguments: dict[str, Any], *, on_progress: Progress | None = None) -> CallResult:
         session = self._session
@@ -82,7 +84,7 @@ class Calls:
 
     async def _tool(self, connection: ServerConnection, tool: SurfaceTool, arguments: dict[str, Any],
                     on_progress: Progress | None) -> CallResult:
-        raw = redact_result(await connection.call(tool.original, arguments, on_progress=on_progress),
+        raw = clean_result(await connection.call(tool.original, arguments, on_progress=on_progress),
                             self._session.redactor)
         rendered = render_result(raw, cache=self._cache, server=tool.server)
         if rendered.is_error:
@@ -103,8 +105,8 @@ class Calls:
                                                         utilities.prompt_arguments(arguments)))
             rendered = utilities.prompt_messages(prompt)
         redact = self._session.redactor
-        structured = redact.value(rendered.structured) if rendered.structured is not None else None
-        return RenderedResult(redact(rendered.text), structured, rendered.is_error)
+        structured = visible_value(redact.value(rendered.structured)) if rendered.structured is not None else None
+        return RenderedResult(visible(redact(rendered.text)), structured, rendered.is_error)
 
     async def _not_on_surface(self, name: str) -> CallResult:
         """Why `name` is not a tool on the surface, as precisely as can be told."""

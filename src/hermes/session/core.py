@@ -195,6 +195,10 @@ class Session:
                 hidden.append(HiddenServer(name, self._known_tools.counts.get(name), self.why(name).sentence))
         return hidden
 
+    def known_tool_counts(self) -> dict[str, int]:
+        """How many tools each server offered when it was last connected (in this or an earlier session)."""
+        return dict(self._known_tools.counts)
+
     def deferred_catalog(self) -> str:
         return catalog_text(self.surface(), self.hidden_servers())
 

@@ -1,16 +1,17 @@
 """Upstream resources, resource templates, prompts and completions, for clients that take them as
 MCP (`hermes mcp serve`): gathered from every connected server that offers them on this platform,
-and redacted on the way out like every call result.
+and redacted and stripped of hidden characters on the way out, like every call result.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 import mcp_types as types
+from pydantic import BaseModel
 
 from hermes.mcp.connection import ServerConnection
 from hermes.mcp.requests import (
@@ -24,11 +25,13 @@ from hermes.mcp.requests import (
 )
 from hermes.mcp.snapshot import ServerNotConnected
 from hermes.mcp.states import ConnectionState
+from hermes.security.invisible import visible
 
 if TYPE_CHECKING:
     from hermes.session.view import SessionView
 
 T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
 Kind = Literal["resources", "prompts"]
 
 
@@ -66,14 +69,23 @@ class Upstream:
                 tasks.start_soon(one, connection)
         return [(server, item) for server in sorted(results) for item in results[server]]
 
+    def _shown(self, item: M) -> M:
+        """A listed resource, template or prompt with what people and models read of it cleaned."""
+        update = {key: self._text(value) for key in ("title", "description")
+                  if isinstance(value := getattr(item, key, None), str)}
+        return item.model_copy(update=update) if update else item
+
     async def list_resources(self) -> list[tuple[str, types.Resource]]:
-        return await self._gather("resources", lambda c: c.request(ListResources()))
+        found = await self._gather("resources", lambda c: c.request(ListResources()))
+        return [(server, self._shown(item)) for server, item in found]
 
     async def list_resource_templates(self) -> list[tuple[str, types.ResourceTemplate]]:
-        return await self._gather("resources", lambda c: c.request(ListResourceTemplates()))
+        found = await self._gather("resources", lambda c: c.request(ListResourceTemplates()))
+        return [(server, self._shown(item)) for server, item in found]
 
     async def list_prompts(self) -> list[tuple[str, types.Prompt]]:
-        return await self._gather("prompts", lambda c: c.request(ListPrompts()))
+        found = await self._gather("prompts", lambda c: c.request(ListPrompts()))
+        return [(server, self._shown(item)) for server, item in found]
 
     def _server(self, name: str, kind: Kind) -> ServerConnection:
         for connection in self._offering(kind):
@@ -83,10 +95,12 @@ class Upstream:
         raise ServerNotConnected(name, snapshot.state if snapshot else ConnectionState.STOPPED,
                                  f"it offers no {kind} now")
 
+    def _text(self, value: str) -> str:
+        return visible(self._session.redactor(value))
+
     async def read_resource(self, server: str, uri: str) -> types.ReadResourceResult:
         result = await self._server(server, "resources").request(ReadResource(uri))
-        redact = self._session.redactor
-        contents = [c.model_copy(update={"text": redact(c.text)}) if isinstance(c, types.TextResourceContents)
+        contents = [c.model_copy(update={"text": self._text(c.text)}) if isinstance(c, types.TextResourceContents)
                     else c for c in result.contents]
         return result.model_copy(update={"contents": contents})
 
@@ -95,10 +109,12 @@ class Upstream:
 
     async def get_prompt(self, server: str, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
         result = await self._server(server, "prompts").request(GetPrompt(name, arguments))
-        redact = self._session.redactor
-        messages = [m.model_copy(update={"content": m.content.model_copy(update={"text": redact(m.content.text)})})
+        messages = [m.model_copy(update={"content": m.content.model_copy(update={"text": self._text(m.content.text)})})
                     if isinstance(m.content, types.TextContent) else m for m in result.messages]
-        return result.model_copy(update={"messages": messages})
+        update: dict[str, Any] = {"messages": messages}
+        if result.description:
+            update["description"] = self._text(result.description)
+        return result.model_copy(update=update)
 
     async def complete(self, server: str, ref: types.PromptReference | types.ResourceTemplateReference,
                        argument: dict[str, str], context: dict[str, str] | None) -> types.CompleteResult:

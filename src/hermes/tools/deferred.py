@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from hermes.security.invisible import one_line
 from hermes.tools.surface import Surface, SurfaceTool
 
 SEARCH_TOOL = "tool_search"  # what a model calls to find deferred tools, in chat and through serve
@@ -30,13 +31,14 @@ class HiddenServer:
 
     def line(self) -> str:
         count = f"{self.tool_count} tools unavailable" if self.tool_count is not None else "tools unavailable"
-        return f"{self.server} ({count}: {self.reason})"
+        # The reason may quote a server: one bounded line, so it can never start a section of its own.
+        return f"{self.server} ({count}: {one_line(self.reason)})"
 
 
 def catalog_text(surface: Surface, hidden: list[HiddenServer]) -> str:
     lines: list[tuple[str, str]] = []
     for server, tools in surface.servers():
-        names = ", ".join(sorted(t.original for t in tools))
+        names = ", ".join(sorted(one_line(t.original, 100) for t in tools))
         lines.append((server, f"{server} ({len(tools)} tools): {names}"))
     lines += [(h.server, h.line()) for h in hidden]
     body = "\n".join(text for _, text in sorted(lines))

@@ -19,6 +19,7 @@ from typing import Any
 import mcp_types as types
 
 from hermes.files import write_private
+from hermes.security.invisible import visible, visible_value
 
 MAX_OUTPUT = 2_000_000
 
@@ -85,27 +86,33 @@ def _fewer_blocks(result: types.CallToolResult) -> list[types.ContentBlock]:
             types.TextContent(type="text", text=f"[{omitted} more content blocks omitted by hermes]")]
 
 
-def redact_result(result: types.CallToolResult, redact: Any) -> types.CallToolResult:
-    """The result with every text in it redacted: a server may echo back what it was configured
-    with (a token in its arguments, a header), on success as much as in an error."""
+def clean_result(result: types.CallToolResult, redact: Any) -> types.CallToolResult:
+    """The result as it may leave hermes: every text in it redacted (a server may echo back what it
+    was configured with, a token in its arguments, a header, on success as much as in an error)
+    and made visible (no hidden characters, see `hermes.security.invisible`)."""
+
+    def text(value: str) -> str:
+        return visible(redact(value))
 
     def clean(block: types.ContentBlock) -> types.ContentBlock:
         if isinstance(block, types.TextContent):
-            return block.model_copy(update={"text": redact(block.text)})
+            return block.model_copy(update={"text": text(block.text)})
         if isinstance(block, types.EmbeddedResource) and isinstance(block.resource, types.TextResourceContents):
-            resource = block.resource.model_copy(update={"text": redact(block.resource.text)})
+            resource = block.resource.model_copy(update={"text": text(block.resource.text)})
             return block.model_copy(update={"resource": resource})
         return block
 
     update: dict[str, Any] = {"content": [clean(block) for block in _fewer_blocks(result)]}
     if result.structured_content is not None:
-        update["structured_content"] = redact.value(result.structured_content)
+        update["structured_content"] = visible_value(redact.value(result.structured_content))
+    if result.meta is not None:
+        update["meta"] = visible_value(redact.value(result.meta))
     return result.model_copy(update=update)
 
 
 def render_result(result: types.CallToolResult, *, cache: Path, server: str) -> RenderedResult:
-    """What a model (or `tools call`) gets: `result` should already have passed `redact_result`."""
-    # `redact_result` already kept at most MAX_BLOCKS and said how many it left out.
+    """What a model (or `tools call`) gets: `result` should already have passed `clean_result`."""
+    # `clean_result` already kept at most MAX_BLOCKS and said how many it left out.
     text = "\n".join(_block_text(block, cache, server) for block in result.content)
     structured = result.structured_content
     if not text and structured is not None:

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import mcp_types as types
 
 from hermes.config.model import ToolFilter
+from hermes.security.invisible import visible
 from hermes.tools.filters import tool_allowed
 from hermes.tools.naming import registered_name
 from hermes.tools.toolsets import toolset_name
@@ -54,8 +55,10 @@ class SurfaceTool:
         return toolset_name(self.server)
 
     def to_json(self) -> dict[str, Any]:
+        # `original` is kept as the server spelled it, for calls; what is shown of it is made visible.
         return {"name": self.name, "server": self.server, "toolset": self.toolset, "kind": self.kind,
-                "original": self.original, "description": self.description, "input_schema": self.input_schema}
+                "original": visible(self.original), "description": self.description,
+                "input_schema": self.input_schema}
 
 
 @dataclass(frozen=True)
@@ -91,8 +94,10 @@ def server_entries(server: ServerTools) -> Iterator[SurfaceTool]:
     """Every entry this server puts on the surface, before collisions with other servers."""
     for tool in server.tools:
         if tool_allowed(tool.name, server.rule):
+            shown = visible(tool.name)  # the definition others read; calls use `original`, as spelled
+            definition = tool if shown == tool.name else tool.model_copy(update={"name": shown})
             yield SurfaceTool(registered_name(server.name, tool.name), server.name, "tool", tool.name,
-                              tool.description or "", dict(tool.input_schema or NO_ARGS), tool)
+                              tool.description or "", dict(tool.input_schema or NO_ARGS), definition)
     wanted: list[UtilityKind] = []
     if server.has_resources and server.rule.resources:
         wanted += RESOURCE_UTILITIES
