@@ -16,7 +16,7 @@ import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from filelock import FileLock
@@ -179,6 +179,77 @@ def open_private_append(path: Path, *, binary: bool = False) -> Any:
     private_dir(path.parent)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE)
     return os.fdopen(fd, "ab") if binary else os.fdopen(fd, "a", encoding="utf-8")
+
+
+MAX_LOG_BYTES = 8 * 1024 * 1024
+
+
+class TextSink(Protocol):
+    """Where log lines go (a `BoundedLog`, or any text file)."""
+
+    def write(self, text: str) -> int: ...
+
+    def flush(self) -> None: ...
+
+
+class BoundedLog:
+    """An append-only text log that never grows past `limit` bytes: past it, the file becomes
+    `<name>.1` (replacing the older one) and a new file starts. A server that writes without end
+    costs at most twice the limit on disk, never the whole disk."""
+
+    def __init__(self, path: Path, limit: int = MAX_LOG_BYTES) -> None:
+        self.path = path
+        self.limit = limit
+        self._handle: Any = None
+        self._open()
+
+    def _open(self) -> None:
+        self._handle = open_private_append(self.path)
+        self._size = os.fstat(self._handle.fileno()).st_size
+
+    def write(self, text: str) -> int:
+        data_size = len(text.encode("utf-8", errors="replace"))
+        if self._size + data_size > self.limit and self._size > 0:
+            self._rotate()
+        self._size += data_size
+        return int(self._handle.write(text))
+
+    def _rotate(self) -> None:
+        with contextlib.suppress(OSError):
+            ours = os.fstat(self._handle.fileno()).st_ino
+            self._handle.close()
+            if os.stat(self.path).st_ino == ours:  # another writer may have rotated it already
+                os.replace(self.path, self.path.with_name(self.path.name + ".1"))
+        self._open()
+
+    def flush(self) -> None:
+        self._handle.flush()
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._handle.close()
+
+    def __enter__(self) -> BoundedLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def trim_folder(folder: Path, limit: int, *, pattern: str = "*") -> None:
+    """Remove the oldest files matching `pattern` in `folder` until they take at most `limit` bytes."""
+    try:
+        entries = [(entry.stat().st_mtime, entry.stat().st_size, entry) for entry in folder.glob(pattern)
+                   if entry.is_file() and not entry.is_symlink()]
+    except OSError:
+        return
+    total = sum(size for _, size, _ in entries)
+    for _, size, entry in sorted(entries, key=lambda item: item[0]):
+        if total <= limit:
+            break
+        with contextlib.suppress(OSError):
+            entry.unlink()
+            total -= size
 
 
 def write_private(path: Path, data: bytes) -> None:

@@ -58,6 +58,16 @@ class Home:
     def known_tools(self) -> Path:
         return self.cache / "known-tools.json"
 
+    @property
+    def results(self) -> Path:
+        """Whole texts of results that were cut for a model (bounded; oldest removed first)."""
+        return self.root / "results"
+
+    @property
+    def tool_pins(self) -> Path:
+        """The pinned tool definitions (not a cache: removing it forgets what the user accepted)."""
+        return self.root / "tool-pins.json"
+
     def server_log(self, server: str) -> Path:
         return self.logs / f"mcp-{server}.log"
 

@@ -138,7 +138,7 @@ async def test_list_changed_refreshes_tools(home: Home) -> None:
     write_config(home, {"mcp_servers": {"box": stdio_entry()}})
     async with Session(home) as session:
         changes: list[int] = []
-        session.on_surface_change(lambda: changes.append(1))
+        session.tools.listen(lambda: changes.append(1))
         assert "mcp__box__fresh" not in session.surface().tools
         await session.call("mcp__box__add_tool", {})
         await wait_until(lambda: "mcp__box__fresh" in session.surface().tools)

@@ -86,7 +86,7 @@ async def test_a_hostile_server_smuggles_nothing_anywhere(home: Home) -> None:
         results.append(await session.call("mcp__smug__get_prompt", {"name": "greet"}))
         results.append(await session.call("mcp__smug__list_resources", {}))
         shown += [r.to_json() for r in results] + [r.for_model() for r in results] + asked
-        shown.append(session.deferred_catalog())
+        shown.append(session.tools.catalog())
         text = json.dumps(shown, ensure_ascii=False)
     assert _hidden_chars(text) == []
     assert "the note" in text and "resource text" in text and "prompt text" in text and "it broke" in text

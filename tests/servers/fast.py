@@ -8,7 +8,7 @@ about servers that were not built with the Python SDK (most third-party servers 
 Tools: echo, get-weather, fail, crash, slow (records cancellation), whoami, env-report; with
 --lean: ping, a.b and a-b (two names that collide once sanitized); --long adds a tool whose name
 is longer than a registered name may be. Options as toolbox.py:
---stderr-secret, --ready-delay S, --exit-at-start N.
+--stderr-secret, --ready-delay S, --exit-at-start N, --stderr-flood MB.
 """
 
 from __future__ import annotations
@@ -169,6 +169,12 @@ def main() -> None:
     if "--stderr-secret" in args:
         print(f"starting with key {os.environ.get('FAKE_API_KEY')}", file=sys.stderr, flush=True)
     print("fast server starting", file=sys.stderr, flush=True)
+    if option("--stderr-flood") is not None:  # megabytes of log lines before serving (a hostile server)
+        line = "flood " + "x" * 1000 + "\n"
+        for _ in range(int(float(str(option("--stderr-flood"))) * 1024)):
+            sys.stderr.write(line)
+        sys.stderr.flush()
+        print("flood done", file=sys.stderr, flush=True)
     if option("--exit-at-start") is not None:
         sys.exit(int(str(option("--exit-at-start"))))
     if option("--ready-delay"):

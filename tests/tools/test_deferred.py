@@ -62,20 +62,20 @@ async def test_session_catalog_counts_hidden_tools_from_the_last_connection(home
                         "plugins": {"enabled": ["hermes-demo"]}})
     demo_setup.install_app(home)
     async with Session(home) as session:
-        first = session.deferred_catalog()
+        first = session.tools.catalog()
         assert "demo-app (tools unavailable: Demo Scene App is not running. Start Demo Scene App" in first
-        assert session.deferred_catalog() == first
+        assert session.tools.catalog() == first
     apps = demo_setup.DemoApps(home)
     await anyio.to_thread.run_sync(apps.start)
     try:
         async with Session(home) as session:
             # The demo app's SDK server also advertises resources and prompts: 3 tools + 4 utility tools.
-            assert "demo-app (7 tools): add_object, app_info, get_prompt" in session.deferred_catalog()
+            assert "demo-app (7 tools): add_object, app_info, get_prompt" in session.tools.catalog()
     finally:
         apps.stop_all()
     async with Session(home) as session:
-        assert "demo-app (7 tools unavailable: Demo Scene App is not running." in session.deferred_catalog()
-        found, text = session.tool_search("scene objects")
+        assert "demo-app (7 tools unavailable: Demo Scene App is not running." in session.tools.catalog()
+        found, text = session.tools.search("scene objects")
         assert found == [] and "demo-app (7 tools unavailable" in text
 
 

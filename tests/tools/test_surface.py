@@ -89,3 +89,15 @@ def test_cap_keeps_head_and_tail() -> None:
     capped = cap(text)
     assert len(capped) == MAX_OUTPUT and capped.startswith("HHH") and capped.endswith("T" * 100)
     assert cap("short") == "short"
+
+
+def test_an_include_entry_that_matches_no_tool_warns_with_the_close_match(home: Home) -> None:
+    from tests.support import fast_entry, hermes, write_config
+
+    write_config(home, {"mcp_servers": {"box": fast_entry(tools={"include": ["echo", "get_weather", "nothing*"]})}})
+    listed = hermes("tools", "list", home=home)
+    assert "tools.include names 'get_weather', which matches none of its tools (did you mean 'get-weather'?)" \
+        in listed.stderr
+    assert "tools.include names 'nothing*'" in listed.stderr and "'echo'" not in listed.stderr
+    tested = hermes("mcp", "test", "box", home=home)
+    assert "did you mean 'get-weather'?" in tested.stdout + tested.stderr

@@ -83,7 +83,7 @@ class Chat:
 
 def missing_servers(session: Session) -> list[MissingServer]:
     """Every server on this platform whose tools are missing now, with its state and what to do."""
-    counts = session.known_tool_counts()
+    counts = session.tools.known_counts()
     found = []
     for why in session.unavailable():
         retry = why.payload()["retry"]
@@ -114,7 +114,7 @@ async def open_chat(home: Home, options: ChatOptions, ui: ChatUI) -> AsyncIterat
     try:
         async with session:
             skills = all_skills(session.plugins.plugins, session.host, options.folder, TrustStore(home))
-            prompt = system_prompt(catalog=session.deferred_catalog() if deferred else None, skills=skills,
+            prompt = system_prompt(catalog=session.tools.catalog() if deferred else None, skills=skills,
                                    missing=missing_servers(session))
             agent = Agent(session, provider, ui, system_prompt=prompt, settings=settings, deferred=deferred,
                           yes=options.yes, approval_for=approval_for)

@@ -232,7 +232,7 @@ class Agent:
         return ToolRun(call.id, call.name, self.session.redactor.value(arguments), status, text, seconds)
 
     def _search(self, query: str) -> str:
-        tools, text = self.session.tool_search(query)
+        tools, text = self.session.tools.search(query)
         if not tools:
             return text
         self._discovered.update(t.name for t in tools)

@@ -59,6 +59,8 @@ async def _one_shot(home: Home, options: Any, query: str, as_json: bool) -> int:
     from hermes.cli.chat_ui import OneShotUI
 
     async with open_chat(home, options, OneShotUI()) as chat:
+        for changed in chat.session.tools.changed_tools():
+            say(f"warning: {changed.sentence()}", err=True)
         turn: Turn | None = None
         failure: str | None = None
         try:
@@ -107,6 +109,7 @@ async def _interactive(home: Home, options: Any) -> int:
     say("Starting the MCP servers…", err=True)
     async with open_chat(home, options, ui) as chat:
         _banner(chat)
+        asked: set[tuple[str, str, str]] = set()
         while True:
             try:
                 text = (await prompt.prompt_async("› ", handle_sigint=False)).strip()
@@ -118,7 +121,32 @@ async def _interactive(home: Home, options: Any) -> int:
                 if await _slash(text, chat, home) == "exit":
                     return 0
                 continue
+            await _review_changes(chat, asked)
             await _turn(chat, ui, text)
+
+
+async def _review_changes(chat: Any, asked: set[tuple[str, str, str]]) -> None:
+    """A tool whose definition changed since it was pinned (or that is new) is held back: show the
+    change once and ask whether to accept it, before the model can use it."""
+    from prompt_toolkit import PromptSession
+
+    for changed in chat.session.tools.changed_tools():
+        key = (changed.server, changed.tool, changed.diff())
+        if key in asked:
+            continue
+        asked.add(key)
+        say(f"{changed.sentence()}\n{changed.diff() or '(no change in meaning)'}", err=True)
+        try:
+            answer = await PromptSession[str]().prompt_async(f"Accept the new definition of {changed.tool}? [y/N]: ",
+                                                             handle_sigint=False)
+        except (EOFError, KeyboardInterrupt):
+            answer = ""
+        if answer.strip().lower() in ("y", "yes"):
+            chat.session.tools.accept(changed.server, [changed.tool])
+            say(f"Accepted: {changed.tool} is available from the next request.", err=True)
+        else:
+            say(f"Kept back: {changed.tool} stays out of this session (`hermes tools approve "
+                f"{changed.server} {changed.tool}` accepts it later).", err=True)
 
 
 async def _offer_trust(home: Home, folder: Path, prompt: Any) -> None:
@@ -220,6 +248,8 @@ def _show_tools(chat: Any) -> None:
         say("(deferred: the model finds these with tool_search)")
     for missing in chat.session.unavailable():
         say(f"unavailable: {missing.sentence}")
+    for changed in chat.session.tools.changed_tools():
+        say(f"held back: {changed.sentence()}")
 
 
 def _preferences(home: Home) -> Path:

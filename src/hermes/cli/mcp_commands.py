@@ -11,14 +11,13 @@ import sys
 import click
 
 from hermes.cli.completion import complete_servers
-from hermes.cli.mcp_config_commands import COMMANDS, known_names, pairs
+from hermes.cli.mcp_config_commands import COMMANDS, pairs, require_server
 from hermes.cli.mcp_import import import_command
 from hermes.cli.options import json_option, platform_option, wait_option
 from hermes.cli.output import print_json, print_table, say
 from hermes.cli.progress import progress
-from hermes.errors import NoSuchServer, UsageError
+from hermes.errors import UsageError
 from hermes.home import Home
-from hermes.validation import suggestion
 
 
 @click.group("mcp", invoke_without_command=True)
@@ -77,12 +76,6 @@ def install_command(name: str, settings: tuple[str, ...], yes: bool, override_co
                          override=override))
 
 
-def _require_server(home: Home, name: str) -> None:
-    names = known_names(home)
-    if name not in names:
-        raise NoSuchServer(name, suggestion(name, names))
-
-
 @mcp_group.command("test")
 @click.argument("name", shell_complete=complete_servers)
 @json_option
@@ -91,7 +84,7 @@ def test_command(name: str, as_json: bool) -> None:
     from hermes.session.probe import probe_server
 
     home = Home.from_env()
-    _require_server(home, name)
+    require_server(home, name)
     with progress(f"Connecting to '{name}' (a cold npx/uvx start can take a minute)…"):
         report = probe_server(home, name)
     if as_json:
@@ -103,6 +96,8 @@ def test_command(name: str, as_json: bool) -> None:
         for tool in report.tools:
             mark = "x" if tool.selected else " "
             say(f"  [{mark}] {tool.name}  {tool.description}".rstrip())
+        for warning in report.warnings:
+            say(f"warning: {warning}", err=True)
     else:
         say(f"{name}: {report.state}: {report.reason}", fg="red")
         if report.stderr_tail:
@@ -119,7 +114,7 @@ def configure_command(name: str) -> None:
     from hermes.cli.configure import configure_tools
 
     home = Home.from_env()
-    _require_server(home, name)
+    require_server(home, name)
     sys.exit(configure_tools(home, name))
 
 
@@ -178,6 +173,6 @@ def serve_command(http: bool, port: int, platform: str | None, deferred: bool, o
         raise UsageError("--no-auth applies to --http only.")
     home = Home.from_env()
     if only is not None:
-        _require_server(home, only)
+        require_server(home, only)
     sys.exit(run_serve(home, ServeOptions(http=http, port=port, platform=platform, deferred=deferred, only=only,
                                           prefix=not no_prefix, auth=not no_auth, start_wait=wait)))

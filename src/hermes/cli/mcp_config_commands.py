@@ -221,6 +221,15 @@ def remove_command(name: str, scope: str) -> None:
     say(f"Removed MCP server '{name}'" + (" and its OAuth tokens." if removed else "."))
 
 
+def require_server(home: Home, name: str) -> None:
+    """A configured server's name, or exit 3 with the closest name."""
+    from hermes.validation import suggestion
+
+    names = known_names(home)
+    if name not in names:
+        raise NoSuchServer(name, suggestion(name, names))
+
+
 def known_names(home: Home) -> list[str]:
     from hermes.session.servers import known_server_names
 

@@ -9,12 +9,12 @@ from typing import Any
 import click
 
 from hermes import interrupts
-from hermes.cli.completion import complete_tools
+from hermes.cli.completion import complete_servers, complete_tools
 from hermes.cli.options import json_option, platform_option, wait_option
 from hermes.cli.output import print_json, print_table, say
 from hermes.cli.progress import progress
 from hermes.config.store import ConfigStore
-from hermes.errors import UsageError
+from hermes.errors import HermesError, UsageError
 from hermes.home import Home
 
 
@@ -40,6 +40,7 @@ def list_command(platform: str | None, wait: float, as_json: bool) -> None:
                 "tools": [t.to_json() for t in surface.tools.values()],
                 "skipped": [s.to_json() for s in surface.skipped],
                 "unavailable": [u.payload() for u in session.unavailable()],
+                "changed": [c.to_json() for c in session.tools.changed_tools()],
                 "warnings": session.warnings,
             }
 
@@ -57,6 +58,10 @@ def list_command(platform: str | None, wait: float, as_json: bool) -> None:
         say(f"skipped: {skipped['original']} ({skipped['server']}): {skipped['why']}")
     for missing in data["unavailable"]:
         say(f"unavailable: {missing['server']}: {missing['error']}")
+    for changed in data["changed"]:
+        what = "is new" if changed["new"] else "changed its definition"
+        say(f"held back: {changed['tool']} ({changed['server']}) {what}; see it and accept it with "
+            f"`{changed['approve']}`")
     for warning in data["warnings"]:
         say(f"warning: {warning}", err=True)
 
@@ -179,7 +184,7 @@ def catalog_command(platform: str | None) -> None:
 
     async def run() -> str:
         async with Session(Home.from_env(), SessionSettings(platform=platform)) as session:
-            return session.deferred_catalog()
+            return session.tools.catalog()
 
     with progress("Connecting to the configured MCP servers…"):
         text = interrupts.run(run)
@@ -196,7 +201,7 @@ def search_command(query: str, platform: str | None, as_json: bool) -> None:
 
     async def run() -> tuple[list[dict[str, Any]], str]:
         async with Session(Home.from_env(), SessionSettings(platform=platform)) as session:
-            tools, text = session.tool_search(query)
+            tools, text = session.tools.search(query)
             return [t.to_json() for t in tools], text
 
     with progress("Connecting to the configured MCP servers…"):
@@ -207,3 +212,46 @@ def search_command(query: str, platform: str | None, as_json: bool) -> None:
         print_table(["TOOL", "DESCRIPTION"], [[t["name"], (t["description"] or "").split("\n")[0][:80]] for t in tools])
     else:
         say(text)
+
+
+@tools_group.command("approve")
+@click.argument("server", shell_complete=complete_servers)
+@click.argument("tool", required=False)
+@json_option
+def approve_command(server: str, tool: str | None, as_json: bool) -> None:
+    """Accept the changed definitions of SERVER's tools (or of TOOL only), after showing what changed.
+
+    hermes pins every tool's definition the first time it uses a server; a tool whose definition
+    changes later, or that is new, is held back from the model until accepted here.
+    """
+    from hermes.cli.mcp_config_commands import require_server
+    from hermes.session.core import Session, SessionSettings
+    from hermes.tools.pins import ChangedTool
+
+    home = Home.from_env()
+    require_server(home, server)
+
+    async def run() -> tuple[list[ChangedTool], list[str], str | None]:
+        async with Session(home, SessionSettings(only=frozenset({server}))) as session:
+            snapshot = session.snapshots().get(server)
+            if snapshot is None or not snapshot.connected:
+                return [], [], session.why(server).sentence if snapshot else f"'{server}' did not start"
+            changed = [c for c in session.tools.changed_tools() if tool is None or c.tool == tool]
+            return changed, session.tools.accept(server, [c.tool for c in changed]), None
+
+    with progress(f"Connecting to '{server}'…"):
+        changed, accepted, failure = interrupts.run(run)
+    if failure is not None:
+        raise HermesError(f"Cannot approve: {failure}")
+    if as_json:
+        print_json({"server": server, "accepted": accepted, "changes": [c.to_json() for c in changed]})
+        return
+    if not changed:
+        say(f"Nothing to approve: every tool of '{server}' matches what was accepted before"
+            + (f" (or '{tool}' is not one of its tools)." if tool else "."))
+        return
+    for item in changed:
+        say(f"{'New tool' if item.new else 'Changed'}: {item.tool}")
+        say(item.diff() or "(only in ways that do not change its meaning)")
+    say(f"Accepted {len(accepted)} tool definition(s) of '{server}': {', '.join(accepted)}. Running sessions use "
+        f"them after `hermes mcp reload`.")

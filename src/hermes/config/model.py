@@ -13,6 +13,7 @@ import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -102,8 +103,16 @@ class OAuthSettings:
         return f"OAuthSettings(client_id={self.client_id!r}, client_secret=<hidden>, scope={self.scope!r})"
 
 
+class PinPolicy(StrEnum):
+    """What a changed tool definition does (see `hermes.tools.pins`)."""
+
+    BLOCK = "block"  # held back from the model until the user accepts it
+    WARN = "warn"  # kept, with a warning
+    OFF = "off"  # nothing pinned
+
+
 _SERVER_KEYS = {"command", "args", "env", "cwd", "url", "headers", "transport", "auth", "oauth", "enabled",
-                "timeout", "connect_timeout", "tools", "roots", "approval", "sampling"}
+                "timeout", "connect_timeout", "tools", "roots", "approval", "sampling", "pin"}
 _TRANSPORTS = ("streamable-http", "http", "sse", "stdio")
 
 
@@ -136,6 +145,7 @@ class ServerConfig:
     roots: tuple[str, ...] | None = None  # folders (or URIs) the server may work in; default: hermes's own
     approval: Approval = field(default_factory=Approval)  # which tools ask before running in chat
     sampling: SamplingSettings = field(default_factory=SamplingSettings)  # what it may ask of the model
+    pin: PinPolicy = PinPolicy.BLOCK  # changed tool definitions: held back (block), warned about, or not pinned
 
     @classmethod
     def read(cls, value: Any, loc: Loc) -> ServerConfig:
@@ -157,6 +167,7 @@ class ServerConfig:
             roots=optional(data, "roots", loc, texts, None),
             approval=optional(data, "approval", loc, Approval.read, Approval()),
             sampling=optional(data, "sampling", loc, SamplingSettings.read, SamplingSettings()),
+            pin=PinPolicy(optional(data, "pin", loc, choice(*(p.value for p in PinPolicy)), PinPolicy.BLOCK.value)),
         )
         if config.command and config.url:
             raise Invalid(loc, "has both 'command' and 'url'; a server is either stdio or HTTP, not both")

@@ -60,11 +60,11 @@ class Forwarder:
         return types.Tool(
             name=SEARCH_TOOL,
             description="Find tools by service and action; returns their names and input schemas, which you can "
-                        "then call by name.\n\n" + self.session.deferred_catalog(),
+                        "then call by name.\n\n" + self.session.tools.catalog(),
             input_schema={"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]})
 
     def _search(self, query: str) -> types.CallToolResult:
-        tools, text = self.session.tool_search(query)
+        tools, text = self.session.tools.search(query)
         if not tools:
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
         found = found_tools(tools)

@@ -89,7 +89,7 @@ class Aggregator:
     def attach(self, session: Session) -> None:
         """The session to serve (created with this aggregator's `handlers()`)."""
         self.forwarder.attach(session)
-        session.on_surface_change(self.announcer.changed)
+        session.tools.listen(self.announcer.changed)
 
     async def _set_level(self, ctx: Ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
         return types.EmptyResult()

@@ -18,13 +18,13 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, TypeVar
 
 import mcp_types as types
 from mcp.client import ClientRequestContext
 from pydantic import BaseModel
 
-from hermes.files import open_private_append
+from hermes.files import BoundedLog
 from hermes.security.invisible import visible, visible_value
 from hermes.security.redact import Redactor
 
@@ -80,7 +80,7 @@ class ServerCallbacks:
         self.configured_roots = roots
         self.log_path = log
         self.redactor = redactor
-        self._log: TextIO | None = None
+        self._log: BoundedLog | None = None
 
     async def sampling(self, context: ClientRequestContext,
                        params: types.CreateMessageRequestParams) -> SamplingResult:
@@ -112,7 +112,7 @@ class ServerCallbacks:
         line = visible(self.redactor(f"[{params.level}{source}] {data}"))
         with contextlib.suppress(OSError, ValueError):
             if self._log is None:
-                self._log = open_private_append(self.log_path)
+                self._log = BoundedLog(self.log_path)
             self._log.write(line.replace("\n", "\n    ") + "\n")
             self._log.flush()
         if self.handlers.logging is not None:

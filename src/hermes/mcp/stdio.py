@@ -19,13 +19,13 @@ import contextlib
 import math
 import signal
 from types import TracebackType
-from typing import TextIO
 
 import anyio
 import anyio.abc
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
+from hermes.files import TextSink
 from hermes.mcp.children import Watchdog, kill_group, kill_session, resolve_command, spawn_argv, wait_for_exit
 from hermes.mcp.sdk import TransportStreams
 from hermes.security.redact import Redactor
@@ -73,7 +73,7 @@ class StdioProcess:
     """The SDK `Transport` for one server process, with its pid, exit status and stderr tail."""
 
     def __init__(self, command: str, args: list[str], *, env: dict[str, str], cwd: str | None,
-                 log: TextIO, redact: Redactor, watchdog: Watchdog | None = None) -> None:
+                 log: TextSink, redact: Redactor, watchdog: Watchdog | None = None) -> None:
         self.command = command
         self.args = args
         self.env = env

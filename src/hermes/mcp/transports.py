@@ -14,7 +14,6 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
 
 import httpx2
 from mcp.client import Transport
@@ -22,7 +21,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
 from hermes.config.resolve import ResolvedServer
-from hermes.files import open_private_append
+from hermes.files import BoundedLog
 from hermes.mcp.children import Watchdog
 from hermes.mcp.endpoint import EndpointSource, Identity
 from hermes.mcp.sdk import TransportStreams, create_http_client
@@ -121,7 +120,7 @@ class TransportOpener:
 
     def _stdio(self, name: str, server: ResolvedServer, stack: AsyncExitStack) -> StdioProcess:
         assert server.command is not None
-        log: TextIO = stack.enter_context(open_private_append(self.logs / f"mcp-{name}.log"))
+        log = stack.enter_context(BoundedLog(self.logs / f"mcp-{name}.log"))
         return StdioProcess(server.command, list(server.args),
                             env=child_environment(self.parent_environ, server.env, windows=self.windows),
                             cwd=server.cwd, log=log, redact=self.redactor, watchdog=self.watchdog)

@@ -25,7 +25,7 @@ from hermes.tools import utilities
 from hermes.tools.call_result import CallResult, NotAvailable, Ok, ToolError
 from hermes.tools.filters import tool_allowed
 from hermes.tools.naming import owners, registered_name
-from hermes.tools.results import RenderedResult, clean_result, render_result
+from hermes.tools.results import RenderedResult, ResultFiles, budget_of, clean_result, render_result
 from hermes.tools.surface import SurfaceTool
 from hermes.validation import suggestion
 
@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 class Calls:
     def __init__(self, session: SessionView) -> None:
         self._session = session
-        self._cache = session.home.cache  # computed once: building paths shows up in per-call cost
+        # Computed once: building paths shows up in per-call cost.
+        self._files = ResultFiles(session.home.cache, session.home.results)
 
     def _failed(self, text: str, **extra: Any) -> ToolError:
         return ToolError(visible(self._session.redactor(text)), **extra)
@@ -86,7 +87,7 @@ class Calls:
                     on_progress: Progress | None) -> CallResult:
         raw = clean_result(await connection.call(tool.original, arguments, on_progress=on_progress),
                             self._session.redactor)
-        rendered = render_result(raw, cache=self._cache, server=tool.server)
+        rendered = render_result(raw, files=self._files, server=tool.server, budget=budget_of(tool.definition))
         if rendered.is_error:
             return ToolError(rendered.text, rendered.structured, raw)
         return Ok(rendered.text, rendered.structured, raw)

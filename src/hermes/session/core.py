@@ -5,11 +5,11 @@ in parallel and waits until each one has either connected or failed (each bounde
 `connect_timeout`, so one slow server never holds up the rest for longer than its own budget).
 Leaving it stops every server at once and waits until each child process is gone.
 
-The work is split by job: `Lifecycle` owns the server set (start, reload, stop), `Calls` turns a
-registered name into one `CallResult`, `Upstream` serves resources and prompts to `serve`, and
-`why.why_unavailable` decides, purely, why a server's tools are missing. The session itself reads
-supervisors only through their snapshots, rebuilds the surface lazily after any change a
-connection reports, and tells listeners registered with `on_surface_change` when it differs.
+The work is split by job: `Lifecycle` owns the server set (start, reload, stop), `ToolSurface`
+keeps what a model sees (rebuilt after any change a connection reports; held-back tools, the
+deferred catalog and search, listeners), `Calls` turns a registered name into one `CallResult`,
+`Upstream` serves resources and prompts to `serve`, and `why.why_unavailable` decides, purely, why
+a server's tools are missing. The session reads supervisors only through their snapshots.
 """
 
 from __future__ import annotations
@@ -40,14 +40,13 @@ from hermes.plugins.registry import LoadedPlugins
 from hermes.security.redact import Redactor
 from hermes.security.redacted_log import redacted_file_logging
 from hermes.session.calls import Calls
-from hermes.session.known_tools import KnownToolCounts
 from hermes.session.lifecycle import Lifecycle, ReloadReport, SessionSettings
 from hermes.session.status import ServerStatus, status_rows
+from hermes.session.surfacing import ToolSurface
 from hermes.session.upstream import Upstream
 from hermes.session.why import why_unavailable
 from hermes.tools.call_result import CallResult
-from hermes.tools.deferred import HiddenServer, SearchIndex, catalog_text
-from hermes.tools.surface import ServerTools, Surface, SurfaceTool, build_surface, server_entries
+from hermes.tools.surface import Surface
 from hermes.tools.toolsets import servers_for_platform
 from hermes.tools.unavailable import Unavailable
 
@@ -71,13 +70,10 @@ class Session:
                                  windows=self.host.os_name == "win32")
         self._opener = opener
         self.lifecycle = Lifecycle(home, self.settings, self.host, opener, self.handlers, self.redactor,
-                                   self._changed)
+                                   lambda server: self.tools.changed(server))
         self.calls = Calls(self)
         self.upstream = Upstream(self)
-        self._known_tools = KnownToolCounts(home.known_tools)
-        self._surface: Surface | None = None
-        self._search: SearchIndex | None = None
-        self._listeners: list[Callable[[], None]] = []
+        self.tools = ToolSurface(self)
         self._stack: AsyncExitStack | None = None
 
     @property
@@ -86,7 +82,8 @@ class Session:
 
     @property
     def warnings(self) -> list[str]:
-        return self.lifecycle.warnings
+        """What is likely wrong in the configuration: from reading it, and from the servers' tool lists."""
+        return self.lifecycle.warnings + self.tools.warnings()
 
     @property
     def plugins(self) -> LoadedPlugins:
@@ -156,57 +153,9 @@ class Session:
 
     # -- the surface -----------------------------------------------------------------------------
 
-    def on_surface_change(self, listener: Callable[[], None]) -> None:
-        self._listeners.append(listener)
-
-    def _changed(self, server: str | None) -> None:
-        """A connection changed state or tools: rebuild the surface; tell listeners if it differs."""
-        before = self._surface
-        self._surface = None
-        self._search = None
-        connection = self.lifecycle.connection(server) if server else None
-        config = self.server_config(server) if server else None
-        if connection is not None and config is not None and connection.snapshot.connected:
-            entries = server_entries(_server_tools(connection.snapshot, config))
-            self._known_tools.remember(connection.name, [t.name for t in entries])
-        if before is not None and self._listeners and before.same_as(self.surface()):
-            return  # a server started connecting, say: nothing a model sees has changed
-        for listener in self._listeners:
-            listener()
-
     def surface(self) -> Surface:
-        if self._surface is None:
-            allowed = self.platform_servers()
-            servers = []
-            for name, snapshot in self.snapshots().items():
-                config = self.server_config(name)
-                if name in allowed and snapshot.connected and config is not None:
-                    servers.append(_server_tools(snapshot, config))
-            self._surface = build_surface(servers)
-        return self._surface
-
-    def hidden_servers(self) -> list[HiddenServer]:
-        """Declared servers on this platform whose tools are all hidden, with the reason."""
-        allowed = self.platform_servers()
-        hidden = []
-        for name, snapshot in self.snapshots().items():
-            desired = self.lifecycle.desired.get(name)
-            if name in allowed and not snapshot.connected and desired and desired.declaration is not None:
-                hidden.append(HiddenServer(name, self._known_tools.counts.get(name), self.why(name).sentence))
-        return hidden
-
-    def known_tool_counts(self) -> dict[str, int]:
-        """How many tools each server offered when it was last connected (in this or an earlier session)."""
-        return dict(self._known_tools.counts)
-
-    def deferred_catalog(self) -> str:
-        return catalog_text(self.surface(), self.hidden_servers())
-
-    def tool_search(self, query: str) -> tuple[list[SurfaceTool], str]:
-        surface = self.surface()
-        if self._search is None or self._search.surface is not surface:
-            self._search = SearchIndex(surface)
-        return self._search.search(self.hidden_servers(), query)
+        """What a model sees now (see `session.surfacing` for held-back tools, the catalog, search)."""
+        return self.tools.current()
 
     # -- why tools are missing -------------------------------------------------------------------
 
@@ -239,12 +188,6 @@ class Session:
                 connection = self.lifecycle.connection(name)
                 if connection is not None:
                     tasks.start_soon(connection.roots_changed)
-
-
-def _server_tools(snapshot: ConnectionSnapshot, config: ServerConfig) -> ServerTools:
-    caps = snapshot.capabilities
-    return ServerTools(snapshot.name, config.tools, list(snapshot.tools), bool(caps and caps.resources),
-                       bool(caps and caps.prompts))
 
 
 def _hurry_if_interrupted(watchdog: Watchdog, exc_type: type[BaseException] | None) -> None:

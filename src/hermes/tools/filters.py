@@ -26,3 +26,18 @@ def filter_warnings(server: str, rule: ToolFilter) -> list[str]:
         return [f"Server '{server}' sets both tools.include and tools.exclude; include wins and "
                 f"exclude is ignored."]
     return []
+
+
+def unmatched_includes(server: str, rule: ToolFilter, names: list[str]) -> list[str]:
+    """An include entry that matches no tool of the server is almost always a typo (`get_sum` for
+    `get-sum`): say so, with the closest name, instead of silently registering nothing."""
+    from hermes.validation import suggestion
+
+    if rule.include is None or not names:
+        return []
+    from hermes.tools.utilities import UTILITIES
+
+    known = [*names, *UTILITIES]
+    return [f"Server '{server}': tools.include names '{pattern}', which matches none of its tools"
+            f"{suggestion(pattern, known)}."
+            for pattern in rule.include if not any(fnmatchcase(name, pattern) for name in known)]

@@ -1,8 +1,11 @@
-"""Turning an MCP tool result into what a model reads.
+"""Turning an MCP tool result into what a model reads, without losing anything silently.
 
 Text blocks are joined; structured content is kept; images and audio are written to the cache
-folder and referenced by path (a model can't use base64 soup); everything is capped at
-`MAX_OUTPUT` characters keeping the head and the tail, where the useful parts usually are.
+folder and referenced by path (a model can't use base64 soup). A text longer than its budget
+(`MAX_OUTPUT` characters, or less when the tool's `_meta` says `maxResultSizeChars`) keeps its
+head and its tail, where the useful parts usually are, and the whole text goes to a file of its
+own (0600, under `HERMES_HOME/results/`): the model is told how much was left out and where it is.
+Both folders are bounded: past their size, the oldest files go first.
 """
 
 from __future__ import annotations
@@ -18,10 +21,13 @@ from typing import Any
 
 import mcp_types as types
 
-from hermes.files import write_private
+from hermes.files import trim_folder, write_private
 from hermes.security.invisible import visible, visible_value
 
 MAX_OUTPUT = 2_000_000
+MIN_BUDGET = 1_000  # a server's hint below this would leave the model nothing to read
+SPILL_LIMIT = 256 * 1024 * 1024  # whole results kept on disk, all servers together
+MEDIA_LIMIT = 256 * 1024 * 1024  # images and audio saved from results
 
 
 @dataclass(frozen=True)
@@ -37,38 +43,82 @@ class RenderedResult:
         return data
 
 
-def cap(text: str, limit: int = MAX_OUTPUT) -> str:
+def cap(text: str, limit: int = MAX_OUTPUT, *, whole: str = "") -> str:
+    """`text` within `limit` characters: head, a marker saying what was left out (and `whole`, where
+    all of it is), tail."""
     if len(text) <= limit:
         return text
-    marker = f"\n[... {len(text) - limit} characters omitted ...]\n"
-    keep = limit - len(marker)
+    where = f"; the whole result ({len(text)} characters) is in {whole}" if whole else ""
+    marker = f"\n[... {len(text) - limit} characters omitted by hermes{where} ...]\n"
+    keep = max(0, limit - len(marker))
     head = keep // 2
     return text[:head] + marker + text[len(text) - (keep - head):]
 
 
-def _save_blob(data_b64: str, mime: str, cache: Path, server: str) -> str:
-    try:
-        data = base64.b64decode(data_b64, validate=True)
-    except (binascii.Error, ValueError):
-        return f"[{mime} content that is not valid base64 was dropped]"
-    extension = mimetypes.guess_extension(mime) or ".bin"
-    digest = hashlib.sha256(data).hexdigest()[:16]
-    path = cache / f"mcp-{server}-{digest}{extension}"
-    if not path.exists():
-        write_private(path, data)
-    return f"[{mime} saved to {path}]"
+@dataclass(frozen=True)
+class ResultFiles:
+    """Where results put what does not fit in a model's reading: media, and whole long texts."""
+
+    cache: Path  # images and audio, by content
+    spill: Path  # whole texts of results that were cut for the model
+    spill_limit: int = SPILL_LIMIT
+    media_limit: int = MEDIA_LIMIT
+
+    def cut(self, text: str, server: str, budget: int = MAX_OUTPUT) -> str:
+        if len(text) <= budget:
+            return text
+        data = text.encode("utf-8", errors="replace")
+        path = self.spill / f"{_safe(server)}-{hashlib.sha256(data).hexdigest()[:16]}.txt"
+        try:
+            if not path.exists():
+                write_private(path, data)
+                trim_folder(self.spill, self.spill_limit, pattern="*.txt")
+            where = str(path)
+        except OSError:
+            where = ""  # the disk refused: the model still gets the head and the tail, and the count
+        return cap(text, budget, whole=where)
+
+    def save_blob(self, data_b64: str, mime: str, server: str) -> str:
+        try:
+            data = base64.b64decode(data_b64, validate=True)
+        except (binascii.Error, ValueError):
+            return f"[{mime} content that is not valid base64 was dropped]"
+        extension = mimetypes.guess_extension(mime) or ".bin"
+        digest = hashlib.sha256(data).hexdigest()[:16]
+        path = self.cache / f"mcp-{_safe(server)}-{digest}{extension}"
+        try:
+            if not path.exists():
+                write_private(path, data)
+                trim_folder(self.cache, self.media_limit, pattern="mcp-*")
+        except OSError as exc:
+            return f"[{mime} content of {len(data)} bytes could not be saved: {exc.strerror}]"
+        return f"[{mime} saved to {path}]"
 
 
-def _block_text(block: types.ContentBlock, cache: Path, server: str) -> str:
+def _safe(server: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in server)[:64]
+
+
+def budget_of(tool: types.Tool | None) -> int:
+    """The tool's own `maxResultSizeChars` hint (any `_meta` namespace), within hermes's limits."""
+    meta = tool.meta if tool is not None else None
+    if isinstance(meta, dict):
+        for key, value in meta.items():
+            if key.rsplit("/", 1)[-1] == "maxResultSizeChars" and type(value) is int:
+                return max(MIN_BUDGET, min(MAX_OUTPUT, value))
+    return MAX_OUTPUT
+
+
+def _block_text(block: types.ContentBlock, files: ResultFiles, server: str) -> str:
     if isinstance(block, types.TextContent):
         return block.text
     if isinstance(block, (types.ImageContent, types.AudioContent)):
-        return _save_blob(block.data, block.mime_type, cache, server)
+        return files.save_blob(block.data, block.mime_type, server)
     if isinstance(block, types.EmbeddedResource):
         resource = block.resource
         if isinstance(resource, types.TextResourceContents):
             return resource.text
-        return _save_blob(resource.blob, resource.mime_type or "application/octet-stream", cache, server)
+        return files.save_blob(resource.blob, resource.mime_type or "application/octet-stream", server)
     if isinstance(block, types.ResourceLink):
         return f"[resource {block.uri}]"
     return f"[{getattr(block, 'type', 'unknown')} content]"
@@ -110,14 +160,17 @@ def clean_result(result: types.CallToolResult, redact: Any) -> types.CallToolRes
     return result.model_copy(update=update)
 
 
-def render_result(result: types.CallToolResult, *, cache: Path, server: str) -> RenderedResult:
+def render_result(result: types.CallToolResult, *, files: ResultFiles, server: str,
+                  budget: int = MAX_OUTPUT) -> RenderedResult:
     """What a model (or `tools call`) gets: `result` should already have passed `clean_result`."""
     # `clean_result` already kept at most MAX_BLOCKS and said how many it left out.
-    text = "\n".join(_block_text(block, cache, server) for block in result.content)
+    text = "\n".join(_block_text(block, files, server) for block in result.content)
     structured = result.structured_content
     if not text and structured is not None:
         text = json.dumps(structured, ensure_ascii=False)
-    if structured is not None and len(json.dumps(structured, ensure_ascii=False)) > MAX_OUTPUT:
+    note = ""
+    if structured is not None and len(json.dumps(structured, ensure_ascii=False)) > budget:
+        # The text (often the same data) is cut to the budget with the whole of it kept on disk.
         structured = None
-        text = "[structured content omitted: larger than the output cap]\n" + text
-    return RenderedResult(cap(text), structured, bool(result.is_error))
+        note = "[structured content omitted for the model: larger than its budget]\n"
+    return RenderedResult(note + files.cut(text, server, budget - len(note)), structured, bool(result.is_error))

@@ -1,0 +1,131 @@
+"""The session's tool surface as a model sees it, kept current: built from the connected servers'
+snapshots after every change, with what is held back (changed tool definitions), the deferred
+catalog and `tool_search`, and the listeners that hear when anything a model sees has changed.
+
+Rebuilt lazily (linear in the number of tools). A server's changed tools are looked up once per
+change of that server (`tools.pins`), never per request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+from hermes.config.model import ServerConfig
+from hermes.mcp.snapshot import ConnectionSnapshot
+from hermes.session.known_tools import KnownToolCounts
+from hermes.tools.deferred import HiddenServer, SearchIndex, catalog_text
+from hermes.tools.filters import unmatched_includes
+from hermes.tools.pins import ChangedTool, PinPolicy, PinStore
+from hermes.tools.surface import ServerTools, Surface, SurfaceTool, build_surface, server_entries
+
+if TYPE_CHECKING:
+    from hermes.session.view import SessionView
+
+
+def server_tools(snapshot: ConnectionSnapshot, config: ServerConfig, held: Iterable[str] = ()) -> ServerTools:
+    caps = snapshot.capabilities
+    return ServerTools(snapshot.name, config.tools, [t for t in snapshot.tools if t.name not in set(held)],
+                       bool(caps and caps.resources), bool(caps and caps.prompts))
+
+
+class ToolSurface:
+    def __init__(self, session: SessionView) -> None:
+        self._session = session
+        self._known = KnownToolCounts(session.home.known_tools)
+        self._pins = PinStore(session.home.tool_pins)
+        self._changed_tools: dict[str, list[ChangedTool]] = {}
+        self._include_warnings: dict[str, list[str]] = {}
+        self._surface: Surface | None = None
+        self._search: SearchIndex | None = None
+        self._listeners: list[Callable[[], None]] = []
+
+    def listen(self, listener: Callable[[], None]) -> None:
+        self._listeners.append(listener)
+
+    def changed(self, server: str | None) -> None:
+        """A connection changed state or tools: rebuild the surface; tell listeners if it differs."""
+        before = self._surface
+        self._surface = None
+        self._search = None
+        # One server changed, or (None) the set did (a start, a reload): look again at what changed
+        # since, pins accepted in another process included.
+        for name in [server] if server is not None else list(self._session.snapshots()):
+            self._look_at(name)
+        if before is not None and self._listeners and before.same_as(self.current()):
+            return  # a server started connecting, say: nothing a model sees has changed
+        for listener in self._listeners:
+            listener()
+
+    def _look_at(self, server: str) -> None:
+        connection = self._session.lifecycle.connection(server)
+        config = self._session.server_config(server)
+        if connection is None or config is None or not connection.snapshot.connected:
+            return
+        snapshot = connection.snapshot
+        self._changed_tools[server] = [] if config.pin is PinPolicy.OFF else self._pins.check(server, snapshot.tools)
+        self._include_warnings[server] = unmatched_includes(server, config.tools, [t.name for t in snapshot.tools])
+        entries = server_entries(server_tools(snapshot, config))
+        self._known.remember(server, [t.name for t in entries])
+
+    def _held(self, server: str, config: ServerConfig) -> set[str]:
+        if config.pin is not PinPolicy.BLOCK:
+            return set()
+        return {changed.tool for changed in self._changed_tools.get(server, ())}
+
+    def current(self) -> Surface:
+        if self._surface is None:
+            allowed = self._session.platform_servers()
+            servers = []
+            for name, snapshot in self._session.snapshots().items():
+                config = self._session.server_config(name)
+                if name in allowed and snapshot.connected and config is not None:
+                    servers.append(server_tools(snapshot, config, self._held(name, config)))
+            self._surface = build_surface(servers)
+        return self._surface
+
+    def changed_tools(self) -> list[ChangedTool]:
+        """Tools of connected servers on this platform whose definitions differ from their pins."""
+        allowed = self._session.platform_servers()
+        snapshots = self._session.snapshots()
+        return [changed for server, found in sorted(self._changed_tools.items())
+                if server in allowed and server in snapshots and snapshots[server].connected for changed in found]
+
+    def accept(self, server: str, names: Iterable[str] | None = None) -> list[str]:
+        """Accept the current definitions of these tools of `server` (all changed ones when None)."""
+        snapshot = self._session.snapshots().get(server)
+        if snapshot is None or not snapshot.connected:
+            return []
+        accepted = self._pins.approve(server, snapshot.tools, names)
+        self.changed(server)
+        return accepted
+
+    def warnings(self) -> list[str]:
+        """What the connected servers' own tool lists say about the configuration (an include entry
+        that matches nothing)."""
+        return [w for _, found in sorted(self._include_warnings.items()) for w in found]
+
+    def known_counts(self) -> dict[str, int]:
+        """How many tools each server offered when it was last connected (in this or an earlier session)."""
+        return dict(self._known.counts)
+
+    def hidden_servers(self) -> list[HiddenServer]:
+        """Declared servers on this platform whose tools are all hidden, with the reason."""
+        session = self._session
+        allowed = session.platform_servers()
+        hidden = []
+        for name, snapshot in session.snapshots().items():
+            desired = session.lifecycle.desired.get(name)
+            if name in allowed and not snapshot.connected and desired and desired.declaration is not None:
+                hidden.append(HiddenServer(name, self._known.counts.get(name), session.why(name).sentence))
+        return hidden
+
+    def catalog(self) -> str:
+        """The deferred-tool catalog text (byte-stable for the same state)."""
+        return catalog_text(self.current(), self.hidden_servers())
+
+    def search(self, query: str) -> tuple[list[SurfaceTool], str]:
+        surface = self.current()
+        if self._search is None or self._search.surface is not surface:
+            self._search = SearchIndex(surface)
+        return self._search.search(self.hidden_servers(), query)
