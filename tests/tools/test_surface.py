@@ -8,6 +8,7 @@ import mcp_types as types
 import pytest
 
 from hermes.config.model import ToolFilter
+from hermes.home import Home
 from hermes.tools.filters import filter_warnings, tool_allowed
 from hermes.tools.naming import registered_name, sanitize
 from hermes.tools.results import MAX_OUTPUT, cap
