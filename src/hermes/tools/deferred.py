@@ -8,11 +8,11 @@ the user why those tools are missing instead of guessing.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from hermes.security.invisible import one_line
+from hermes.tools.search import ToolIndex, documents_of
 from hermes.tools.surface import Surface, SurfaceTool
 
 SEARCH_TOOL = "tool_search"  # what a model calls to find deferred tools, in chat and through serve
@@ -45,38 +45,20 @@ def catalog_text(surface: Surface, hidden: list[HiddenServer]) -> str:
     return "Tools available through tool_search, by source:\n" + (body or "(none)") + "\n"
 
 
-_STOPWORDS = {"a", "an", "the", "to", "of", "in", "on", "for", "and", "or", "my", "me", "with", "from", "by", "is"}
-
-
-def _words(text: str) -> set[str]:
-    return {w for w in re.split(r"[^a-z0-9]+", text.lower()) if w and w not in _STOPWORDS}
-
-
 class SearchIndex:
-    """The words of every tool, computed once per surface, so a query only intersects small sets."""
+    """The surface's tools, indexed once per surface (the surface changes only on reload)."""
 
     def __init__(self, surface: Surface) -> None:
         self.surface = surface
-        # word -> (tool, weight): 3 for a word of the server or tool name, 1 for the description.
-        self._postings: dict[str, list[tuple[SurfaceTool, int]]] = {}
-        for tool in surface.tools.values():
-            name_words = _words(f"{tool.server} {tool.original}")
-            for word in name_words | _words(tool.description):
-                self._postings.setdefault(word, []).append((tool, 3 if word in name_words else 1))
+        self._index = ToolIndex(documents_of(list(surface.tools.values())))
 
     def search(self, hidden: list[HiddenServer], query: str) -> tuple[list[SurfaceTool], str]:
         """Matching tools (best first) and, when nothing matches, a text that says what exists and why."""
-        scores: dict[str, int] = {}
-        tools: dict[str, SurfaceTool] = {}
-        for word in _words(query):
-            for tool, weight in self._postings.get(word, ()):
-                scores[tool.name] = scores.get(tool.name, 0) + weight
-                tools[tool.name] = tool
-        ranked = sorted(scores, key=lambda name: (-scores[name], name))[:_MAX_RESULTS]
-        if ranked:
-            return [tools[name] for name in ranked], ""
+        found = [self.surface.tools[d.key] for d in self._index.search(query, _MAX_RESULTS)]
+        if found:
+            return found, ""
         sources = [f"{server} ({len(tools)} tools)" for server, tools in self.surface.servers()]
-        lines = [f"No tool matched '{query}'."]
+        lines = [f"No tool matched '{one_line(query, 200)}'."]
         lines.append("Available sources: " + (", ".join(sources) if sources else "none") + ".")
         if hidden:
             lines.append("Hidden sources:")

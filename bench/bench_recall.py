@@ -1,0 +1,156 @@
+"""How well `tool_search` finds the right tool among thousands of real ones.
+
+The corpus is `tests/data/tool_corpus.jsonl.gz`: the tool lists of real MCP servers from npm and
+PyPI (open-source licenses only; see tests/data/build_tool_corpus.py), put on one surface the way
+a session does. Four figures:
+
+- exact names: every tool, searched by its registered name (`mcp__server__tool`), must come first;
+- the server's own name (`create_issue`) and the name without `mcp__` (`github__create_issue`)
+  must rank above every tool that does not carry that name (several servers share `search`);
+- recall@5 of hand-written natural-language intents ("did my last build pass?"), over the whole
+  corpus and over session-sized surfaces (the intent's server among 19 others, seeded);
+- the same recall for the baseline measured in the same run: the previous word-overlap ranking
+  (a tool's score is the number of query words in its name, x3, and its description).
+
+Goal: 100 % for names; recall@5 of intents >= 95 %.
+
+    python -m bench.bench_recall
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+import re
+import time
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import mcp_types as types
+
+from bench.common import REPO, report
+from hermes.config.model import ToolFilter
+from hermes.tools.naming import registered_name
+from hermes.tools.search import ToolIndex, canonical, documents_of
+from hermes.tools.surface import ServerTools, Surface, SurfaceTool, build_surface
+
+DATA = REPO / "tests" / "data"
+SESSION_SERVERS = 20
+
+
+def corpus() -> dict[str, list[types.Tool]]:
+    servers: dict[str, list[types.Tool]] = {}
+    with gzip.open(DATA / "tool_corpus.jsonl.gz", "rt", encoding="utf-8") as lines:
+        for line in lines:
+            row = json.loads(line)
+            servers.setdefault(row["server"], []).append(types.Tool.model_validate(row["tool"]))
+    return servers
+
+
+def surface_of(servers: dict[str, list[types.Tool]], names: list[str]) -> Surface:
+    return build_surface(ServerTools(name, ToolFilter(), servers[name], False, False) for name in names)
+
+
+class Baseline:
+    """The ranking hermes had before: query words in the server and tool name count 3, in the description 1."""
+
+    _STOP: ClassVar[frozenset[str]] = frozenset(
+        {"a", "an", "the", "to", "of", "in", "on", "for", "and", "or", "my", "me", "with", "from", "by", "is"})
+
+    def __init__(self, tools: list[SurfaceTool]) -> None:
+        self._postings: dict[str, list[tuple[str, int]]] = {}
+        for tool in tools:
+            in_name = self._words(f"{tool.server} {tool.original}")
+            for word in in_name | self._words(tool.description):
+                self._postings.setdefault(word, []).append((tool.name, 3 if word in in_name else 1))
+
+    def _words(self, text: str) -> set[str]:
+        return {w for w in re.split(r"[^a-z0-9]+", text.lower()) if w and w not in self._STOP}
+
+    def search(self, query: str, limit: int) -> list[str]:
+        scores: dict[str, int] = {}
+        for word in self._words(query):
+            for name, weight in self._postings.get(word, ()):
+                scores[name] = scores.get(name, 0) + weight
+        return sorted(scores, key=lambda name: (-scores[name], name))[:limit]
+
+
+def names_first(index: ToolIndex, surface: Surface) -> tuple[int, int, int, int]:
+    """(exact right, exact total, own-name and suffix right, total): a name's tools rank above all others."""
+    exact = tail = tails = 0
+    # A name -> the tools that carry it: as their own name, or as the last two or more words of theirs.
+    carrying: dict[str, set[str]] = {}
+    for tool in surface.tools.values():
+        carrying.setdefault(canonical(tool.original), set()).add(tool.name)
+        words = canonical(tool.name).split("_")
+        for start in range(len(words) - 1):
+            carrying.setdefault("_".join(words[start:]), set()).add(tool.name)
+    for tool in surface.tools.values():
+        found = index.search(tool.name, 1)
+        exact += bool(found) and found[0].key == tool.name
+        for query in (tool.original, tool.name.removeprefix("mcp__")):
+            carriers = carrying.get(canonical(query), set())
+            ranked = [d.key for d in index.search(query, len(carriers))]
+            tails += 1
+            tail += tool.name in ranked and set(ranked) <= carriers
+    return exact, len(surface.tools), tail, tails
+
+
+def recall(intents: list[dict[str, str]], search: Callable[[str, list[str]], list[str]],
+           servers: list[str], *, session: int | None) -> float:
+    rng = random.Random(7)
+    hits = 0
+    for intent in intents:
+        names = servers
+        if session is not None:
+            names = [intent["server"], *rng.sample([s for s in servers if s != intent["server"]], session - 1)]
+        hits += registered_name(intent["server"], intent["tool"]) in search(intent["intent"], names)
+    return hits / len(intents)
+
+
+def main() -> None:
+    servers = corpus()
+    names = sorted(servers)
+    intents = [json.loads(line) for line in (DATA / "tool_intents.jsonl").read_text(encoding="utf-8").splitlines()]
+    whole = surface_of(servers, names)
+    started = time.perf_counter()
+    index = ToolIndex(documents_of(list(whole.tools.values())))
+    build = time.perf_counter() - started
+    baseline = Baseline(list(whole.tools.values()))
+    cache: dict[tuple[str, ...], tuple[ToolIndex, Baseline]] = {}
+
+    def indexes(chosen: list[str]) -> tuple[ToolIndex, Baseline]:
+        if len(chosen) == len(names):
+            return index, baseline
+        key = tuple(chosen)
+        if key not in cache:
+            tools = list(surface_of(servers, chosen).tools.values())
+            cache[key] = ToolIndex(documents_of(tools)), Baseline(tools)
+        return cache[key]
+
+    def ours(query: str, chosen: list[str]) -> list[str]:
+        return [d.key for d in indexes(chosen)[0].search(query, 5)]
+
+    def before(query: str, chosen: list[str]) -> list[str]:
+        return indexes(chosen)[1].search(query, 5)
+
+    exact, total, tail, tails = names_first(index, whole)
+    started = time.perf_counter()
+    full = recall(intents, ours, names, session=None)
+    per_query = (time.perf_counter() - started) / len(intents)
+    rows: list[tuple[str, Any]] = [
+        ("corpus", f"{len(whole.tools)} tools from {len(names)} servers; {len(intents)} intents"),
+        ("index build / query (whole corpus)", f"{build * 1e3:.0f} ms / {per_query * 1e3:.2f} ms"),
+        ("exact registered name first (goal 100 %)", f"{exact}/{total} ({exact / total:.2%})"),
+        ("own name, name without mcp__: carriers first (goal 100 %)", f"{tail}/{tails} ({tail / tails:.2%})"),
+        ("intents recall@5, whole corpus", f"{full:.1%} (baseline {recall(intents, before, names, session=None):.1%})"),
+        (f"intents recall@5, {SESSION_SERVERS} servers a session",
+         f"{recall(intents, ours, names, session=SESSION_SERVERS):.1%} "
+         f"(baseline {recall(intents, before, names, session=SESSION_SERVERS):.1%}); goal >= 95 %"),
+    ]
+    report("tool_search recall over real tool definitions", rows)
+
+
+if __name__ == "__main__":
+    main()

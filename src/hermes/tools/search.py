@@ -1,0 +1,215 @@
+"""Finding tools by name or by meaning: what `tool_search` and `hermes tools search` answer with.
+
+Two kinds of query meet here. A model that already knows a name (from the catalog, an earlier
+search, or the user) must get exactly that tool first, however it spells the separators:
+`mcp__github__create_issue`, `github__create_issue`, `create_issue` and `createIssue` all name
+the same thing. Every other query is words of a request ("did my last build pass?"), ranked with
+BM25 over a tool's fields, each weighted by how much it says about what the tool does: the tool's
+own name most, then its title, its server's name, its parameters and its description. Words are
+stemmed (Snowball, English), so "builds" finds "build" and "listing" finds "list".
+
+An index is built once per surface (the surface changes only on reload), so a query costs one
+pass over the postings of its own words.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import snowballstemmer
+
+# How much one occurrence of a word counts, by field (BM25F): a name is a summary, a description
+# is prose whose every word means less.
+_WEIGHTS = {"name": 3.0, "title": 2.0, "server": 1.5, "params": 1.0, "description": 1.0}
+_K1 = 1.2
+_B = 0.75
+_STOPWORD_TEXT = (
+    "a an the to of in on at for and or my me i we our you your with from by is are was be it this that "
+    "these those do does did can could should would will please what which who how when where all any "
+    "some there their them its into about as if then than so not no")
+_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+# camelCase and digit boundaries inside one token: "getHTTPResponse2x" -> get HTTP Response 2 x
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+")
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_stemmer = snowballstemmer.stemmer("english")
+# Words that name the same action or thing in tool vocabularies. A query word also finds its
+# group's other words, at a lower weight, so a request in everyday words ("make a folder") reaches
+# a tool named in API words (create_directory). Written from common API naming, not from queries.
+_RELATED_GROUPS = (
+    "create make add new insert generate build", "delete remove erase drop destroy purge",
+    "update edit modify change patch set rename", "list show enumerate browse",
+    "get fetch read retrieve load view open obtain lookup", "search find query lookup seek locate grep",
+    "send post publish submit notify message", "write save store put upload record",
+    "download export dump backup", "import upload ingest", "run execute invoke start launch trigger call",
+    "stop cancel abort kill terminate halt", "folder directory dir", "file document doc",
+    "picture image photo screenshot", "pr pull merge", "repo repository project", "issue ticket bug",
+    "mail email inbox", "meeting event calendar appointment schedule", "chat message conversation channel",
+    "user account member person people profile", "price cost pricing billing invoice", "note memo",
+    "remember memory store", "sum add plus total", "address location place geocode", "map location",
+    "weather forecast temperature", "movie film", "song music track", "video clip", "tweet post",
+    "summary summarize summarise", "translate translation", "convert transform", "compare diff",
+    "log logs event trace", "metric metrics stat stats statistics analytics", "error bug failure exception",
+    "deploy release ship publish", "database db sql table", "key secret credential token", "status state health",
+    "link url", "website site page web", "stock ticker share quote", "crypto coin token bitcoin",
+    "recent latest last newest", "schedule cron timer", "task todo job", "reply respond answer",
+    "comment review feedback", "test check verify validate", "code source script", "place venue restaurant",
+)
+
+
+def name_words(text: str) -> list[str]:
+    """A name's words, lower-cased: `mcp__github__createIssue` -> mcp github create issue."""
+    return [part.lower() for token in _TOKEN.findall(text) for part in _CAMEL.findall(token)]
+
+
+def canonical(name: str) -> str:
+    """One spelling of a name for comparison: words joined by `_` (`create-issue` = `createIssue`)."""
+    return "_".join(name_words(name))
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return str(_stemmer.stemWord(word))
+
+
+def terms(text: str) -> list[str]:
+    """The searchable terms of a text: its name words without stop words, stemmed."""
+    return [_stem(word) for word in name_words(text) if word not in _STOPWORDS]
+
+
+def _related_terms() -> dict[str, frozenset[str]]:
+    related: dict[str, set[str]] = {}
+    for group in _RELATED_GROUPS:
+        stems = {_stem(word) for word in group.split()}
+        for stem in stems:
+            related.setdefault(stem, set()).update(stems - {stem})
+    return {stem: frozenset(others) for stem, others in related.items()}
+
+
+_RELATED = _related_terms()
+_RELATED_WEIGHT = 0.4  # a related word counts less than the word the query used
+
+
+@dataclass(frozen=True)
+class Document:
+    """One searchable tool: its key (the registered name) and the text of each field."""
+
+    key: str
+    server: str
+    name: str  # the server's own name of the tool
+    title: str
+    description: str
+    params: str  # parameter names and their descriptions
+
+    def fields(self) -> dict[str, str]:
+        return {"name": self.name, "title": self.title, "server": self.server, "params": self.params,
+                "description": self.description}
+
+
+def parameter_text(schema: dict[str, Any]) -> str:
+    """A schema's top-level parameter names and descriptions, as words to search."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return ""
+    parts: list[str] = []
+    for name, spec in properties.items():
+        parts.append(str(name))
+        if isinstance(spec, dict) and isinstance(spec.get("description"), str):
+            parts.append(spec["description"][:300])
+    return " ".join(parts)
+
+
+class ToolIndex:
+    """BM25F over documents, plus the exact-name and name-suffix tiers that always come first."""
+
+    def __init__(self, documents: Iterable[Document]) -> None:
+        self.documents = list(documents)
+        self._by_written: dict[str, list[int]] = {}  # key or own name, case-folded -> documents
+        self._by_name: dict[str, list[int]] = {}  # canonical key or own name -> documents
+        self._by_tail: dict[str, list[int]] = {}  # the last two or more words of a name -> documents
+        self._postings: dict[str, list[tuple[int, float]]] = {}  # term -> (document, weighted count)
+        lengths: list[float] = []
+        for number, document in enumerate(self.documents):
+            for written in {document.key.casefold(), document.name.casefold()}:
+                self._by_written.setdefault(written, []).append(number)
+            spellings = {canonical(document.key), canonical(document.name)}
+            for spelling in spellings:
+                self._by_name.setdefault(spelling, []).append(number)
+            words = canonical(document.key).split("_")
+            for start in range(1, len(words) - 1):
+                self._by_tail.setdefault("_".join(words[start:]), []).append(number)
+            counts: dict[str, float] = {}
+            for field, text in document.fields().items():
+                for term in terms(text):
+                    counts[term] = counts.get(term, 0.0) + _WEIGHTS[field]
+            for term, weight in counts.items():
+                self._postings.setdefault(term, []).append((number, weight))
+            lengths.append(sum(counts.values()))
+        mean = (sum(lengths) / len(lengths)) if lengths else 1.0
+        # BM25's length normalisation depends only on the document: computed once, not per query.
+        self._norms = [_K1 * (1 - _B + _B * length / mean) for length in lengths]
+
+    def search(self, query: str, limit: int) -> list[Document]:
+        """The best `limit` documents for `query`: exact names, then name suffixes, then by score."""
+        named = self._named(query)
+        ranked = list(named)
+        if len(ranked) < limit:
+            seen = set(ranked)
+            ranked += [n for n in self._scored(query) if n not in seen]
+        return [self.documents[n] for n in ranked[:limit]]
+
+    def _named(self, query: str) -> list[int]:
+        """Documents the query names: the name as written first (case aside), then the same name in
+        another spelling, then those whose name ends with a compound word of the query
+        (`create_issue` -> `mcp__github__create_issue`)."""
+        written: set[int] = set()
+        spelled: set[int] = set()
+        tails: set[int] = set()
+        pieces = [query.strip(), *query.split()]
+        for piece in dict.fromkeys(p for p in pieces if p):
+            written.update(self._by_written.get(piece.casefold(), ()))
+            spelling = canonical(piece)
+            spelled.update(self._by_name.get(spelling, ()))
+            if "_" in spelling:  # a compound name; a single word is left to the scored search
+                tails.update(self._by_tail.get(spelling, ()))
+        ordered = [*sorted(written, key=self._key_order), *sorted(spelled, key=self._key_order),
+                   *sorted(tails, key=self._key_order)]
+        return list(dict.fromkeys(ordered))
+
+    def _key_order(self, number: int) -> str:
+        return self.documents[number].key
+
+    def _scored(self, query: str) -> list[int]:
+        scores: dict[int, float] = {}
+        own = list(dict.fromkeys(terms(query)))
+        wanted = {term: 1.0 for term in own}
+        for term in own:
+            for other in _RELATED.get(term, ()):
+                wanted.setdefault(other, _RELATED_WEIGHT)
+        total = len(self.documents)
+        for term, importance in wanted.items():
+            postings = self._postings.get(term)
+            if not postings:
+                continue
+            idf = math.log(1 + (total - len(postings) + 0.5) / (len(postings) + 0.5))
+            scale = importance * idf * (_K1 + 1)
+            norms = self._norms
+            for number, weight in postings:
+                scores[number] = scores.get(number, 0.0) + scale * weight / (weight + norms[number])
+        return sorted(scores, key=lambda n: (-scores[n], self.documents[n].key))
+
+
+def documents_of(tools: Sequence[Any]) -> list[Document]:
+    """Documents for surface tools (anything with name, server, original, description, input_schema
+    and an optional MCP definition carrying a title)."""
+    found: list[Document] = []
+    for tool in tools:
+        definition = getattr(tool, "definition", None)
+        title = getattr(definition, "title", None) or ""
+        found.append(Document(tool.name, tool.server, tool.original, title, tool.description,
+                              parameter_text(tool.input_schema)))
+    return found
