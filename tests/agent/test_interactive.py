@@ -13,7 +13,8 @@ from hermes.home import Home
 from tests.agent.conftest import ScriptedModel, model_config
 from tests.support import PATIENCE, PYTHON, fast_entry, stdio_entry, wait_for, write_config
 
-CONFORMANCE = stdio_entry("conformance_server.py")
+# Its test tools annotate nothing; these tests are about forms and sampling, not about approval.
+CONFORMANCE = stdio_entry("conformance_server.py", approval="never")
 
 
 def _chat(home: Home, cwd: Path) -> pexpect.spawn:
@@ -55,6 +56,7 @@ def test_ctrl_c_stops_a_running_tool_on_its_server_and_the_chat_goes_on(home: Ho
     assert len(tools) == 1 and tools[0]["content"].startswith("Cancelled: the user interrupted"), last
     child.sendcontrol("c")  # at an empty prompt: leave
     child.expect(pexpect.EOF)
+    child.wait()  # the terminal closes a moment before the process exits
     child.close()
     assert child.exitstatus == 0
 
@@ -126,8 +128,10 @@ def test_slash_commands(home: Home, scripted_model: Any, tmp_path: Path) -> None
     child.expect("second answer")
     child.expect("›")
     second = model.bodies()[1]["messages"]
-    assert [m["role"] for m in second] == ["system", "user", "user"]  # the notice, then the question
+    # The notice goes in front of the question, in one user message: roles keep alternating.
+    assert [m["role"] for m in second] == ["system", "user"]
     assert "MCP server 'gone' was added: unavailable" in second[1]["content"]
+    assert second[1]["content"].endswith("hello again")
     assert json.loads((home.root / "chat-preferences.json").read_text()) == {"reload_without_asking": True}
     _say(child, "/nonsense")
     child.expect("Unknown command /nonsense")

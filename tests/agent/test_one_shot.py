@@ -47,8 +47,11 @@ def test_parallel_tool_calls_run_at_the_same_time(home: Home, scripted_model: An
     _config(home, model)
     data = json.loads(hermes("chat", "-q", "meet", "--json", home=home).stdout)
     assert [c["result"] for c in data["tool_calls"]] == ["met", "met"]
-    tool_messages = [m for m in model.bodies()[1]["messages"] if m["role"] == "tool"]
-    assert [m["tool_call_id"] for m in tool_messages] == [c["id"] for c in data["tool_calls"]]
+    sent = model.bodies()[1]["messages"]
+    calls = next(m for m in sent if m.get("tool_calls"))["tool_calls"]
+    # hermes's own nine-character ids, each call answered once, in order.
+    assert [m["tool_call_id"] for m in sent if m["role"] == "tool"] == [c["id"] for c in calls]
+    assert all(len(c["id"]) == 9 and c["id"].isalnum() for c in calls) and len({c["id"] for c in calls}) == 2
 
 
 def test_an_unavailable_tool_answers_the_model_with_its_structured_reason(home: Home, scripted_model: Any) -> None:
@@ -149,16 +152,24 @@ def test_the_budget_learns_the_models_own_token_ratio(home: Home, scripted_model
 
 def test_deferred_tools_are_found_then_called(home: Home, scripted_model: Any) -> None:
     model = scripted_model([{"tool_calls": [{"name": "tool_search", "arguments": {"query": "weather"}}]},
-                            {"tool_calls": [{"name": "mcp__box__get_weather", "arguments": {"city": "Porto"}}]},
+                            {"tool_calls": [{"name": "call_tool", "arguments": {"name": "mcp__box__get_weather",
+                                                                              "arguments": {"city": "Porto"}}}]},
+                            {"answer_from_tool": True},
+                            {"tool_calls": [{"name": "mcp__box__get_weather", "arguments": {"city": "Faro"}}]},
                             {"answer_from_tool": True}])
     _config(home, model, deferred_tools=True)
     ran = hermes("chat", "-q", "weather in Porto?", home=home)
     assert ran.returncode == 0 and ran.stdout.strip() == "sunny in Porto"
     first, second, _ = model.bodies()
-    assert [t["function"]["name"] for t in first["tools"]] == ["tool_search"]
-    assert "mcp__box__get_weather" in [t["function"]["name"] for t in second["tools"]]
-    assert "box (13 tools)" in first["messages"][0]["content"]
+    # The same two tools in every request: the start of the prompt never changes.
+    assert [t["function"]["name"] for t in first["tools"]] == ["tool_search", "call_tool"]
+    assert first["tools"] == second["tools"]
+    assert "mcp__box__get_weather" in next(m for m in second["messages"] if m["role"] == "tool")["content"]
+    assert "box (14 tools)" in first["messages"][0]["content"]
     assert first["messages"][0] == second["messages"][0]
+    # A model that calls a found tool by its own name is served too.
+    again = hermes("chat", "-q", "and in Faro?", home=home)
+    assert again.stdout.strip() == "sunny in Faro"
 
 
 def test_streaming_and_plain_replies_both_work(home: Home, scripted_model: Any) -> None:
@@ -248,7 +259,7 @@ def test_unreachable_and_silent_endpoints(home: Home, scripted_model: Any) -> No
 
 
 def test_sampling_from_a_server_goes_to_the_model_when_the_server_may(home: Home, scripted_model: Any) -> None:
-    conformance = stdio_entry("conformance_server.py")
+    conformance = stdio_entry("conformance_server.py", approval="never")
     steps = [{"tool_calls": [{"name": "mcp__conf__test_sampling", "arguments": {"prompt": "What is 6 times 7?"}}]},
              {"content": "forty-two"},  # the server's sampling request
              {"answer_from_tool": True}]
@@ -268,7 +279,7 @@ def test_sampling_from_a_server_goes_to_the_model_when_the_server_may(home: Home
 
 
 def test_elicitation_in_one_shot_is_declined(home: Home, scripted_model: Any) -> None:
-    conformance = stdio_entry("conformance_server.py")
+    conformance = stdio_entry("conformance_server.py", approval="never")
     model = scripted_model([{"tool_calls": [{"name": "mcp__conf__test_elicitation_sep1034_defaults"}]},
                             {"answer_from_tool": True}])
     _config(home, model, {"conf": conformance})

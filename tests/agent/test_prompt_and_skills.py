@@ -40,7 +40,7 @@ def test_the_system_prompt_never_changes_within_a_session_even_across_a_reload(h
     systems = {body["messages"][0]["content"] for body in bodies}
     assert len(systems) == 1  # byte for byte the same, although the servers changed
     [system] = systems
-    assert "box (13 tools)" in system and "more" not in system
+    assert "box (14 tools)" in system and "more" not in system
     # The change reached the model as a notice in the conversation instead.
     second = bodies[1]["messages"]
     notices = [m["content"] for m in second if m["role"] == "user" and m["content"].startswith("[hermes]")]

@@ -53,6 +53,9 @@ def _install(home: Home, env: dict[str, str] | None = None) -> pexpect.spawn:
 def _interrupt_and_check(home: Home, child: pexpect.spawn) -> None:
     child.sendintr()
     child.expect(pexpect.EOF)
+    # The terminal closes a moment before the process has exited; `close()` alone would then hang
+    # it up (SIGHUP) on a loaded machine and report no exit status at all.
+    child.wait()
     child.close()
     assert child.exitstatus == 130, child.before
     assert home.config.read_text() == BEFORE_CONFIG

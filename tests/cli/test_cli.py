@@ -122,7 +122,7 @@ def test_status_and_reload_without_a_session(home: Home) -> None:
     status = hermes("mcp", "status", "--json", home=home)
     assert status.returncode == 0, status.stderr
     servers = {s["name"]: s for s in json.loads(status.stdout)["sessions"][0]["servers"]}
-    assert servers["box"]["state"] == "connected" and servers["box"]["tools"] == 13
+    assert servers["box"]["state"] == "connected" and servers["box"]["tools"] == 14
     assert servers["off"]["state"] == "disabled" and "enabled: false" in servers["off"]["unavailable"]["reason"]
 
 

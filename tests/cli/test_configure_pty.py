@@ -31,6 +31,7 @@ def test_checklist_writes_include_and_all_checked_removes_filter(home: Home) -> 
     child.send("\r")
     child.expect("Selected 8 of 10 tools")
     child.expect(pexpect.EOF)
+    child.wait()  # the terminal closes a moment before the process exits
     child.close()
     assert child.exitstatus == 0
     include = ConfigStore(home).load().mcp_servers["box"].tools.include

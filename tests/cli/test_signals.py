@@ -44,6 +44,7 @@ def test_one_ctrl_c_stops_a_listing_that_waits_for_a_slow_server(home: Home) -> 
     child.sendintr()
     child.expect("Interrupted")
     child.expect(pexpect.EOF)
+    child.wait()  # the terminal closes a moment before the process exits
     child.close()
     assert child.exitstatus == 130
     assert wait_for(lambda: _gone(server))

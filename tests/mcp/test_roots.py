@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import anyio
 import pytest
 
 from hermes.home import Home
+from hermes.session.core import Session
 from tests.npm_tools import NpmTools
-from tests.support import hermes, write_config
+from tests.support import hermes, wait_until, write_config
 
 
 @pytest.fixture
@@ -59,7 +61,17 @@ def test_configured_roots_are_the_ones_the_server_gets(home: Home, npm: NpmTools
     chosen.mkdir()
     monkeypatch.chdir(launch)
     _files_server(home, npm, notes, roots=[str(chosen)])
-    allowed = _call(home, "list_allowed_directories")
+
+    async def allowed_once_the_roots_are_taken() -> str:
+        async with Session(home) as session:
+            # server-filesystem asks for roots after the handshake and says on stderr when it has
+            # replaced its folders; a call before that would see the folders it was started with.
+            log = home.server_log("files")
+            await wait_until(lambda: log.exists() and "Updated allowed directories from MCP roots"
+                             in log.read_text(errors="replace"))
+            return (await session.call("mcp__files__list_allowed_directories", {})).text
+
+    allowed = anyio.run(allowed_once_the_roots_are_taken)
     assert str(chosen) in allowed and str(notes) not in allowed and str(launch) not in allowed, allowed
 
 

@@ -132,11 +132,11 @@ def test_what_a_server_echoes_back_on_success_is_redacted_everywhere(home: Home,
 
 
 def test_the_log_of_an_unexpected_error_hides_dotenv_values(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
-    from hermes.cli.main import _unexpected
+    from hermes.cli.main import unexpected
 
     home.ensure()
     home.dotenv.write_text(f"API_KEY={CANARY}\n")
     monkeypatch.setenv("HERMES_HOME", str(home.root))
-    sentence = _unexpected(RuntimeError(f"the server said: key {CANARY} refused"))
+    sentence = unexpected(RuntimeError(f"the server said: key {CANARY} refused"))
     log = (home.logs / "hermes.log").read_text()
     assert "RuntimeError" in log and "refused" in log and CANARY not in log and CANARY not in sentence

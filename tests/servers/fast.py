@@ -43,10 +43,19 @@ def text(value: str, error: bool = False) -> dict[str, object]:
     return {"content": [{"type": "text", "text": value}], "isError": error}
 
 
+# Tools that change nothing say so, as a careful server does: a host may run them without asking.
+READ_ONLY = {"ping", "echo", "get-weather", "fail", "slow", "whoami", "env-report", "log", "rendezvous", "unreadable",
+             "reveal", "endless-task", "add"}
+
+
 def tool(name: str, description: str, **properties: str) -> dict[str, object]:
-    return {"name": name, "description": description,
-            "inputSchema": {"type": "object", "properties": {k: {"type": v} for k, v in properties.items()},
-                            "required": [k for k in properties if k != "marker"]}}
+    definition: dict[str, object] = {
+        "name": name, "description": description,
+        "inputSchema": {"type": "object", "properties": {k: {"type": v} for k, v in properties.items()},
+                        "required": [k for k in properties if k != "marker"]}}
+    if name in READ_ONLY:
+        definition["annotations"] = {"readOnlyHint": True}
+    return definition
 
 
 TOOLS = [tool("ping", "Answer pong."), tool("a.b", "Collides with a-b."), tool("a-b", "Collides with a.b.")] if LEAN \
@@ -63,6 +72,7 @@ TOOLS = [tool("ping", "Answer pong."), tool("a.b", "Collides with a-b."), tool("
           tool("rendezvous", "Wait for a second call of this tool; answer 'met' when both ran at once."),
           tool("unreadable", "Answer with JSON nested far too deeply to read."),
           tool("reveal", "Answer with the value of the environment variable named.", variable="string"),
+          tool("add", "Add two integers and return the sum.", a="integer", b="integer"),
           {**tool("delete", "Pretend to delete something.", what="string"),
            "annotations": {"destructiveHint": True, "readOnlyHint": False}}]
 MEETING = threading.Barrier(2)
@@ -74,6 +84,11 @@ if "--long" in args:
 
 
 def call(request_id: object, name: str, arguments: dict[str, object]) -> dict[str, object]:
+    if name == "add":
+        try:
+            return text(str(int(arguments.get("a", 0)) + int(arguments.get("b", 0))))
+        except (TypeError, ValueError):
+            return text("add takes two integers", error=True)
     if name == "echo":
         return text(str(arguments.get("text", "")))
     if name == "get-weather":

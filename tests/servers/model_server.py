@@ -1,15 +1,26 @@
 """An OpenAI-compatible Chat Completions server for the tests: scripted replies, every request recorded.
 
 Usage: model_server.py PORTFILE SCRIPT RECORD
-SCRIPT is a JSON list of steps, one per request, in order (the last one repeats):
+SCRIPT is a JSON list of steps, one per request, in order (the last one repeats), or an object
+{"steps": [...], "alternation": true, "cache": true}:
   {"content": "text"}                                  a plain answer
   {"tool_calls": [{"name": N, "arguments": {...} | "raw text", "id": "..."}], "content": "optional"}
   {"answer_from_tool": true, "prefix": "..."}          answer with the last tool result in the request
   {"status": 429, "headers": {...}, "message": "..."}  an error answer (JSON error body)
   {"hang": true}                                       never answer (for timeouts)
   {"usage": {...}}                                     (with any answer) the usage to report
+  {"finish_reason": "length"}                          (with any answer) how it ended
+  {"raw": "..."}                                       this exact body (hostile or broken answers)
+  {"raw_stream": ["data: ...", ...]}                   these exact event-stream lines
+  {"endless": true}                                    an answer that never ends (streamed or one body)
 RECORD gets one JSON line per request: the request body as received, and its Authorization header.
 Streaming (`stream: true`) sends the answer in several chunks, tool calls split across chunks too.
+
+As strict as llama.cpp's server, measured: a request whose history holds tool-call arguments that
+are not JSON gets 500 "Failed to parse tool call arguments as JSON"; with "alternation" (Mistral's
+template), roles that do not alternate user/assistant, or tool-call ids that are not nine letters
+and digits, get 400. With "cache", usage reports the prompt tokens a prefix cache would have kept
+(`prompt_tokens_details.cached_tokens`, four characters a token), as providers do.
 """
 
 from __future__ import annotations
@@ -17,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import socket
 import sys
 from typing import Any
@@ -29,8 +41,69 @@ from starlette.routing import Route
 
 portfile, script_path, record_path = sys.argv[1:4]
 with open(script_path) as handle:
-    SCRIPT: list[dict[str, Any]] = json.load(handle)
+    LOADED: Any = json.load(handle)
+OPTIONS: dict[str, Any] = LOADED if isinstance(LOADED, dict) else {}
+SCRIPT: list[dict[str, Any]] = LOADED["steps"] if isinstance(LOADED, dict) else LOADED
 served = 0
+recent_prompts: dict[str, list[str]] = {}  # per model, as a provider's prefix cache keeps them
+_ID = re.compile(r"[A-Za-z0-9]{9}")
+
+
+def _refusal(body: dict[str, Any]) -> tuple[int, str] | None:
+    """What llama.cpp's server (and a strict template) would refuse in this history, if anything."""
+    messages = body.get("messages", [])
+    for message in messages:
+        for call in message.get("tool_calls") or []:
+            arguments = call.get("function", {}).get("arguments")
+            try:
+                json.loads(arguments) if isinstance(arguments, str) and arguments else None
+                if not isinstance(arguments, str) or not arguments:
+                    raise ValueError("empty")
+            except ValueError:
+                return 500, "Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] " \
+                            "parse error: syntax error while parsing object"
+    if not OPTIONS.get("alternation"):
+        return None
+    # Mistral-Nemo's template (shipped with llama.cpp): tool results and tool-calling assistant
+    # messages aside, the roles alternate, starting with the user; every tool-call id is nine
+    # characters.
+    counted = [m for m in messages if m.get("role") not in ("system", "tool") and not m.get("tool_calls")]
+    for index, message in enumerate(counted):
+        if (message.get("role") == "user") != (index % 2 == 0):
+            return 400, "After the optional system message, conversation roles must alternate " \
+                        "user/assistant/user/assistant/..."
+    for message in messages:
+        ids = [c.get("id") for c in message.get("tool_calls") or []]
+        if message.get("role") == "tool":
+            ids.append(message.get("tool_call_id"))
+        if any(not _ID.fullmatch(str(i or "")) for i in ids):
+            return 400, "Tool call IDs should be alphanumeric strings with length 9!"
+    return None
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """How many leading characters two prompts share (a binary search over slices)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _cached_usage(body: dict[str, Any], usage: dict[str, Any]) -> dict[str, Any]:
+    """Usage as a provider with a prefix cache reports it: the longest start of this prompt that one
+    of this model's recent prompts shared (tools come first in a rendered prompt, then messages)."""
+    prompt = json.dumps(body.get("tools"), sort_keys=True) + \
+        "".join(json.dumps(m, sort_keys=True) for m in body.get("messages", []))
+    cache = recent_prompts.setdefault(str(body.get("model")), [])
+    shared = max((_common_prefix(prompt, old) for old in cache), default=0)
+    cache.append(prompt)
+    del cache[:-8]
+    return {**usage, "prompt_tokens": len(prompt) // 4,
+            "prompt_tokens_details": {"cached_tokens": shared // 4}}
 
 
 def _last_tool_result(body: dict[str, Any]) -> str:
@@ -64,8 +137,33 @@ async def completions(request: Request) -> Response:
         record.write(json.dumps({"body": body, "authorization": request.headers.get("authorization")}) + "\n")
     step = SCRIPT[min(served, len(SCRIPT) - 1)]
     served += 1
+    refused = _refusal(body)
+    if refused is not None:
+        status, text = refused
+        kind = "server_error" if status >= 500 else "invalid_request_error"
+        return JSONResponse({"error": {"code": status, "message": text, "type": kind}}, status_code=status)
     if step.get("hang"):
         await asyncio.Event().wait()
+    if "raw" in step:
+        return Response(step["raw"], media_type="application/json")
+    if "raw_stream" in step:
+        async def lines() -> Any:
+            for line in step["raw_stream"]:
+                yield line + "\n\n"
+        return StreamingResponse(lines(), media_type="text/event-stream")
+    if step.get("endless"):
+        async def forever() -> Any:
+            if body.get("stream"):
+                yield _chunk(body.get("model", "m"), {"role": "assistant", "content": ""})
+                while True:
+                    yield _chunk(body.get("model", "m"), {"content": "and on " * 2000})
+                    await asyncio.sleep(0)  # so the server notices when the client gives up
+            yield '{"id": "x", "choices": [{"index": 0, "message": {"role": "assistant", "content": "'
+            while True:
+                yield "and on " * 100_000
+                await asyncio.sleep(0)
+        return StreamingResponse(forever(), media_type="text/event-stream" if body.get("stream")
+                                 else "application/json")
     if "status" in step:
         return JSONResponse({"error": {"message": step.get("message", "scripted error"), "type": "test"}},
                             status_code=step["status"], headers=step.get("headers"))
@@ -73,8 +171,10 @@ async def completions(request: Request) -> Response:
     if step.get("answer_from_tool"):
         content = step.get("prefix", "") + _last_tool_result(body)
     calls = _tool_calls(step)
-    finish = "tool_calls" if calls else "stop"
+    finish = step.get("finish_reason") or ("tool_calls" if calls else "stop")
     usage = step.get("usage", {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15})
+    if OPTIONS.get("cache"):
+        usage = _cached_usage(body, usage)
     model = body.get("model", "test-model")
     if not body.get("stream"):
         message: dict[str, Any] = {"role": "assistant", "content": content}

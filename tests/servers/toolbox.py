@@ -15,6 +15,7 @@ import time
 
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--name", default="toolbox")
@@ -28,38 +29,40 @@ parser.add_argument("--hang", action="store_true", help="never answer the handsh
 options = parser.parse_args()
 
 app = MCPServer(options.name)
+# Tools that change nothing say so, as a careful server does: a host may run them without asking.
+READ_ONLY = ToolAnnotations(read_only_hint=True)
 STATE = {"calls": 0, "cancelled": 0}
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
 
 
-@app.tool(description="Return the text unchanged.")
+@app.tool(description="Return the text unchanged.", annotations=READ_ONLY)
 def echo(text: str) -> str:
     STATE["calls"] += 1
     return text
 
 
-@app.tool(name="get-weather", description="A tool whose name has a hyphen.")
+@app.tool(name="get-weather", description="A tool whose name has a hyphen.", annotations=READ_ONLY)
 def get_weather(city: str) -> str:
     return f"sunny in {city}"
 
 
-@app.tool(name="env-report", description="Names of every environment variable, and one value.")
+@app.tool(name="env-report", description="Names of every environment variable, and one value.", annotations=READ_ONLY)
 def env_report(name: str = "") -> dict[str, object]:
     return {"names": sorted(os.environ), "value": os.environ.get(name)}
 
 
-@app.tool(description="Fail with a message that contains the given text.")
+@app.tool(description="Fail with a message that contains the given text.", annotations=READ_ONLY)
 def fail(text: str) -> str:
     raise ToolError(f"failure while using {text}")
 
 
-@app.tool(description="Return a large text.")
+@app.tool(description="Return a large text.", annotations=READ_ONLY)
 def big(size: int) -> str:
     return "a" * (size // 2) + "b" * (size - size // 2)
 
 
-@app.tool(description="Sleep, then answer; records cancellation.")
+@app.tool(description="Sleep, then answer; records cancellation.", annotations=READ_ONLY)
 async def slow(seconds: float, marker: str = "") -> str:
     try:
         await asyncio.sleep(seconds)
@@ -71,7 +74,7 @@ async def slow(seconds: float, marker: str = "") -> str:
     return "done"
 
 
-@app.tool(description="Return a tiny PNG image.")
+@app.tool(description="Return a tiny PNG image.", annotations=READ_ONLY)
 def picture() -> Image:
     return Image(data=PNG, format="png")
 
@@ -88,7 +91,7 @@ async def add_tool(ctx: Context) -> str:
     return "added"
 
 
-@app.tool(description="Report this process id.")
+@app.tool(description="Report this process id.", annotations=READ_ONLY)
 def whoami() -> int:
     return os.getpid()
 

@@ -15,27 +15,30 @@ class Decision(StrEnum):
     DENY = "deny"
 
 
-def is_destructive(tool: SurfaceTool) -> bool:
+def reads_only(tool: SurfaceTool) -> bool:
+    """A tool that says it changes nothing: `readOnlyHint` (without `destructiveHint`), or one of
+    hermes's own listings and reads of a server's resources and prompts."""
+    if tool.kind != "tool":
+        return True
     annotations = tool.definition.annotations if tool.definition is not None else None
-    if annotations is None:
-        return False
-    # MCP: destructiveHint is meaningful only for a tool that is not read-only, and defaults to true
-    # there; hermes asks only when the server says so outright, or the user's config does.
-    return bool(annotations.destructive_hint) and not annotations.read_only_hint
+    return bool(annotations and annotations.read_only_hint and not annotations.destructive_hint)
 
 
 def needs_approval(tool: SurfaceTool, approval: Approval) -> bool:
-    if tool.kind != "tool" or approval.mode is ApprovalMode.NEVER:
+    """Whether a model's call of `tool` asks the user first (in one-shot runs: is refused without --yes).
+
+    Under `auto`, every tool that does not say it only reads asks: MCP's `destructiveHint` defaults
+    to true for a tool that is not read-only, and most real servers annotate nothing."""
+    if approval.mode is ApprovalMode.NEVER or matches_any(tool.original, approval.allow):
         return False
-    if approval.mode is ApprovalMode.ASK:
+    if approval.mode is ApprovalMode.ASK or matches_any(tool.original, approval.ask):
         return True
-    if approval.mode is ApprovalMode.LIST and matches_any(tool.original, approval.tools):
-        return True
-    return is_destructive(tool)
+    return not reads_only(tool)
 
 
 def denied_text(tool: SurfaceTool, *, one_shot: bool) -> str:
     if one_shot:
-        return (f"Not run: {tool.name} needs the user's approval (it can change things), and this is a one-shot "
-                f"run without --yes. Tell the user to run again with --yes, or in interactive chat, to allow it.")
+        return (f"Not run: {tool.name} needs the user's approval (it does not say it only reads), and this is a "
+                f"one-shot run without --yes. Tell the user to run again with --yes, to allow it in config.yaml "
+                f"(approval: {{allow: [{tool.original}]}} on server '{tool.server}'), or to use interactive chat.")
     return f"Not run: the user declined {tool.name}."

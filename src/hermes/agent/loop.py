@@ -1,14 +1,17 @@
 """The tool loop: the model gets the session's surface; its tool calls run; results go back; repeat.
 
 - The model sees exactly the session's surface (filters, platform toolsets, names), or with
-  deferred tools a `tool_search` tool plus whatever it has found so far.
+  deferred tools `tool_search` and `call_tool`, a list that never changes (prompt caches hold).
 - The tool calls of one reply run concurrently. An unavailable tool answers with its structured
   payload (state, user_action, retry), so the model can tell the user what to do; arguments that
-  are not a JSON object come back as an error result, never a crash.
+  are not a JSON object come back as an error result, never a crash, and never back to the server
+  as they were (`conversation` keeps the history valid for strict chat templates).
+- A reply cut off at `max_tokens` inside a tool call is asked again once with a larger budget;
+  an answer cut off is returned marked as such (`Turn.cut_off`), never as if it were complete.
 - Tools that can change things ask first (see `approval`); the answer goes back as the result.
 - Everything sent to the model passes the session's redactor.
-- The system prompt is fixed when the agent starts (see `prompt`); when the surface changes between
-  two requests, a short user-role notice says what changed, and the new tools are simply there.
+- The system prompt is fixed when the agent starts (see `prompt`); when the surface changes, a
+  short notice goes in front of the next user message, and the new tools are simply there.
 - `max_tool_rounds` bounds a turn; past it the turn stops with a sentence that says so.
 """
 
@@ -24,7 +27,8 @@ import anyio
 
 from hermes.agent.approval import Decision, denied_text, needs_approval
 from hermes.agent.context import ContextBudget
-from hermes.agent.provider import ModelReply, Provider, ToolCallRequest, arguments_of, tool_definition
+from hermes.agent.conversation import PLACEHOLDER_ARGUMENTS, Arguments, Conversation, parse_arguments, short_id
+from hermes.agent.provider import ModelError, ModelReply, Provider, ToolCallRequest, tool_definition
 from hermes.agent.ui import ChatUI, RunStatus
 from hermes.config.agent_settings import Approval, ModelSettings
 from hermes.session.core import Session
@@ -33,15 +37,31 @@ from hermes.tools.deferred import SEARCH_TOOL, found_tools
 from hermes.tools.surface import SurfaceTool
 
 SEARCH_DEFINITION = tool_definition(
-    SEARCH_TOOL, "Find tools by service and action (for example 'github create issue'); the tools found can be "
-                 "called right after, by name.",
+    SEARCH_TOOL, "Find tools by service and action (for example 'github create issue'); it answers with each tool's "
+                 "name and input schema. Then run one with call_tool.",
     {"type": "object", "properties": {"query": {"type": "string", "description": "service and action"}},
      "required": ["query"]})
+CALL_TOOL = "call_tool"
+CALL_DEFINITION = tool_definition(
+    CALL_TOOL, "Run a tool that tool_search found, by its name, with arguments that follow its input schema.",
+    {"type": "object", "properties": {"name": {"type": "string", "description": "the tool's name, as tool_search "
+                                                                                "gave it"},
+                                      "arguments": {"type": "object", "description": "the tool's arguments"}},
+     "required": ["name"]})
+# With deferred tools the model's tool list is these two, always: a list that grows with every
+# discovery would change the start of every later prompt and empty the provider's prompt cache.
+DEFERRED_DEFINITIONS = [SEARCH_DEFINITION, CALL_DEFINITION]
 CANCELLED = "Cancelled: the user interrupted the turn before this tool finished."
 
 
 class TurnStopped(Exception):
     """The turn ended without an answer (tool rounds exhausted); the message says why."""
+
+
+# A cut-off tool call is asked again once with this much more room, up to this many tokens.
+RETRY_FACTOR = 4
+RETRY_CEILING = 32_768
+MAX_TOOL_NAME = 256
 
 
 @dataclass
@@ -64,10 +84,32 @@ class Turn:
     tool_runs: list[ToolRun] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=dict)
     rounds: int = 0
+    finish_reason: str | None = None
+    retried_cut_off: int = 0  # tool calls cut off at max_tokens, asked again with more room
+
+    @property
+    def cut_off(self) -> bool:
+        """The answer stopped at the token limit: it is not the whole answer."""
+        return self.finish_reason == "length"
 
     def add_usage(self, usage: dict[str, int]) -> None:
         for key, value in usage.items():
             self.usage[key] = self.usage.get(key, 0) + value
+
+    @property
+    def cached_share(self) -> float | None:
+        """Of this turn's prompt tokens, the share the provider's cache served (when it says)."""
+        prompt, cached = self.usage.get("prompt_tokens"), self.usage.get("cached_prompt_tokens")
+        return cached / prompt if prompt and cached is not None else None
+
+
+@dataclass(frozen=True)
+class PlannedCall:
+    """A tool call of the model's reply as hermes records and runs it."""
+
+    id: str  # hermes's own, as the conversation carries it
+    request: ToolCallRequest
+    arguments: Arguments
 
 
 def _server_states(session: Session) -> dict[str, str]:
@@ -110,79 +152,129 @@ class Agent:
         self.approval_for = approval_for or (lambda server: Approval())
         # Redacted once, when the session starts, and then sent byte for byte on every request.
         self.system = {"role": "system", "content": session.redactor(system_prompt)}
-        self.history: list[dict[str, Any]] = []
-        self._discovered: set[str] = set()
+        self.conversation = Conversation(session.redactor)
         self._always: set[str] = set()
+        self.last_turn: Turn | None = None  # for /status: its tokens and what the prompt cache served
         # What the system prompt describes; a fresh conversation hears what changed since then.
         self._initial_states = self._states = _server_states(session)
 
     # -- the conversation ------------------------------------------------------------------------
 
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        return self.conversation.messages
+
     def new_conversation(self) -> None:
-        self.history = []
-        self._discovered = set()
+        self.conversation.clear()
         self._states = self._initial_states
 
     def note_changes(self) -> str | None:
-        """If the surface changed since the model last heard, say so in the conversation (and return it)."""
+        """If the surface changed since the model last heard, a notice for the next user message (returned)."""
         now = _server_states(self.session)
         notice = change_notice(self._states, now)
         self._states = now
         if notice is not None:
-            self._append({"role": "user", "content": notice})
+            self.conversation.notice(notice)
         return notice
-
-    def _append(self, message: dict[str, Any]) -> None:
-        """Into the conversation, redacted: redacted once, the history is a stable prefix for the cache."""
-        self.history.append(self.session.redactor.value(message))
 
     def messages(self) -> list[dict[str, Any]]:
         """What the next request sends: the fixed system prompt, then the (redacted) conversation."""
-        return [self.system, *self.history]
+        return [self.system, *self.conversation.messages]
 
     def tool_definitions(self) -> list[dict[str, Any]]:
-        tools = self.session.surface().tools
-        if not self.deferred:
-            return [tool_definition(t.name, t.description, t.input_schema) for t in tools.values()]
-        found = [tools[name] for name in sorted(self._discovered) if name in tools]
-        return [SEARCH_DEFINITION, *(tool_definition(t.name, t.description, t.input_schema) for t in found)]
+        if self.deferred:
+            return DEFERRED_DEFINITIONS
+        return [tool_definition(t.name, t.description, t.input_schema) for t in self.session.surface().tools.values()]
 
     # -- one turn --------------------------------------------------------------------------------
 
     async def turn(self, text: str, *, stream: bool = False) -> Turn:
-        """Run one user turn to its answer; raises `ModelError` or `TurnStopped` (saying why)."""
+        """Run one user turn to its answer; raises `ModelError` or `TurnStopped` (saying why).
+
+        However the turn ends (an answer, an error, the user's Ctrl-C), the conversation is left
+        valid for the next one: see `conversation`."""
         self.note_changes()
-        self._append({"role": "user", "content": text})
-        turn = Turn()
+        mark = self.conversation.mark()
+        self.conversation.user(text)
+        turn = self.last_turn = Turn()
+        try:
+            return await self._rounds(turn, stream)
+        except ModelError as exc:
+            # A request refused before the model said anything (too long for its context, say)
+            # would be refused again on every later turn if its message stayed: it is forgotten.
+            if self.conversation.rewind(mark):
+                exc.message_kept = False
+            else:
+                self.conversation.close("(No answer: the request to the model failed.)")
+            raise
+        except TurnStopped:
+            self.conversation.close("(No answer: the turn reached its limit of tool rounds.)")
+            raise
+        except BaseException:  # cancelled (Ctrl-C), or anything else: the next turn must still be valid
+            self.conversation.close("(No answer: the user interrupted this turn.)")
+            raise
+
+    async def _rounds(self, turn: Turn, stream: bool) -> Turn:
         while True:
-            tools = self.tool_definitions()
-            self.budget.fit(self.system, self.history, tools)
-            reply = await self.provider.complete(self.messages(), tools or None,
-                                                 on_text=self.ui.text if stream else None)
-            turn.add_usage(reply.usage)
-            self.budget.learn(reply.usage)
-            self._append(reply.message())
-            if not reply.tool_calls:
-                turn.answer = reply.content
+            reply = await self._ask(turn, stream)
+            calls = self._record(reply)
+            if not calls:
+                turn.answer, turn.finish_reason = reply.content, reply.finish_reason
                 return turn
             if turn.rounds >= self.settings.max_tool_rounds:
-                self._answer_unrun(reply, "Not run: the turn reached its limit of tool rounds.")
                 raise TurnStopped(f"The model still wanted tools after {turn.rounds} rounds; the turn stopped there "
                                   f"(model.max_tool_rounds is {self.settings.max_tool_rounds}).")
             turn.rounds += 1
-            turn.tool_runs += await self._run_calls(reply.tool_calls)
+            turn.tool_runs += await self._run_calls(calls)
             self.note_changes()
 
-    def _answer_unrun(self, reply: ModelReply, text: str) -> None:
-        for call in reply.tool_calls:
-            self._append({"role": "tool", "tool_call_id": call.id, "content": text})
+    async def _complete(self, tools: list[dict[str, Any]], on_text: Any, *,
+                        max_tokens: int | None = None) -> ModelReply:
+        self.ui.waiting(self.provider.settings.name)
+        try:
+            return await self.provider.complete(self.messages(), tools or None, on_text=on_text, max_tokens=max_tokens)
+        finally:
+            self.ui.waiting(None)
 
-    async def _run_calls(self, calls: tuple[ToolCallRequest, ...]) -> list[ToolRun]:
+    async def _ask(self, turn: Turn, stream: bool) -> ModelReply:
+        """One request; a reply cut off inside a tool call is asked again, once, with more room."""
+        tools = self.tool_definitions()
+        self.budget.fit(self.system, self.conversation.messages, tools)
+        on_text = self.ui.text if stream else None
+        reply = await self._complete(tools, on_text)
+        turn.add_usage(reply.usage)
+        self.budget.learn(reply.usage)
+        limit = self.settings.max_tokens
+        if reply.finish_reason == "length" and reply.tool_calls and limit:
+            turn.retried_cut_off += 1
+            room = min(limit * RETRY_FACTOR, RETRY_CEILING)
+            if self.settings.context_window:
+                room = min(room, max(limit, self.settings.context_window // 2))
+            if room > limit:
+                reply = await self._complete(tools, on_text, max_tokens=room)
+                turn.add_usage(reply.usage)
+        return reply
+
+    def _record(self, reply: ModelReply) -> list[PlannedCall]:
+        """Put the reply into the conversation with only valid tool calls; the calls to run."""
+        cut = reply.finish_reason == "length"
+        planned = []
+        for index, call in enumerate(reply.tool_calls):
+            name = call.name[:MAX_TOOL_NAME]
+            arguments = parse_arguments(name, call.arguments, cut_off=cut)
+            planned.append(PlannedCall(short_id(call.id, index), ToolCallRequest(call.id, name, call.arguments),
+                                       arguments))
+        self.conversation.assistant(reply.content, [
+            (p.id, p.request.name, p.request.arguments if p.arguments.value is not None else PLACEHOLDER_ARGUMENTS)
+            for p in planned])
+        return planned
+
+    async def _run_calls(self, calls: list[PlannedCall]) -> list[ToolRun]:
         runs: dict[int, ToolRun] = {}
         try:
             async with anyio.create_task_group() as group:
                 for index, call in enumerate(calls):
-                    async def run(index: int = index, call: ToolCallRequest = call) -> None:
+                    async def run(index: int = index, call: PlannedCall = call) -> None:
                         runs[index] = await self._run_one(call)
 
                     group.start_soon(run)
@@ -191,20 +283,27 @@ class Agent:
             # a request with an unanswered tool call is refused by the model's API.
             for index, call in enumerate(calls):
                 if index not in runs:
-                    runs[index] = ToolRun(call.id, call.name, call.arguments, RunStatus.CANCELLED, CANCELLED)
-                # The result was redacted where it was built; a second pass would scan up to 2 MB again.
-                self.history.append({"role": "tool", "tool_call_id": self.session.redactor(call.id),
-                                     "content": runs[index].result})
+                    runs[index] = ToolRun(call.request.id, call.request.name, call.request.arguments,
+                                          RunStatus.CANCELLED, CANCELLED)
+                self.conversation.tool(call.id, runs[index].result)
         return [runs[index] for index in range(len(calls))]
 
-    async def _run_one(self, call: ToolCallRequest) -> ToolRun:
+    async def _run_one(self, planned: PlannedCall) -> ToolRun:
         started = time.monotonic()
-        arguments, problem = arguments_of(call)
+        call, arguments = planned.request, planned.arguments.value
         if arguments is None:
-            return await self._finish(call, call.arguments, RunStatus.INVALID, json.dumps({"error": problem}), started)
+            text = json.dumps({"error": planned.arguments.problem, "note": "hermes recorded this call with {} "
+                                                                           "as its arguments"})
+            return await self._finish(call, call.arguments, RunStatus.INVALID, text, started)
         if self.deferred and call.name == SEARCH_TOOL:
             return await self._finish(call, arguments, RunStatus.OK, self._search(str(arguments.get("query", ""))),
                                       started)
+        if self.deferred and call.name == CALL_TOOL:
+            inner = arguments.get("arguments", {})
+            if not isinstance(arguments.get("name"), str) or not isinstance(inner, dict):
+                text = json.dumps({"error": "call_tool needs a tool name (text) and arguments (a JSON object)."})
+                return await self._finish(call, arguments, RunStatus.INVALID, text, started)
+            call, arguments = ToolCallRequest(call.id, arguments["name"][:MAX_TOOL_NAME], json.dumps(inner)), inner
         tool = self.session.surface().tools.get(call.name)
         if tool is not None and not await self._approved(tool, arguments):
             text = denied_text(tool, one_shot=not self.ui.interactive)
@@ -235,7 +334,6 @@ class Agent:
         tools, text = self.session.tools.search(query)
         if not tools:
             return text
-        self._discovered.update(t.name for t in tools)
         return json.dumps(found_tools(tools), ensure_ascii=False)
 
 

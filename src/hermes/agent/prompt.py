@@ -28,7 +28,8 @@ that means for the task.
 - Never make up a tool result. If a tool fails, say so and say why."""
 
 DEFERRED_NOTE = """Tools are loaded on demand: call `tool_search` with a service name and an action \
-(for example "github create issue") to find tools; the tools it finds can be called right after."""
+(for example "github create issue") to find tools and their input schemas, then run one with \
+`call_tool` (its name and its arguments)."""
 
 
 UNAVAILABLE_HEADING = ("Servers whose tools are not available at the start of this session (a notice in the "

@@ -1,9 +1,16 @@
 """The model: any OpenAI-compatible Chat Completions endpoint, through the official `openai` SDK.
 
 One protocol reaches hosted providers (OpenRouter, Nous Portal, OpenAI) and local servers
-(llama.cpp server, vLLM, Ollama, LM Studio). 429 and 5xx answers and dropped connections are
-retried by the SDK with backoff (bounded: `RETRIES`); every other failure becomes one redacted
-sentence naming the endpoint and what to check, never a traceback.
+(llama.cpp server, vLLM, Ollama, LM Studio). What the model sends back is input like any other,
+and may be hostile or broken:
+
+- Only what can succeed on a second try is retried (`RETRIES` times, with backoff and the server's
+  `Retry-After`): 429, 502, 503, 504 and a dropped connection. A 500 that a template error or a
+  broken history causes would only repeat, so it is reported at once, in the server's own words.
+- Answers are bounded: a body stops at `MAX_BODY_BYTES`; a streamed answer stops at
+  `MAX_ANSWER_CHARS` of text, `MAX_TOOL_CALLS` calls and `MAX_ARGUMENT_CHARS` of arguments each.
+- Every malformed shape (no choices, a message that is not one, a chunk that is not JSON) becomes
+  one sentence naming the endpoint, never a traceback.
 """
 
 from __future__ import annotations
@@ -13,14 +20,24 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from hermes.config.agent_settings import ModelSettings
 from hermes.errors import HermesError
+from hermes.security.invisible import visible
 from hermes.security.redact import Redactor, mask_url
 
 if TYPE_CHECKING:
     import openai
 
 RETRIES = 3
+RETRIABLE_STATUS = frozenset({429, 502, 503, 504})
+MAX_BACKOFF = 20.0  # seconds; a longer Retry-After is not waited for
+MAX_BODY_BYTES = 64 * 1024 * 1024
+MAX_ANSWER_CHARS = 2_000_000
+MAX_TOOL_CALLS = 128
+MAX_ARGUMENT_CHARS = 1_000_001  # one more than the loop accepts, so it can say the arguments were too long
+MAX_NAME_CHARS = 256
 # A local server needs no key, but the SDK must be given one, or it reads OPENAI_API_KEY from the
 # environment and sends the user's OpenAI key to whatever endpoint is configured.
 NO_KEY = "no-key-configured"
@@ -30,6 +47,9 @@ TextSink = Callable[[str], Awaitable[None]]
 
 class ModelError(HermesError):
     """The model endpoint failed; the message is one sentence for the user (already redacted)."""
+
+    # False when the turn's message was left out of the conversation (the model never saw it).
+    message_kept = True
 
 
 @dataclass(frozen=True)
@@ -74,8 +94,12 @@ class Provider:
         if self._client is None:
             import openai  # about a second to import: only when a model is actually asked
 
+            from hermes.mcp.sdk import BoundedTransport
+
+            # Retries are hermes's own (see `_retriable`); the body of an answer is bounded.
+            http = openai.DefaultAsyncHttpxClient(transport=BoundedTransport(MAX_BODY_BYTES))
             client = openai.AsyncOpenAI(api_key=self.settings.api_key or NO_KEY, base_url=self.settings.base_url,
-                                        timeout=self.settings.timeout, max_retries=self._retries)
+                                        timeout=self.settings.timeout, max_retries=0, http_client=http)
             # The SDK fills these from OPENAI_ORG_ID / OPENAI_PROJECT_ID and sends them as headers;
             # they belong to the user's OpenAI account, not to whatever endpoint this is.
             client.organization = None
@@ -102,22 +126,36 @@ class Provider:
             request["max_tokens"] = limit
         if timeout is not None:
             request["timeout"] = timeout
-        try:
-            if on_text is None:
-                completion = await self._openai().chat.completions.create(**request)
-                return _reply(completion)
-            stream = await self._openai().chat.completions.create(
-                **request, stream=True, stream_options={"include_usage": True})
-            return await _collect(stream, on_text)
-        except openai.OpenAIError as exc:
-            raise ModelError(self.redactor(self._sentence(exc))) from None
+        for attempt in range(self._retries + 1):
+            try:
+                if on_text is None:
+                    completion = await self._openai().chat.completions.create(**request)
+                    return _reply(completion)
+                stream = await self._openai().chat.completions.create(
+                    **request, stream=True, stream_options={"include_usage": True})
+                return await _collect(stream, on_text)
+            except ModelError as exc:
+                raise ModelError(self.redactor(f"The model endpoint {self.where} answered something hermes cannot "
+                                               f"use: {exc}")) from None
+            except openai.OpenAIError as exc:
+                wait = _retriable(exc, attempt)
+                if wait is None or attempt == self._retries:
+                    raise ModelError(self.redactor(self._sentence(exc, attempt))) from None
+                await anyio.sleep(wait)
+            except (ValueError, TypeError, KeyError, AttributeError, UnicodeError, RecursionError) as exc:
+                raise ModelError(self.redactor(f"The model endpoint {self.where} answered something hermes cannot "
+                                               f"read ({type(exc).__name__}: {str(exc)[:200]}).")) from None
+        raise AssertionError("unreachable")
 
-    def _sentence(self, exc: Exception) -> str:
+    def _sentence(self, exc: Exception, attempts: int = 0) -> str:
         import openai
 
         where, name = self.where, self.settings.name
         if isinstance(exc, openai.APITimeoutError):
             return f"The model endpoint {where} did not answer within {self.settings.timeout:g} s (model.timeout)."
+        if isinstance(exc, openai.APIConnectionError) and _too_large(exc):
+            return f"The model endpoint {where} sent an answer larger than {MAX_BODY_BYTES} bytes; hermes stopped " \
+                   f"reading it."
         if isinstance(exc, openai.APIConnectionError):
             cause = exc.__cause__ or exc
             return f"Cannot reach the model endpoint {where}: {cause}. Is the server running, and is " \
@@ -129,70 +167,168 @@ class Provider:
         if isinstance(exc, openai.NotFoundError):
             return f"The model endpoint {where} has no model '{name}' (404): check model.name (and that " \
                    f"model.base_url ends where the API starts, such as /v1)."
+        retried = f" after {attempts} retries" if attempts else ""
         if isinstance(exc, openai.RateLimitError):
-            return f"The model endpoint {where} kept answering 429 (rate limited) after {self._retries} retries."
+            detail = _error_detail(exc)
+            return f"The model endpoint {where} kept answering 429 (rate limited){retried}" \
+                   f"{': ' + detail if detail else '.'}"
         if isinstance(exc, openai.APIStatusError):
             detail = _error_detail(exc)
             if exc.status_code >= 500:
-                return f"The model endpoint {where} failed ({exc.status_code}) after {self._retries} retries" \
-                       f"{': ' + detail if detail else ''}."
+                return f"The model endpoint {where} failed ({exc.status_code}){retried}" \
+                       f"{': ' + detail if detail else ''}"
             return f"The model endpoint {where} refused the request ({exc.status_code})" \
-                   f"{': ' + detail if detail else ''}."
+                   f"{': ' + detail if detail else ''}"
         return f"The model endpoint {where} answered something hermes could not use: {type(exc).__name__}: {exc}"
 
 
+def _retriable(exc: Exception, attempt: int) -> float | None:
+    """Seconds to wait before trying again, or None when a second try cannot help."""
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError):
+        return None  # the whole timeout again would double the wait for the same answer
+    if isinstance(exc, openai.APIConnectionError):
+        if _too_large(exc):
+            return None  # the same answer would be as large again
+        return float(min(MAX_BACKOFF, 0.5 * 2 ** attempt))
+    if isinstance(exc, openai.APIStatusError) and exc.status_code in RETRIABLE_STATUS:
+        after = exc.response.headers.get("retry-after", "") if exc.response is not None else ""
+        try:
+            asked = float(after)
+        except ValueError:
+            asked = 0.5 * 2 ** attempt
+        return None if asked > MAX_BACKOFF else max(0.0, asked)
+    return None
+
+
+def _too_large(exc: BaseException) -> bool:
+    """Whether the connection was given up because the answer passed `MAX_BODY_BYTES`."""
+    cause = exc.__cause__ or exc.__context__
+    return cause is not None and "answer is larger than" in str(cause)
+
+
 def _error_detail(exc: Any) -> str:
+    """What the server said, whole up to a bound: the useful part of a template error is at its end."""
     body = getattr(exc, "body", None)
+    message: Any = None
     if isinstance(body, dict):
         error = body.get("error", body)
         message = error.get("message") if isinstance(error, dict) else error
-        if message:
-            return str(message)[:300]
-    return ""
+    elif isinstance(body, str):
+        message = body
+    if not message:
+        return ""
+    text = " ".join(visible(str(message)).split())
+    return text if len(text) <= 1200 else text[:800] + " … " + text[-300:]
 
 
 def _usage(usage: Any) -> dict[str, int]:
+    """Token counts as the provider reports them, with the prompt tokens its cache served
+    (`prompt_tokens_details.cached_tokens`, OpenAI's field, which llama.cpp and vLLM fill too)."""
     if usage is None:
         return {}
     found = {key: getattr(usage, key, None) for key in ("prompt_tokens", "completion_tokens", "total_tokens")}
-    return {key: value for key, value in found.items() if isinstance(value, int)}
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    if cached is None and isinstance(details, dict):
+        cached = details.get("cached_tokens")
+    found["cached_prompt_tokens"] = cached
+    return {key: value for key, value in found.items() if type(value) is int and value >= 0}
+
+
+def _text(value: Any, limit: int) -> str:
+    """A field the model sent that should be text: text within `limit`, or a refusal."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        if len(value) > limit:
+            raise ModelError(f"a field of {len(value)} characters, more than hermes reads ({limit})")
+        return value
+    if isinstance(value, (dict, list)):  # arguments sent as an object instead of a JSON string
+        return _text(json.dumps(value), limit)
+    raise ModelError(f"a {type(value).__name__} where text belongs")
 
 
 def _reply(completion: Any) -> ModelReply:
     choices = getattr(completion, "choices", None) or []
     if not choices:
-        raise ModelError("The model endpoint answered without any choice.")
-    message = choices[0].message
-    calls = tuple(ToolCallRequest(call.id or f"call_{index}", call.function.name or "",
-                                  call.function.arguments or "")
-                  for index, call in enumerate(message.tool_calls or []) if getattr(call, "function", None))
-    return ModelReply(message.content or "", calls, choices[0].finish_reason, _usage(completion.usage),
-                      completion.model or "")
+        raise ModelError("an answer without any choice")
+    message = getattr(choices[0], "message", None)
+    if message is None:
+        raise ModelError("a choice without a message")
+    raw_calls = getattr(message, "tool_calls", None) or []
+    if len(raw_calls) > MAX_TOOL_CALLS:
+        raise ModelError(f"{len(raw_calls)} tool calls in one reply, more than hermes runs ({MAX_TOOL_CALLS})")
+    calls = []
+    for index, call in enumerate(raw_calls):
+        function = getattr(call, "function", None)
+        if function is None:
+            continue
+        calls.append(ToolCallRequest(_text(getattr(call, "id", None), MAX_NAME_CHARS) or f"call_{index}",
+                                     _text(getattr(function, "name", None), MAX_NAME_CHARS),
+                                     _text(getattr(function, "arguments", None), MAX_ARGUMENT_CHARS)))
+    finish = getattr(choices[0], "finish_reason", None)
+    return ModelReply(_text(getattr(message, "content", None), MAX_ANSWER_CHARS), tuple(calls),
+                      finish if isinstance(finish, str) else None, _usage(getattr(completion, "usage", None)),
+                      _text(getattr(completion, "model", None), MAX_NAME_CHARS))
+
+
+class _Assembly:
+    """A streamed reply being put together, within bounds."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.size = 0
+        self.calls: dict[int, dict[str, str]] = {}
+
+    def add_text(self, delta: Any) -> str:
+        piece = _text(delta, MAX_ANSWER_CHARS)
+        self.size += len(piece)
+        if self.size > MAX_ANSWER_CHARS:
+            raise ModelError(f"an answer longer than {MAX_ANSWER_CHARS} characters; hermes stopped reading it")
+        self.text.append(piece)
+        return piece
+
+    def add_call(self, piece: Any) -> None:
+        index = getattr(piece, "index", None)
+        if type(index) is not int:
+            index = len(self.calls)
+        if index not in self.calls and len(self.calls) >= MAX_TOOL_CALLS:
+            raise ModelError(f"more than {MAX_TOOL_CALLS} tool calls in one reply")
+        call = self.calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
+        call["id"] = _text(getattr(piece, "id", None), MAX_NAME_CHARS) or call["id"]
+        function = getattr(piece, "function", None)
+        if function is not None:
+            call["name"] = (call["name"] + _text(getattr(function, "name", None), MAX_NAME_CHARS))[:MAX_NAME_CHARS]
+            call["arguments"] += _text(getattr(function, "arguments", None), MAX_ARGUMENT_CHARS)
+            if len(call["arguments"]) > MAX_ARGUMENT_CHARS:
+                call["arguments"] = call["arguments"][:MAX_ARGUMENT_CHARS]  # the loop says they are too long
 
 
 async def _collect(stream: Any, on_text: TextSink) -> ModelReply:
     """A streamed reply put together: text as it comes, tool calls assembled from their pieces."""
-    text: list[str] = []
-    calls: dict[int, dict[str, str]] = {}
+    assembly = _Assembly()
+    calls = assembly.calls
     finish: str | None = None
     usage: dict[str, int] = {}
     model = ""
     async for chunk in stream:
-        model = chunk.model or model
-        if chunk.usage is not None:
+        model = _text(getattr(chunk, "model", None), MAX_NAME_CHARS) or model
+        if getattr(chunk, "usage", None) is not None:
             usage = _usage(chunk.usage)
-        for choice in chunk.choices or []:
-            delta = choice.delta
-            if delta.content:
-                text.append(delta.content)
-                await on_text(delta.content)
-            for piece in delta.tool_calls or []:
-                call = calls.setdefault(piece.index, {"id": "", "name": "", "arguments": ""})
-                call["id"] = piece.id or call["id"]
-                if piece.function is not None:
-                    call["name"] += piece.function.name or ""
-                    call["arguments"] += piece.function.arguments or ""
-            finish = choice.finish_reason or finish
+        for choice in getattr(chunk, "choices", None) or []:
+            delta = getattr(choice, "delta", None)
+            if delta is None:
+                continue
+            content = getattr(delta, "content", None)
+            if content:
+                await on_text(assembly.add_text(content))
+            for piece in getattr(delta, "tool_calls", None) or []:
+                assembly.add_call(piece)
+            reason = getattr(choice, "finish_reason", None)
+            finish = reason if isinstance(reason, str) else finish
+    text = assembly.text
     tool_calls = tuple(ToolCallRequest(c["id"] or f"call_{i}", c["name"], c["arguments"])
                        for i, c in sorted(calls.items()))
     return ModelReply("".join(text), tool_calls, finish, usage, model)
@@ -205,13 +341,3 @@ def tool_definition(name: str, description: str, schema: dict[str, Any]) -> dict
     return {"type": "function", "function": {"name": name, "description": description, "parameters": parameters}}
 
 
-def arguments_of(call: ToolCallRequest) -> tuple[dict[str, Any] | None, str | None]:
-    """The call's arguments as an object, or why they are not usable (said back to the model)."""
-    raw = call.arguments.strip() or "{}"
-    try:
-        value = json.loads(raw)
-    except ValueError as exc:
-        return None, f"The arguments of {call.name} are not valid JSON ({exc}); send a JSON object."
-    if not isinstance(value, dict):
-        return None, f"The arguments of {call.name} must be a JSON object, not {type(value).__name__}."
-    return value, None

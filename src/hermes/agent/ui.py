@@ -36,6 +36,10 @@ class ChatUI(Protocol):
     async def text(self, delta: str) -> None:
         """A piece of the model's answer, as it is written (interactive chat streams it)."""
 
+    def waiting(self, model: str | None) -> None:
+        """A request to `model` is in flight and nothing of its answer has come yet (None: it came,
+        or the request ended). A local model can take seconds to read a long prompt."""
+
     async def tool_started(self, call_id: str, name: str, arguments: dict[str, Any] | None) -> None: ...
 
     async def tool_finished(self, call_id: str, name: str, status: RunStatus, seconds: float, summary: str) -> None:

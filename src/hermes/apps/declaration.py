@@ -153,6 +153,8 @@ class ServerDeclaration:
     app: AppSpec | None
     requires: Requirements
     liveness: LivenessSpec | None = None
+    # Tools that always ask the user before they run (names or globs): code execution and the like.
+    asks_approval: tuple[str, ...] = ()
 
     def liveness_for(self, os_name: str) -> LivenessSpec | None:
         """The server-level liveness overrides the per-OS one."""
@@ -365,7 +367,7 @@ def _requirements(value: Any, has_app: bool) -> Requirements:
 
 
 def _declaration(server: str, value: Any) -> ServerDeclaration:
-    data = mapping(value, (), ("app", "requires", "liveness"), what="an object")
+    data = mapping(value, (), ("app", "requires", "liveness", "approval"), what="an object")
     app: AppSpec | None = None
     if "app" in data:
         raw = mapping(data["app"], ("app",), OSES, what="an object")
@@ -380,7 +382,20 @@ def _declaration(server: str, value: Any) -> ServerDeclaration:
                 raise Invalid(("app", os_name, "version", "kind"),
                               "is 'none', but requires.min_version needs every OS block to read a version")
     liveness = optional(data, "liveness", (), lambda v, at: _liveness(v, at, None), None)
-    return ServerDeclaration(server, app, requires, liveness)
+    none: tuple[str, ...] = ()
+    asks = optional(data, "approval", (), _approval, none)
+    return ServerDeclaration(server, app, requires, liveness, asks)
+
+
+def _approval(value: Any, loc: Loc) -> tuple[str, ...]:
+    """`approval: {ask: [tool, glob*]}`: what the plugin's author knows must never run unasked."""
+    data = mapping(value, loc, ("ask",), what="an object")
+    return tuple(nonempty_text(name, (*loc, "ask", index)) for index, name in enumerate(
+        required(data, "ask", loc, lambda v, at: v if isinstance(v, list) else _not_a_list(at))))
+
+
+def _not_a_list(loc: Loc) -> Any:
+    raise Invalid(loc, "must be a list of tool names")
 
 
 def parse_declarations(plugin: Mapping[str, Any], mcp_servers: set[str] | frozenset[str], *,

@@ -113,8 +113,10 @@ def server_entry(entry: CatalogServer, values: dict[str, str], override: Overrid
             if entry.scope:
                 result["oauth"] = {"scope": entry.scope}
     if entry.roots is not None:
-        # The server is told exactly these folders as its roots (hermes's own folder otherwise).
+        # The server is told exactly these folders as its roots (and no roots otherwise).
         result["roots"] = _substitute(list(entry.roots), literal)
+    if entry.asks_approval:
+        result["approval"] = {"ask": list(entry.asks_approval)}
     if override is not None:
         if override.command:
             result = {k: v for k, v in result.items() if k not in ("url", "headers", "auth", "oauth")}

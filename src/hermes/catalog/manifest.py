@@ -33,7 +33,7 @@ ENTRIES = Path(__file__).with_name("entries")
 SCHEMA = 1
 MAX_MANIFEST_BYTES = 256 * 1024
 _ENTRY_KEYS = ("schema", "name", "title", "description", "transport", "auth", "tools", "install", "post_install",
-               "roots")
+               "roots", "approval")
 
 
 class CatalogEntryError(InvalidFile):
@@ -87,6 +87,7 @@ class CatalogServer:
     scope: str | None = None
     file: str = ""
     roots: tuple[str, ...] | None = None  # the folders the server may work in (settings may fill them)
+    asks_approval: tuple[str, ...] = ()  # tools that always ask before they run (`approval: {ask: [...]}`)
 
     @property
     def is_remote(self) -> bool:
@@ -144,6 +145,8 @@ def _manifest(value: Any, file: str) -> CatalogServer:
         scope=optional(auth, "scope", ("auth",), text, None),
         file=file,
         roots=optional(data, "roots", (), texts, None),
+        asks_approval=optional(optional(data, "approval", (), lambda v, loc: mapping(v, loc, ("ask",)), nothing),
+                               "ask", ("approval",), texts, ()),
     )
 
 

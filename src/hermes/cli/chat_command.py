@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from hermes.cli.options import json_option, platform_option
-from hermes.cli.output import print_json, say
+from hermes.cli.output import print_json, printable, say
 from hermes.errors import UsageError
 from hermes.home import Home
 
@@ -19,6 +19,7 @@ HELP = """Commands:
   /tools        the tools the model has, and what is unavailable (with why)
   /status       the MCP servers: state, tools, last error
   /reload-mcp   re-read config.yaml and plugins; the model hears what changed
+  /model NAME   another model of the same endpoint for the next turns
   /new          a fresh conversation (same session, same system prompt)
   /exit         leave (so do Ctrl-D, and Ctrl-C at an empty prompt)
 Ctrl-C during an answer stops that turn (running tools are cancelled on their servers)."""
@@ -68,18 +69,34 @@ async def _one_shot(home: Home, options: Any, query: str, as_json: bool) -> int:
         except (ModelError, TurnStopped) as exc:
             failure = str(exc)
         redact = chat.session.redactor
+        cut = turn is not None and turn.cut_off
         if as_json:
             data: dict[str, Any] = {"model": chat.agent.provider.settings.name, "answer": turn.answer if turn else None,
                                     "error": failure, "messages": chat.agent.messages()}
-            if turn is not None:
-                data |= {"rounds": turn.rounds, "tool_calls": [r.to_json() for r in turn.tool_runs],
-                         "usage": turn.usage}
+            ran = turn or chat.agent.last_turn  # a turn that stopped still ran its tools: say which
+            if ran is not None:
+                data |= {"rounds": ran.rounds, "tool_calls": [r.to_json() for r in ran.tool_runs],
+                         "usage": ran.usage, "cached_share": ran.cached_share,
+                         "finish_reason": ran.finish_reason, "cut_off": ran.cut_off}
             print_json(redact.value(data))
         elif turn is not None:
-            click.echo(redact(turn.answer))
+            click.echo(printable(redact(turn.answer)))
+            if not turn.answer.strip():
+                say(EMPTY_ANSWER, err=True)
         else:
             say(f"Error: {failure}", err=True)
-        return 0 if failure is None else 1
+        if cut and not as_json:
+            say(_cut_off_note(chat), err=True)
+        return 0 if failure is None and not cut else 1
+
+
+EMPTY_ANSWER = "(The model answered with no text.)"
+
+
+def _cut_off_note(chat: Any) -> str:
+    limit = chat.agent.settings.max_tokens
+    where = f"model.max_tokens is {limit}" if limit else "the model's own limit"
+    return f"(The answer was cut off at the token limit ({where}); it is not complete.)"
 
 
 async def _interactive(home: Home, options: Any) -> int:
@@ -201,13 +218,24 @@ async def _turn(chat: Any, ui: Any, text: str) -> None:
         try:
             turn = await chat.agent.turn(text, stream=True)
             if not ui.streamed and turn.answer:
-                sys.stdout.write(turn.answer)
+                sys.stdout.write(printable(turn.answer))
             sys.stdout.write("\n")
             sys.stdout.flush()
             ui.streamed = False
+            if not turn.answer.strip():
+                say(EMPTY_ANSWER, err=True)
+            if turn.cut_off:
+                say(_cut_off_note(chat), err=True)
         except (ModelError, TurnStopped) as exc:
             ui.streamed = False
             say(f"\nError: {exc}", err=True)
+            if not getattr(exc, "message_kept", True):
+                say("(That message was not kept in the conversation: send it again, perhaps shorter.)", err=True)
+        except Exception as exc:  # the conversation goes on: one sentence, the details in the log
+            from hermes.cli.main import unexpected
+
+            ui.streamed = False
+            say(f"\nError: {unexpected(exc)}", err=True)
         finally:
             ui.close()  # a cancelled tool may never report its end: take the status line away
     if caught.hit:
@@ -227,6 +255,9 @@ async def _slash(text: str, chat: Any, home: Home) -> str | None:
         for status in chat.session.status():
             why = f": {status.why_unavailable}" if status.why_unavailable else ""
             say(f"{status.name}: {status.state}, {status.tools} tools ({status.transport}){why}")
+        say(_usage_line(chat))
+    elif command == "/model":
+        _switch_model(chat, text)
     elif command == "/new":
         chat.agent.new_conversation()
         say("A fresh conversation (same tools, same system prompt).")
@@ -235,6 +266,31 @@ async def _slash(text: str, chat: Any, home: Home) -> str | None:
     else:
         say(f"Unknown command {command}; /help lists them.")
     return None
+
+
+def _usage_line(chat: Any) -> str:
+    turn = chat.agent.last_turn
+    model = f"model {chat.agent.provider.settings.name} at {chat.agent.provider.where}"
+    if turn is None or not turn.usage:
+        return f"{model}; no turn yet."
+    usage = turn.usage
+    share = turn.cached_share
+    cached = f", {usage['cached_prompt_tokens']} served from the provider's prompt cache ({share:.0%})" \
+        if share is not None else ", no cache figures from the provider"
+    return f"{model}; last turn: {usage.get('prompt_tokens', '?')} prompt tokens{cached}, " \
+           f"{usage.get('completion_tokens', '?')} completion tokens."
+
+
+def _switch_model(chat: Any, text: str) -> None:
+    from dataclasses import replace
+
+    parts = text.split()
+    if len(parts) != 2:
+        say(f"Model: {chat.agent.provider.settings.name}. `/model NAME` switches to another model of the same "
+            f"endpoint for the next turns.")
+        return
+    chat.agent.provider.settings = replace(chat.agent.provider.settings, name=parts[1])
+    say(f"Switched to {parts[1]} for the next turns (same endpoint, same system prompt).")
 
 
 def _show_tools(chat: Any) -> None:

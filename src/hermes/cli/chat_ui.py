@@ -29,6 +29,8 @@ from hermes.cli.status_line import StatusLine
 from hermes.mcp.tasks import Progress
 from hermes.tools.surface import SurfaceTool
 
+# An approval question shows every argument; past this many lines, a head and a tail, and [v]iew.
+FOLD_AFTER, FOLD_HEAD, FOLD_TAIL = 40, 30, 5
 _MARKS = {RunStatus.OK: "✓", RunStatus.ERROR: "✗", RunStatus.UNAVAILABLE: "⚠", RunStatus.DENIED: "⊘",
           RunStatus.INVALID: "✗", RunStatus.CANCELLED: "⊘"}
 
@@ -42,10 +44,16 @@ def _style(text: str, **how: Any) -> str:
     return text if "NO_COLOR" in os.environ else click.style(text, **how)
 
 
+_MODEL_REQUEST = "model request"  # the status line's key for a request in flight
+
+
 class OneShotUI:
     interactive = False
 
     async def text(self, delta: str) -> None:
+        return None
+
+    def waiting(self, model: str | None) -> None:
         return None
 
     async def tool_started(self, call_id: str, name: str, arguments: dict[str, Any] | None) -> None:
@@ -83,9 +91,20 @@ class TerminalUI:
         self._status = StatusLine(sys.stderr) if sys.stderr.isatty() else None
 
     async def text(self, delta: str) -> None:
+        # What the model writes reaches a terminal: no escape sequence of its own (a clipboard
+        # write, a window title) gets through, only text.
+        self.waiting(None)
         self.streamed = True
-        sys.stdout.write(delta)
+        sys.stdout.write(printable(delta))
         sys.stdout.flush()
+
+    def waiting(self, model: str | None) -> None:
+        if self._status is None:
+            return
+        if model is None:
+            self._status.finished(_MODEL_REQUEST)
+        elif not self.streamed:
+            self._status.started(_MODEL_REQUEST, f"waiting for {printable(model)}")
 
     async def tool_started(self, call_id: str, name: str, arguments: dict[str, Any] | None) -> None:
         self._end_line()
@@ -139,26 +158,52 @@ class TerminalUI:
             sys.stdout.flush()
             self.streamed = False
 
-    async def _choose(self, question: str) -> Decision:
+    async def _choose(self, question: str, shown: list[str] | None = None, whole: list[str] | None = None
+                      ) -> Decision:
+        """Ask once / always / deny. `shown` is printed first; when it is a folded form of `whole`,
+        [v]iew prints everything and asks again: nothing is ever cut without a way to see it."""
         from prompt_toolkit import PromptSession
 
         async with self._asking:
-            try:
-                with self._question():
-                    answer = await PromptSession[str]().prompt_async(f"{question} [o]nce / [a]lways / [d]eny: ",
-                                                                     handle_sigint=False)
-            except (EOFError, KeyboardInterrupt):
-                return Decision.DENY
-            choice = answer.strip().lower()[:1]
-            return Decision.ONCE if choice == "o" else Decision.ALWAYS if choice == "a" else Decision.DENY
+            with self._question():
+                for line in shown or []:
+                    click.echo(printable(line), err=True)
+                while True:
+                    view = " / [v]iew all" if whole is not None else ""
+                    try:
+                        answer = await PromptSession[str]().prompt_async(
+                            f"{question} [o]nce / [a]lways / [d]eny{view}: ", handle_sigint=False)
+                    except (EOFError, KeyboardInterrupt):
+                        return Decision.DENY
+                    choice = answer.strip().lower()[:1]
+                    if choice == "v" and whole is not None:
+                        for line in whole:
+                            click.echo(printable(line), err=True)
+                        continue
+                    return Decision.ONCE if choice == "o" else Decision.ALWAYS if choice == "a" else Decision.DENY
 
     async def approve_tool(self, tool: SurfaceTool, arguments: dict[str, Any]) -> Decision:
-        return await self._choose(f"Allow {tool.name} {_brief(arguments, 200)}?")
+        lines = json.dumps(arguments, indent=2, ensure_ascii=False).splitlines()
+        if len(lines) <= FOLD_AFTER:
+            return await self._choose(f"Allow {tool.name}?", [f"{tool.name} wants to run with:", *lines])
+        hidden = len(lines) - FOLD_HEAD - FOLD_TAIL
+        folded = [*lines[:FOLD_HEAD], f"  … {hidden} more lines (answer v to see every line) …", *lines[-FOLD_TAIL:]]
+        return await self._choose(f"Allow {tool.name}?", [f"{tool.name} wants to run with:", *folded], lines)
 
     async def approve_sampling(self, server: str, params: types.CreateMessageRequestParams) -> Decision:
-        first = next((m.content.text for m in params.messages if isinstance(m.content, types.TextContent)), "")
-        return await self._choose(f"MCP server '{server}' asks the model (up to {params.max_tokens} tokens): "
-                                  f"{first[:160]!r}. Allow?")
+        lines = [f"MCP server '{server}' asks the model (up to {params.max_tokens} tokens):"]
+        if params.system_prompt:
+            lines += ["  system:", *(f"    {line}" for line in params.system_prompt.splitlines())]
+        for message in params.messages:
+            text = message.content.text if isinstance(message.content, types.TextContent) else \
+                f"[{getattr(message.content, 'type', 'content')}]"
+            lines += [f"  {message.role}:", *(f"    {line}" for line in text.splitlines() or [""])]
+        question = "Allow this request to the model?"
+        if len(lines) <= FOLD_AFTER:
+            return await self._choose(question, lines)
+        hidden = len(lines) - FOLD_HEAD - FOLD_TAIL
+        folded = [*lines[:FOLD_HEAD], f"  … {hidden} more lines (answer v to see every line) …", *lines[-FOLD_TAIL:]]
+        return await self._choose(question, folded, lines)
 
     async def elicit(self, server: str, params: types.ElicitRequestParams) -> types.ElicitResult:
         async with self._asking:

@@ -24,7 +24,7 @@ from hermes.files import open_private_append
 from hermes.home import Home
 
 
-def _unexpected(exc: BaseException) -> str:
+def unexpected(exc: BaseException) -> str:
     """Write the details where the user can find them; return one sentence for the terminal."""
     import traceback
 
@@ -121,13 +121,13 @@ class HermesGroup(click.Group):
             if isinstance(cause, KeyboardInterrupt):
                 click.echo("Interrupted.", err=True)
                 ctx.exit(130)
-            click.echo(f"Error: {_unexpected(group)}", err=True)
+            click.echo(f"Error: {unexpected(group)}", err=True)
             ctx.exit(1)
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
             ctx.exit(130)
         except Exception as exc:
-            click.echo(f"Error: {_unexpected(exc)}", err=True)
+            click.echo(f"Error: {unexpected(exc)}", err=True)
             ctx.exit(1)
 
 

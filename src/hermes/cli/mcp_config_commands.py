@@ -17,7 +17,6 @@ import click
 from hermes.cli.completion import complete_servers
 from hermes.cli.options import json_option
 from hermes.cli.output import print_json, print_table, say
-from hermes.config.agent_settings import ApprovalMode
 from hermes.config.edit import add_server, remove_server, set_server_enabled
 from hermes.config.model import HermesConfig, ServerConfig
 from hermes.config.store import ConfigStore
@@ -236,7 +235,7 @@ def known_names(home: Home) -> list[str]:
     return known_server_names(home, Path.cwd())
 
 
-def _selection(entry: ServerConfig) -> str:
+def selection(entry: ServerConfig) -> str:
     rule = entry.tools
     if rule.include is not None:
         return f"include {', '.join(rule.include)}" if rule.include else "none"
@@ -275,7 +274,7 @@ def list_rows(home: Home, config: HermesConfig) -> tuple[list[dict[str, Any]], l
             "name": server.name,
             "transport": entry.transport_name,
             "target": _target(entry),
-            "tools": _selection(entry),
+            "tools": selection(entry),
             "enabled": entry.enabled and not server.untrusted,
             "state": (ConfiguredState.UNTRUSTED if server.untrusted else ConfiguredState.ENABLED if entry.enabled
                       else ConfiguredState.DISABLED).value,
@@ -317,70 +316,6 @@ def list_command(as_json: bool) -> None:
         if row["state"] == ConfiguredState.UNTRUSTED and not row["shadowed_by"]:
             say(f"{row['name']}: {row['why_off']}")
             break
-
-
-def _settings(entry: ServerConfig) -> dict[str, Any]:
-    """The entry as configured, with every env and header value hidden (names only)."""
-    data: dict[str, Any] = {"transport": entry.transport_name}
-    if entry.command:
-        data |= {"command": entry.command, "args": list(entry.args)}
-        if entry.cwd:
-            data["cwd"] = entry.cwd
-        if entry.env:
-            data["env"] = {key: "<hidden>" for key in entry.env}
-    else:
-        data["url"] = mask_url(entry.url or "")
-        if entry.headers:
-            data["headers"] = {key: "<hidden>" for key in entry.headers}
-        if entry.auth:
-            data["auth"] = entry.auth
-    data |= {"enabled": entry.enabled, "timeout": entry.timeout, "connect_timeout": entry.connect_timeout,
-             "tools": _selection(entry)}
-    if entry.roots is not None:
-        data["roots"] = list(entry.roots)
-    if entry.approval.mode is not ApprovalMode.AUTO:
-        mode = entry.approval.mode
-        data["approval"] = list(entry.approval.tools) if mode is ApprovalMode.LIST else str(mode)
-    return data
-
-
-@click.command("get")
-@click.argument("name", shell_complete=complete_servers)
-@json_option
-def get_command(name: str, as_json: bool) -> None:
-    """One server: its settings (secrets hidden), where it comes from, and its state and tools if running."""
-    from hermes.live.control_client import ask, live_sessions
-
-    home = Home.from_env()
-    rows, _, servers = list_rows(home, ConfigStore(home).load())
-    row = next((r for r in rows if r["name"] == name and not r["shadowed_by"]), None)
-    if row is None:
-        raise NoSuchServer(name, suggestion(name, [r["name"] for r in rows]))
-    server = servers[name]
-    data: dict[str, Any] = {"name": name, "scope": row["scope"], "source": row["source"], "state": row["state"],
-                            "settings": _settings(server.config), "why_off": row["why_off"], "live": None}
-    for live in live_sessions(home):
-        code, body = ask(live, "GET", "/status")
-        found = [s for s in body.get("servers", []) if isinstance(s, dict) and s.get("name") == name]
-        if code == 200 and found:
-            data["live"] = {"session_pid": live.endpoint.pid, **found[0]}
-            break
-    if as_json:
-        print_json(data)
-        return
-    say(f"{name}  ({data['scope']}: {data['source']}; {data['state']})")
-    for key, value in data["settings"].items():
-        shown = ", ".join(f"{k}={v}" for k, v in value.items()) if isinstance(value, dict) else \
-            " ".join(value) if isinstance(value, list) else str(value)
-        say(f"  {key}: {shown}")
-    if data["why_off"]:
-        say(f"  off: {data['why_off']}")
-    live_status = data["live"]
-    if live_status:
-        say(f"  running session {live_status['session_pid']}: {live_status.get('state')}, "
-            f"{live_status.get('tools')} tools")
-    else:
-        say(f"  no running session; `hermes mcp test {name}` connects and lists its tools.")
 
 
 def _set_enabled(name: str, enabled: bool, scope: str) -> None:
@@ -451,7 +386,7 @@ def trust_command(folder: Path | None) -> None:
     _reload_running(home)
 
 
-COMMANDS = (add_command, add_json_command, remove_command, list_command, get_command, enable_command,
-            disable_command, logout_command, trust_command)
+COMMANDS = (add_command, add_json_command, remove_command, list_command, enable_command, disable_command,
+            logout_command, trust_command)
 
-__all__ = ["COMMANDS", "list_rows", "store_for"]
+__all__ = ["COMMANDS", "list_rows", "selection", "store_for"]

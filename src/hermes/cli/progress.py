@@ -7,10 +7,16 @@ import os
 import sys
 from collections.abc import Iterator
 
+import click
+
 
 @contextlib.contextmanager
 def progress(message: str) -> Iterator[None]:
-    if not sys.stderr.isatty() or os.environ.get("CI"):
+    if not sys.stderr.isatty():  # a script reading stderr wants results and errors, not a spinner
+        yield
+        return
+    if os.environ.get("CI"):  # a terminal that is recorded, not watched: one plain line, no animation
+        click.echo(message, err=True)
         yield
         return
     from rich.console import Console

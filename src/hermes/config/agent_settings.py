@@ -124,28 +124,47 @@ class SamplingSettings:
 
 
 class ApprovalMode(StrEnum):
-    AUTO = "auto"
-    ASK = "ask"
-    NEVER = "never"
-    LIST = "list"  # written as a list of tool names, never as this word
+    AUTO = "auto"  # ask unless the tool says it only reads (readOnlyHint), or is named in `allow`
+    ASK = "ask"  # every request the model makes of this server asks, listings and reads included
+    NEVER = "never"  # nothing asks: a server the user trusts completely
 
 
 @dataclass(frozen=True)
 class Approval:
-    """Which of a server's tools ask before they run in chat.
+    """Which of a server's tools ask before they run in chat (original MCP names, globs allowed).
 
-    `auto` (the default): tools whose annotations say `destructiveHint`; `ask`: every tool;
-    `never`: none (a server the user trusts completely); a list: the tools it names (original MCP
-    names, globs allowed) and the destructive ones.
+    `auto` (the default) asks for every tool that does not say it only reads, the way careful agent
+    CLIs do: most real servers annotate nothing, and an unannotated tool may change anything.
+    `ask` covers every model-initiated request, resources and prompts included; `never` none.
+    `ask: [...]` always asks for these tools (a plugin declares its code-running tools so);
+    `allow: [...]` never asks for these (also in one-shot runs, which refuse what would ask).
+
+        approval: ask                       # or auto, never
+        approval: [execute_*]               # = {ask: [execute_*]}
+        approval: {allow: [get_*, list_*], ask: [run_query]}
     """
 
     mode: ApprovalMode = ApprovalMode.AUTO
-    tools: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+    allow: tuple[str, ...] = ()
 
     @classmethod
     def read(cls, value: Any, loc: Loc) -> Approval:
         if isinstance(value, list):
-            return cls(ApprovalMode.LIST, texts(value, loc))
-        if value in (ApprovalMode.AUTO, ApprovalMode.ASK, ApprovalMode.NEVER):
-            return cls(ApprovalMode(value))
-        raise Invalid(loc, f"must be auto, ask, never or a list of tool names (got {shown(value)})")
+            return cls(ApprovalMode.AUTO, texts(value, loc))
+        if isinstance(value, dict):
+            data = mapping(value, loc, {"mode", "ask", "allow"})
+            mode = optional(data, "mode", loc, lambda v, at: _mode(v, at), ApprovalMode.AUTO)
+            return cls(mode, optional(data, "ask", loc, texts, ()), optional(data, "allow", loc, texts, ()))
+        return cls(_mode(value, loc))
+
+    def with_asked(self, names: tuple[str, ...]) -> Approval:
+        """These settings, also asking for `names` (what a plugin or catalog entry declares)."""
+        return dataclasses.replace(self, ask=tuple(dict.fromkeys((*self.ask, *names))))
+
+
+def _mode(value: Any, loc: Loc) -> ApprovalMode:
+    if value in tuple(ApprovalMode):
+        return ApprovalMode(value)
+    raise Invalid(loc, f"must be auto, ask, never, a list of tool names or {{allow: [...], ask: [...]}} "
+                       f"(got {shown(value)})")

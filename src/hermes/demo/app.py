@@ -21,10 +21,13 @@ SCENE = ["Camera", "Cube", "Light"]
 
 def build_app(token: str) -> Any:
     from mcp.server.mcpserver import MCPServer
+    from mcp_types import ToolAnnotations
 
     server = MCPServer("hermes-demo-app", instructions="A demo 3D scene app.")
+    # Said, as a real app should: a one-shot run may read without asking, never change the scene.
+    reads = ToolAnnotations(read_only_hint=True)
 
-    @server.tool(description="List the objects in the current scene.")
+    @server.tool(description="List the objects in the current scene.", annotations=reads)
     def scene_summary() -> str:
         return f"{len(SCENE)} objects: {', '.join(SCENE)}"
 
@@ -33,7 +36,7 @@ def build_app(token: str) -> Any:
         SCENE.append(name)
         return f"added {name}; the scene has {len(SCENE)} objects"
 
-    @server.tool(description="Which process of the app answered.")
+    @server.tool(description="Which process of the app answered.", annotations=reads)
     def app_info() -> dict[str, int]:
         return {"pid": os.getpid()}
 

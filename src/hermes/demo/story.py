@@ -191,6 +191,9 @@ async def _ask_agent(session: Any, question: str) -> tuple[str, list[str]]:
         async def text(self, delta: str) -> None:
             return None
 
+        def waiting(self, model: str | None) -> None:
+            return None
+
         async def tool_started(self, call_id: str, name: str, arguments: Any) -> None:
             calls.append(name)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from hermes.validation import (
     nonempty_text,
     optional,
     required,
+    texts,
 )
 
 SHIPPED = Path(__file__).with_name("catalog.json")
@@ -46,6 +47,9 @@ class CatalogEntry:
     description: str
     platforms: tuple[str, ...]  # normalized to win32/darwin/linux; empty means every platform
     source: str  # the catalog file it came from
+    # Per server, tools that always ask before they run (what the catalog knows of the plugin:
+    # code execution), kept with the install and applied on top of the plugin's own declarations.
+    approval: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def shown_title(self) -> str:
@@ -72,7 +76,7 @@ def _platforms(value: Any, loc: Loc) -> tuple[str, ...]:
 
 
 def _entry(raw: Any, loc: Loc, file: Path) -> CatalogEntry:
-    data = mapping(raw, loc, ("name", "repo", "sha", "version", "title", "description", "platforms"),
+    data = mapping(raw, loc, ("name", "repo", "sha", "version", "title", "description", "platforms", "approval"),
                    what="an object")
     name = required(data, "name", loc, matching(PLUGIN_NAME, "must be 1-64 lowercase letters, digits, '.' or '-', "
                                                             "starting with a letter or digit"))
@@ -80,7 +84,15 @@ def _entry(raw: Any, loc: Loc, file: Path) -> CatalogEntry:
     sha = required(data, "sha", loc, matching(_SHA, "must be a full 40-character commit id (a pin, not a branch)"))
     return CatalogEntry(name, values["repo"], sha, values["version"], optional(data, "title", loc, nonempty_text, None),
                         values["description"],
-                        optional(data, "platforms", loc, _platforms, ()), str(file))
+                        optional(data, "platforms", loc, _platforms, ()), str(file),
+                        optional(data, "approval", loc, _approval, {}))
+
+
+def _approval(value: Any, loc: Loc) -> dict[str, tuple[str, ...]]:
+    """`{server: {ask: [tool, glob*]}}`."""
+    servers = mapping(value, loc, what="an object")
+    return {server: required(mapping(rule, (*loc, server), ("ask",), what="an object"), "ask", (*loc, server), texts)
+            for server, rule in servers.items()}
 
 
 def _read(file: Path) -> list[CatalogEntry]:

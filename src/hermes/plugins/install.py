@@ -222,6 +222,8 @@ def _provenance(source: Source, commit: str | None, plugin: Plugin) -> dict[str,
     if source.entry is not None:
         record["catalog"] = {"name": source.entry.name, "sha": source.entry.sha, "version": source.entry.version,
                              "file": source.entry.source}
+        if source.entry.approval:
+            record["approval"] = {server: {"ask": list(names)} for server, names in source.entry.approval.items()}
     return record
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -195,6 +195,20 @@ def _runtime_problem(config: ServerConfig, declaration: ServerDeclaration | None
     return None
 
 
+def _installed_approval(root: Path) -> dict[str, tuple[str, ...]]:
+    """What the catalog entry a plugin was installed from says must ask (kept in its install record)."""
+    from hermes.files import read_json_object
+
+    record = read_json_object(root / ".hermes-install.json", 64 * 1024) or {}
+    found: dict[str, tuple[str, ...]] = {}
+    approval = record.get("approval")
+    for server, rule in (approval.items() if isinstance(approval, dict) else []):
+        names = rule.get("ask") if isinstance(rule, dict) else None
+        if isinstance(names, list) and all(isinstance(n, str) for n in names):
+            found[str(server)] = tuple(names)
+    return found
+
+
 def load_plugin(root: Path, data_root: Path) -> Plugin:
     """Read a plugin folder; any problem raises `PluginError` (or `DeclarationError`) for the whole plugin."""
     manifest = read_manifest(root)
@@ -214,6 +228,13 @@ def load_plugin(root: Path, data_root: Path) -> Plugin:
         except Invalid as exc:
             raise PluginError.from_invalid(exc, mcp_path) from None
     declarations = parse_declarations(manifest.raw, set(servers), file=str(root / "plugin.json"))
+    asked = _installed_approval(root)
+    for name, declaration in declarations.items():
+        asked[name] = (*declaration.asks_approval, *asked.get(name, ()))
+    for name, names in asked.items():
+        if name in servers and names:
+            config = servers[name]
+            servers[name] = replace(config, approval=config.approval.with_asked(tuple(names)))
     for name, config in servers.items():
         problem = _runtime_problem(config, declarations.get(name))
         if problem is not None:

