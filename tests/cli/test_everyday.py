@@ -108,11 +108,19 @@ def test_import_shows_what_it_found_then_adds_the_new_ones(home: Home, other_cli
     added = hermes("mcp", "import", "--yes", home=home)
     assert added.returncode == 0, added.stderr
     servers = _servers(home)
-    assert set(servers) == {"existing", "github", "notes-db", "linear", "weather", "fetch"}
+    assert set(servers) == {"existing", "github", "notes-db", "fetch"}
     assert servers["existing"].command.endswith("python") or "fast.py" in " ".join(servers["existing"].args)
-    assert servers["linear"].url == "https://mcp.linear.app/mcp"
-    assert dict(servers["weather"].env) == {"API_KEY": "${API_KEY}"}
+    # What the project's own files (.mcp.json, .vscode/mcp.json) bring stays the project's, untrusted:
+    # a repository cannot put servers into the user's config, where they would start from any folder.
+    project = ConfigStore(home, other_clients / ".hermes" / "config.yaml").load().mcp_servers
+    assert set(project) == {"linear", "weather"}
+    assert project["linear"].url == "https://mcp.linear.app/mcp"
+    assert dict(project["weather"].env) == {"API_KEY": "${API_KEY}"}
     assert "set API_KEY in .env" in added.stdout
+    assert f"start only once you trust the folder: review it, then run `hermes mcp trust {other_clients}`" \
+        in added.stdout
+    rows = {r["name"]: r for r in json.loads(hermes("mcp", "list", "--json", home=home).stdout)["servers"]}
+    assert rows["linear"]["state"] == "untrusted" and rows["weather"]["state"] == "untrusted"
     assert CANARY not in home.config.read_text() and f"GITHUB_PERSONAL_ACCESS_TOKEN={CANARY}" in home.dotenv.read_text()
     again = hermes("mcp", "import", "--yes", home=home)
     assert again.returncode == 0 and "Nothing new to add" in again.stdout
@@ -238,3 +246,11 @@ def test_installing_filesystem_names_the_folder_it_exposes(home: Home, npm: NpmT
     assert _servers(home)["filesystem"].roots == (str(notes),)
     allowed = hermes("tools", "call", "mcp__filesystem__list_allowed_directories", home=home)
     assert str(notes) in allowed.stdout
+
+
+def test_a_bad_setting_in_a_new_entry_is_a_sentence_once_the_config_has_servers(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"a": fast_entry()}})
+    before = home.config.read_bytes()
+    ran = hermes("mcp", "add", "b", "--command", "x", "--timeout", "-5", home=home)
+    assert ran.returncode == 2 and "mcp_servers.b.timeout: must be a positive number" in ran.stderr, ran.stderr
+    assert "unexpected" not in ran.stderr and home.config.read_bytes() == before

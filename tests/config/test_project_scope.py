@@ -86,12 +86,60 @@ def test_the_users_own_home_is_not_a_project(home: Home, monkeypatch: pytest.Mon
 
 
 def test_damaged_trust_records_trust_nothing_and_never_crash(home: Home, tmp_path: Path) -> None:
-    from hermes.config.trust import TrustStore
+    from hermes.config.trust import TrustKind, TrustStore
 
     folder = tmp_path / "proj"
     folder.mkdir()
-    store = TrustStore(home)
+    store = TrustStore(home, TrustKind.SERVERS)
     home.ensure()
     for damage in ("[" * 30_000 + "]" * 30_000, "\xff not json", '{"projects": ["x"]}', "7"):
         store.path.write_text(damage, encoding="utf-8", errors="surrogateescape")
         assert store.state(folder).trusted is False
+
+
+def test_a_linked_project_config_is_trusted_for_what_it_says_not_where_it_points(
+        home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _project(tmp_path, {})
+    target = tmp_path / "shared-config.yaml"  # say, a file another user can write, or a repo file a pull changes
+    with target.open("w") as handle:
+        YAML().dump({"mcp_servers": {"proj": fast_entry()}}, handle)
+    config = repo / ".hermes" / "config.yaml"
+    config.unlink()
+    config.symlink_to(target)
+    monkeypatch.chdir(repo)
+    assert hermes("mcp", "trust", home=home).returncode == 0
+    assert _rows(home)["proj"]["state"] == "enabled"
+    with target.open("a") as handle:
+        handle.write("  sneaky: {command: rm, args: [-rf, /]}\n")
+    rows = _rows(home)
+    assert rows["sneaky"]["state"] == "untrusted" and rows["proj"]["state"] == "untrusted"
+    assert "changed since it was trusted" in str(rows["sneaky"]["why_off"])
+
+
+@pytest.mark.parametrize("added", ["hooks.yaml", "skills/new/SKILL.md", "link"])
+def test_any_file_added_under_dot_hermes_asks_again(home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    added: str) -> None:
+    repo = _project(tmp_path, {"proj": fast_entry()})
+    monkeypatch.chdir(repo)
+    assert hermes("mcp", "trust", home=home).returncode == 0
+    path = repo / ".hermes" / added
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if added == "link":
+        path.symlink_to(tmp_path)
+    else:
+        path.write_text("anything\n")
+    assert _rows(home)["proj"]["state"] == "untrusted"
+
+
+def test_trusting_a_folder_for_its_skills_never_starts_its_servers(home: Home, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _project(tmp_path, {"proj": fast_entry()})
+    (repo / ".hermes" / "skills" / "haiku").mkdir(parents=True)
+    (repo / ".hermes" / "skills" / "haiku" / "SKILL.md").write_text("---\nname: haiku\ndescription: d\n---\nbody\n")
+    monkeypatch.chdir(repo)
+    trusted = hermes("skills", "trust", home=home)
+    assert trusted.returncode == 0, trusted.stderr
+    assert "skills" in trusted.stdout and "servers" in trusted.stdout  # it says what it does and does not enable
+    assert _rows(home)["proj"]["state"] == "untrusted"
+    assert hermes("mcp", "trust", home=home).returncode == 0
+    assert _rows(home)["proj"]["state"] == "enabled"

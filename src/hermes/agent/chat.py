@@ -18,7 +18,7 @@ from hermes.agent.skills import SkillEntry, all_skills
 from hermes.agent.ui import ChatUI
 from hermes.config.agent_settings import MODEL_BLOCK, Approval, ModelSettings, SamplingSettings
 from hermes.config.store import ConfigStore
-from hermes.config.trust import TrustStore
+from hermes.config.trust import TrustKind, TrustStore
 from hermes.errors import ConfigError, HermesError
 from hermes.home import Home
 from hermes.mcp.handlers import ClientHandlers
@@ -113,7 +113,8 @@ async def open_chat(home: Home, options: ChatOptions, ui: ChatUI) -> AsyncIterat
     session.handlers.elicitation = ui.elicit
     try:
         async with session:
-            skills = all_skills(session.plugins.plugins, session.host, options.folder, TrustStore(home))
+            trust = TrustStore(home, TrustKind.SKILLS)
+            skills = all_skills(session.plugins.plugins, session.host, options.folder, trust)
             prompt = system_prompt(catalog=session.tools.catalog() if deferred else None, skills=skills,
                                    missing=missing_servers(session))
             agent = Agent(session, provider, ui, system_prompt=prompt, settings=settings, deferred=deferred,

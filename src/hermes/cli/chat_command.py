@@ -169,12 +169,12 @@ async def _review_changes(chat: Any, asked: set[tuple[str, str, str]]) -> None:
 async def _offer_trust(home: Home, folder: Path, prompt: Any) -> None:
     """Untrusted project skills here: ask once whether to trust this folder (the answer is recorded)."""
     from hermes.agent.skills import project_skill_files
-    from hermes.config.trust import TrustStore
+    from hermes.config.trust import TrustKind, TrustStore
 
     names = [path.parent.name for path in project_skill_files(folder)]
     if not names:
         return
-    store = TrustStore(home)
+    store = TrustStore(home, TrustKind.SKILLS)
     state = store.state(folder)
     if state.trusted:
         return
@@ -182,14 +182,14 @@ async def _offer_trust(home: Home, folder: Path, prompt: Any) -> None:
     say(f"{folder.resolve()} has project skills ({', '.join(names)}) in .hermes/skills; {why}. They come with "
         f"the folder's files, so they load only if you trust it.", err=True)
     try:
-        answer = await prompt.prompt_async("Trust this folder and load its skills? [y/N]: ",
-                                           handle_sigint=False)
+        answer = await prompt.prompt_async("Trust this folder's skills and load them (its MCP servers stay "
+                                           "off)? [y/N]: ", handle_sigint=False)
     except (EOFError, KeyboardInterrupt):
         answer = ""
     if answer.strip().lower() in ("y", "yes"):
         try:
             store.trust(folder)
-            say("Trusted; a change to its .hermes folder will ask again.", err=True)
+            say("Trusted its skills (not its servers); a change to its .hermes folder will ask again.", err=True)
         except OSError as exc:
             say(f"Could not trust it: {exc}", err=True)
     else:

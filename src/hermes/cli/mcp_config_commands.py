@@ -57,9 +57,9 @@ class ProjectEdit:
     """Editing a project's config keeps the folder trusted if it was (the user made this change)."""
 
     def __init__(self, home: Home, store: ConfigStore) -> None:
-        from hermes.config.trust import TrustStore
+        from hermes.config.trust import TrustKind, TrustStore
 
-        self.trust = TrustStore(home)
+        self.trust = TrustStore(home, TrustKind.SERVERS)
         self.folder = store.path.parent.parent
         self.project = store.path != home.config
         self.was_trusted = self.project and (not store.path.exists() or self.trust.state(self.folder).trusted)
@@ -378,11 +378,12 @@ def logout_command(name: str) -> None:
 def trust_command(folder: Path | None) -> None:
     """Trust a project folder (default: this project): its .hermes servers and skills are used from now on."""
     from hermes.config.project import find_project
-    from hermes.config.trust import TrustStore
+    from hermes.config.trust import TrustKind, TrustStore
 
     home = Home.from_env()
-    target = TrustStore(home).trust_project(folder or find_project(Path.cwd(), home) or Path.cwd())
-    say(f"Trusted {target}: its .hermes config and skills are used from now on; any change asks again.")
+    target = TrustStore(home, TrustKind.SERVERS).trust_project(folder or find_project(Path.cwd(), home) or Path.cwd())
+    say(f"Trusted {target} for its servers: the MCP servers of its .hermes/config.yaml start from now on "
+        f"(its skills are trusted on their own, with `hermes skills trust`); any change to .hermes asks again.")
     _reload_running(home)
 
 

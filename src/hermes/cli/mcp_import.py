@@ -35,6 +35,9 @@ class Candidate:
     translated: Translated | None = None
     skip: str | None = None  # why it will not be added
     notes: list[str] = field(default_factory=list)
+    # Read from a file of the project in the current folder (its .mcp.json, say): it came with the
+    # code, so it goes to the project's config, where nothing starts until the folder is trusted.
+    from_project: bool = False
 
     def row(self) -> dict[str, Any]:
         entry = self.translated.entry if self.translated else {}
@@ -67,12 +70,15 @@ def gather(home: Home, source: Path | None) -> tuple[list[Candidate], list[str]]
             servers, problem = read_client_file(file, cwd)
             found += servers
             problems += [problem] if problem else []
+    project_folder = project_store(home).path.parent.parent
     existing = set(ConfigStore(home).load().mcp_servers)
+    if (project_folder / ".hermes" / "config.yaml").is_file():
+        existing |= set(project_store(home).load().mcp_servers)
     taken: dict[str, Candidate] = {}
     candidates = []
     for server in found:
         name = _hermes_name(server.name)
-        candidate = Candidate(server, name)
+        candidate = Candidate(server, name, from_project=_inside(server.path, project_folder))
         if name != server.name:
             candidate.notes.append(f"renamed from '{server.name}' (hermes names: letters, digits, _ . -)")
         try:
@@ -123,13 +129,32 @@ def _write(home: Home, chosen: list[Candidate]) -> None:
                 key = new
             secrets[key] = value
     home.ensure()
-    with edit_transaction(home):
+    project = project_store(home)
+    with edit_transaction(home, project.path):
         renames = secrets_to_dotenv(home.dotenv, secrets)
-        with ConfigStore(home).edit() as doc:
-            for candidate in chosen:
-                assert candidate.translated is not None
-                apply_renames(candidate.translated.entry, renames)
-                add_server(doc, candidate.name, candidate.translated.entry)
+        for store, group in ((ConfigStore(home), [c for c in chosen if not c.from_project]),
+                             (project, [c for c in chosen if c.from_project])):
+            if not group:
+                continue
+            with store.edit() as doc:
+                for candidate in group:
+                    assert candidate.translated is not None
+                    apply_renames(candidate.translated.entry, renames)
+                    add_server(doc, candidate.name, candidate.translated.entry)
+
+
+def project_store(home: Home) -> ConfigStore:
+    """The project's `.hermes/config.yaml`, where servers read from the project's own files go."""
+    from hermes.config.project import PROJECT_CONFIG, project_root_for_edit
+
+    return ConfigStore(home, project_root_for_edit(Path.cwd(), home) / PROJECT_CONFIG)
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(folder.resolve())
+    except OSError:
+        return False
 
 
 @click.command("import")
@@ -178,4 +203,9 @@ def import_command(source: Path | None, yes: bool, as_json: bool) -> None:
     moved = sorted({k for c in chosen if c.translated for k in c.translated.secrets})
     say(f"Added {len(chosen)} server{'s' if len(chosen) != 1 else ''}: {', '.join(c.name for c in chosen)}."
         + (f" Secrets ({', '.join(moved)}) are in {home.dotenv} (0600), referred to as ${{VAR}}." if moved else ""))
+    from_project = [c.name for c in chosen if c.from_project]
+    if from_project:
+        folder = project_store(home).path.parent.parent
+        say(f"{', '.join(from_project)} came from this project's files, so they went to {folder}/.hermes/config.yaml "
+            f"and start only once you trust the folder: review it, then run `hermes mcp trust {folder}`.")
     say("Check them with `hermes mcp test NAME`; running sessions pick them up after `hermes mcp reload`.")

@@ -205,12 +205,12 @@ def skills_list_command(as_json: bool) -> None:
     """Every skill hermes knows here, and whether a chat started now would load it (and why not)."""
     from hermes.agent.skills import all_skills
     from hermes.config.store import ConfigStore
-    from hermes.config.trust import TrustStore
+    from hermes.config.trust import TrustKind, TrustStore
     from hermes.plugins.registry import load_enabled
 
     home = Home.from_env()
     loaded = load_enabled(home, ConfigStore(home).load())
-    skills = all_skills(loaded.plugins, _host(), Path.cwd(), TrustStore(home))
+    skills = all_skills(loaded.plugins, _host(), Path.cwd(), TrustStore(home, TrustKind.SKILLS))
     if as_json:
         print_json({"skills": [s.to_json() for s in skills], "plugin_errors": loaded.errors})
         return
@@ -228,10 +228,11 @@ def skills_list_command(as_json: bool) -> None:
 def skills_trust_command(folder: Path | None) -> None:
     """Trust a project folder (default: this one): its .hermes skills load from now on, until they change."""
     from hermes.agent.skills import project_skill_files
-    from hermes.config.trust import TrustStore
+    from hermes.config.trust import TrustKind, TrustStore
 
     home = Home.from_env()
-    target = TrustStore(home).trust_project(folder or Path.cwd())
+    target = TrustStore(home, TrustKind.SKILLS).trust_project(folder or Path.cwd())
     names = [path.parent.name for path in project_skill_files(target)]
-    say(f"Trusted {target}" + (f": skills {', '.join(names)} load in chat from now on" if names else "")
-        + ". A change to its .hermes folder asks again.")
+    say(f"Trusted {target} for its skills" + (f": {', '.join(names)} load in chat from now on" if names else "")
+        + ". Its MCP servers are not affected (`hermes mcp trust` starts them). A change to its .hermes folder "
+          "asks again.")

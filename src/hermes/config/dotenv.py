@@ -12,11 +12,38 @@ from hermes.files import TooLarge, UnreadableFile, atomic_write, file_lock, read
 MAX_VALUE_CHARS = 32 * 1024  # Linux refuses one environment string over 128 KiB
 MAX_DOTENV_BYTES = 1024 * 1024
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Every character some reader takes as the end of a line (Python's str.splitlines, editors, shells).
+# A value holding one would end its line early, and what follows could set another key.
+LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
 
 
 def _unquote(value: str) -> str:
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
         return value[1:-1]
+    return value
+
+
+def _lines(text: str) -> list[str]:
+    """The file's lines: split at LF only (a CR before it dropped), never at the other characters
+    `str.splitlines` splits at, which a value may hold (U+2028 in a pasted token, say)."""
+    return [line.removesuffix("\r") for line in text.split("\n")] if text else []
+
+
+def _written(key: str, value: str, path: Path) -> str:
+    """`value` as it goes into `.env`, so that reading gives it back exactly; refused when no line can hold it."""
+    breaks = sorted({f"U+{ord(c):04X}" for c in value if c in LINE_BREAKS})
+    if breaks:
+        raise ConfigError(f"{key}: the value holds a line break ({', '.join(breaks)}), which would end its line in "
+                          f"this file and could set another key; nothing was written.", path=path)
+    if "\x00" in value:
+        raise ConfigError(f"{key}: the value contains a NUL character, which no environment can hold; nothing was "
+                          f"written.", path=path)
+    if len(value) > MAX_VALUE_CHARS:
+        raise ConfigError(f"{key}: the value is longer than {MAX_VALUE_CHARS} characters; nothing was written.",
+                          path=path)
+    # Reading strips spaces and one pair of outer quotes: such a value is kept whole in single quotes.
+    if value != value.strip() or _unquote(value) != value:
+        return f"'{value}'"
     return value
 
 
@@ -42,7 +69,7 @@ def read_dotenv(path: Path) -> dict[str, str]:
     except UnreadableFile as exc:
         raise ConfigError(f"cannot be read: {exc.reason}.", path=path) from None
     values: dict[str, str] = {}
-    for number, raw in enumerate(text.removeprefix("\ufeff").splitlines(), start=1):
+    for number, raw in enumerate(_lines(text.removeprefix("\ufeff")), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -68,21 +95,25 @@ def set_dotenv(path: Path, updates: dict[str, str]) -> None:
     for key in updates:
         if not _KEY.match(key):
             raise ConfigError(f"'{key}' is not a valid variable name.", path=path)
+    written = {key: _written(key, value, path) for key, value in updates.items()}
     with file_lock(path):
         try:
-            lines = read_text_bounded(path, MAX_DOTENV_BYTES).splitlines()
+            lines = _lines(read_text_bounded(path, MAX_DOTENV_BYTES))
         except FileNotFoundError:
             lines = []
         except UnreadableFile as exc:
             raise ConfigError(f"cannot be read: {exc.reason}.", path=path) from None
-        pending = dict(updates)
+        pending = dict(written)
         out: list[str] = []
+        while lines and not lines[-1]:
+            lines.pop()  # the final newline, added back below
         for raw in lines:
             key = raw.strip().removeprefix("export ").partition("=")[0].strip()
             if key in pending:
                 out.append(f"{key}={pending.pop(key)}")
-            else:
+            elif key not in written:
                 out.append(raw)
+            # else: a second line for a key just set; reading takes the last, so it must go
         out.extend(f"{key}={value}" for key, value in pending.items())
         atomic_write(path, "\n".join(out) + "\n", mode=0o600)
 

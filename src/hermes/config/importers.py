@@ -116,7 +116,12 @@ def read_client_file(file: ClientFile, cwd: Path) -> tuple[list[FoundServer], st
         return [], None
     except (OSError, ValueError) as exc:
         return [], f"{file.client}: {file.path}: {exc}"
-    found = servers_in(data, file.key, cwd)
+    except RecursionError:  # nested deeper than any parser takes: this file is skipped, the others read
+        return [], f"{file.client}: {file.path}: nests too deeply to read"
+    try:
+        found = servers_in(data, file.key, cwd)
+    except RecursionError:
+        return [], f"{file.client}: {file.path}: nests too deeply to read"
     return [FoundServer(file.client, file.path, str(name), value) for name, value in found.items()], None
 
 
@@ -128,6 +133,8 @@ def read_any(path: Path, cwd: Path) -> tuple[list[FoundServer], str | None]:
         return [], f"{path}: does not exist"
     except (OSError, ValueError) as exc:
         return [], f"{path}: {exc}"
+    except RecursionError:
+        return [], f"{path}: nests too deeply to read"
     for key in ("mcpServers", "servers", "extensions", "projects"):
         found = servers_in(data, key, cwd)
         if found:

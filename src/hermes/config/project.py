@@ -15,6 +15,7 @@ from pathlib import Path
 
 from hermes.config.model import ServerConfig
 from hermes.config.store import ConfigStore
+from hermes.config.yamlfile import read_yaml_text
 from hermes.home import Home
 
 PROJECT_CONFIG = Path(".hermes") / "config.yaml"
@@ -71,8 +72,10 @@ def load_project(home: Home, start: Path) -> ProjectServers | None:
     if folder is None:
         return None
     path = folder / PROJECT_CONFIG
-    config = ConfigStore(home, path).load()
-    from hermes.config.trust import TrustStore  # only a folder with a project config needs it
+    from hermes.config.trust import TrustKind, TrustStore  # only a folder with a project config needs it
 
-    state = TrustStore(home).state(folder)
+    # One read: the text that is checked against the trust record is the text whose servers run.
+    text = read_yaml_text(path)
+    config = ConfigStore(home, path).parse(text)
+    state = TrustStore(home, TrustKind.SERVERS).state(folder, text)
     return ProjectServers(folder, path, dict(config.mcp_servers), state.trusted, state.why_not)

@@ -28,7 +28,10 @@ class ConfigStore:
         self.path = path or home.config
 
     def load(self) -> HermesConfig:
-        text = read_yaml_text(self.path)
+        return self.parse(read_yaml_text(self.path))
+
+    def parse(self, text: str) -> HermesConfig:
+        """The config in `text`, read from this store's file by the caller."""
         kept = _PARSED.get(self.path)
         if kept is not None and kept[0] == text:
             return kept[1]

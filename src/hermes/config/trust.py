@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
+from hermes.config.yamlfile import read_yaml_text
 from hermes.files import UnreadableFile, atomic_write, file_lock, read_bounded, read_json_object
 from hermes.home import Home
 
@@ -25,32 +28,50 @@ class TooMuchToTrust(UnreadableFile):
     pass
 
 
+CONFIG_NAME = ".hermes/config.yaml"
+
+
 def project_files(folder: Path) -> list[Path]:
-    """The files of `folder/.hermes/` a trust decision covers: its config and its skills (not symlinks)."""
+    """Every entry under `folder/.hermes/` a trust decision covers: all its files and links, in
+    order (anything there may change what hermes does, and a file added later must count too)."""
     dot = folder / ".hermes"
+    if dot.is_symlink() or not dot.is_dir():
+        return [dot] if dot.is_symlink() else []
     found: list[Path] = []
-    config = dot / "config.yaml"
-    if config.is_file() and not config.is_symlink():
-        found.append(config)
-    skills = dot / "skills"
-    if skills.is_dir() and not skills.is_symlink():
-        for path in sorted(skills.rglob("*")):
+    for path in sorted(dot.rglob("*")):  # rglob does not descend into linked folders
+        if path.is_symlink() or path.is_file():
+            found.append(path)
             if len(found) > MAX_TRUSTED_FILES:
-                raise TooMuchToTrust(skills, f"it holds more than {MAX_TRUSTED_FILES} files")
-            if path.is_file() and not path.is_symlink():
-                found.append(path)
+                raise TooMuchToTrust(dot, f"it holds more than {MAX_TRUSTED_FILES} files")
     return found
 
 
-def digest(folder: Path) -> str:
-    """SHA-256 over the names and contents of the project's `.hermes` files."""
+def digest(folder: Path, config_text: str | None = None) -> str:
+    """SHA-256 over the names and contents of everything under the project's `.hermes`.
+
+    A link counts as where it points; the project config counts as the text hermes reads from it,
+    through a link too (`config_text`, when the caller has read it already: what is checked is then
+    exactly what is used, with no moment between the two for the file to change)."""
     total = 0
     hasher = hashlib.sha256()
+
+    def add(kind: bytes, name: str, data: bytes) -> None:
+        encoded = name.encode("utf-8", "surrogateescape")
+        hasher.update(kind + len(encoded).to_bytes(4, "big") + encoded + len(data).to_bytes(8, "big") + data)
+
     for path in project_files(folder):
-        data = read_bounded(path, MAX_TRUSTED_BYTES - total, follow_symlinks=False)
+        name = path.relative_to(folder).as_posix()
+        if path.is_symlink():
+            add(b"L", name, os.fsencode(os.readlink(path)))
+            if name != CONFIG_NAME:
+                continue
+        if name == CONFIG_NAME:
+            text = config_text if config_text is not None else read_yaml_text(path)
+            data = text.encode("utf-8", "surrogatepass")
+        else:
+            data = read_bounded(path, MAX_TRUSTED_BYTES - total, follow_symlinks=False)
         total += len(data)
-        name = path.relative_to(folder).as_posix().encode()
-        hasher.update(len(name).to_bytes(4, "big") + name + len(data).to_bytes(8, "big") + data)
+        add(b"F", name, data)
     return hasher.hexdigest()
 
 
@@ -61,24 +82,45 @@ class TrustState:
     why_not: str | None  # "never trusted", "changed since it was trusted"
 
 
+class TrustKind(StrEnum):
+    """What a trust record lets a project folder bring: each is asked and recorded on its own, so
+    trusting a folder's skills never starts its servers, nor the other way round."""
+
+    SERVERS = "servers"  # its .hermes/config.yaml servers start (`hermes mcp trust`)
+    SKILLS = "skills"  # its .hermes/skills load into chat (`hermes skills trust`, chat's question)
+
+
+# The records file keeps each kind under its own key ("projects" holds the servers' records).
+_SECTIONS = {TrustKind.SERVERS: "projects", TrustKind.SKILLS: "skills"}
+
+
 class TrustStore:
-    def __init__(self, home: Home) -> None:
+    def __init__(self, home: Home, kind: TrustKind) -> None:
         self.home = home
+        self.kind = kind
         self.path = home.root / "trusted-projects.json"
 
-    def _records(self) -> dict[str, str]:
+    def _all(self) -> dict[str, dict[str, str]]:
         # No records (or a damaged file): nothing is trusted, so everything asks again.
-        records = (read_json_object(self.path, _RECORDS_LIMIT) or {}).get("projects")
-        return {k: v for k, v in records.items() if isinstance(k, str) and isinstance(v, str)} \
-            if isinstance(records, dict) else {}
+        data = read_json_object(self.path, _RECORDS_LIMIT) or {}
+        sections: dict[str, dict[str, str]] = {}
+        for section in _SECTIONS.values():
+            records = data.get(section)
+            sections[section] = {k: v for k, v in records.items() if isinstance(k, str) and isinstance(v, str)} \
+                if isinstance(records, dict) else {}
+        return sections
 
-    def state(self, folder: Path) -> TrustState:
+    def _records(self) -> dict[str, str]:
+        return self._all()[_SECTIONS[self.kind]]
+
+    def state(self, folder: Path, config_text: str | None = None) -> TrustState:
+        """Whether `folder` is trusted as it is now (with its config as `config_text`, when read already)."""
         folder = folder.resolve()
         recorded = self._records().get(str(folder))
         if recorded is None:
             return TrustState(folder, False, "this folder has never been trusted")
         try:
-            current = digest(folder)
+            current = digest(folder, config_text)
         except OSError as exc:
             return TrustState(folder, False, f"its .hermes folder cannot be read ({exc})")
         if current != recorded:
@@ -104,7 +146,7 @@ class TrustStore:
         value = digest(folder)
         self.home.ensure()
         with file_lock(self.path.with_name(self.path.name + ".lock")):
-            records = self._records()
-            records[str(folder)] = value
-            atomic_write(self.path, json.dumps({"projects": records}, indent=2, sort_keys=True) + "\n")
+            sections = self._all()
+            sections[_SECTIONS[self.kind]][str(folder)] = value
+            atomic_write(self.path, json.dumps(sections, indent=2, sort_keys=True) + "\n")
         return value

@@ -175,16 +175,17 @@ def line_of(doc: Any, loc: tuple[int | str, ...]) -> int | None:
     node = doc
     line: int | None = None
     for part in loc:
-        if isinstance(node, CommentedMap) and part in node:
-            pos = node.lc.key(part)
-            line = pos[0] + 1 if pos else line
-            node = node[part]
-        elif isinstance(node, CommentedSeq) and isinstance(part, int) and 0 <= part < len(node):
-            pos = node.lc.item(part)
-            line = pos[0] + 1 if pos else line
-            node = node[part]
-        else:
+        try:
+            if isinstance(node, CommentedMap) and part in node:
+                pos = node.lc.key(part)
+            elif isinstance(node, CommentedSeq) and isinstance(part, int) and 0 <= part < len(node):
+                pos = node.lc.item(part)
+            else:
+                break
+        except (KeyError, IndexError):  # a node added by an edit has no position until it is written
             break
+        line = pos[0] + 1 if pos else line
+        node = node[part]
     return line
 
 
