@@ -26,6 +26,11 @@ class _QuietServer(uvicorn.Server):
 def bind_loopback(port: int = 0, host: str = "127.0.0.1") -> socket.socket:
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # uvicorn answers in two writes (head, then body). asyncio turns Nagle off only on sockets it
+    # created itself, so on this one the body would wait for the client's delayed ACK: about 40 ms
+    # a call on every kept-alive connection (all of 2026-07-28's stateless POSTs). Accepted sockets
+    # inherit the option.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind((host, port))
     sock.listen(128)
     sock.setblocking(False)

@@ -140,6 +140,7 @@ async def serve_http(portfile: str) -> None:
 
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no Nagle stall on keep-alive answers
     sock.bind(("127.0.0.1", options.port))
     sock.listen(64)
     port = sock.getsockname()[1]

@@ -1,0 +1,87 @@
+"""Per-call cost of MCP 2026-07-28 (stateless, one POST a request on a kept-alive connection) vs the
+2025-11-25 handshake era, over Streamable HTTP, to a server and through `hermes mcp serve --http`.
+
+The client is the official SDK's `Client` in both modes (`mode="legacy"` and `mode="2026-07-28"`);
+the baseline is the legacy figure of the same target in the same run. Calls run in blocks that
+alternate between the modes, so drift in machine load hits both alike.
+
+Before hermes set TCP_NODELAY on its listening sockets, a 2026-07-28 call paid about 45 ms for the
+client's delayed ACK on every kept-alive connection (legacy opens a fresh connection per POST and
+never waited). Goal: 2026-07-28 / legacy <= 1.1 on both targets.
+
+    python -m bench.bench_eras [--calls 600]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from bench.common import PYTHON, REPO, median, report, temp_home
+from tests.support import start_portfile_server, start_serve_http
+
+SERVER = str(REPO / "tests" / "servers" / "toolbox.py")
+BLOCK = 100
+MODES = ("legacy", "2026-07-28")
+
+
+async def per_call(url: str, token: str | None, mode: str, calls: int, tool: str) -> float:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with httpx2.AsyncClient(headers=headers, timeout=30) as http, \
+            Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+        await client.call_tool(tool, {"text": "x"})  # warm: the connection, the tool list
+        started = time.perf_counter()
+        for _ in range(calls):
+            await client.call_tool(tool, {"text": "x"})
+        return (time.perf_counter() - started) / calls
+
+
+async def compare(url: str, token: str | None, calls: int, tool: str) -> dict[str, float]:
+    blocks: dict[str, list[float]] = {mode: [] for mode in MODES}
+    for _ in range(calls // BLOCK):
+        for mode in MODES:
+            blocks[mode].append(await per_call(url, token, mode, BLOCK, tool))
+    return {mode: median(values) for mode, values in blocks.items()}
+
+
+def rows(figures: dict[str, float]) -> list[tuple[str, str]]:
+    legacy, modern = figures["legacy"], figures["2026-07-28"]
+    return [("2025-11-25 (handshake), baseline", f"{legacy * 1e3:7.2f} ms/call"),
+            ("2026-07-28 (stateless)", f"{modern * 1e3:7.2f} ms/call   ratio {modern / legacy:.2f} (goal <= 1.1)")]
+
+
+async def main(calls: int) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        portfile = Path(scratch) / "port"
+        server, port = start_portfile_server([PYTHON, SERVER, "--http", str(portfile)], portfile)
+        try:
+            url = f"http://127.0.0.1:{port}/mcp"
+            report("per call, SDK client -> an SDK server (hermes's test server)",
+                   rows(await compare(url, None, calls, "echo")))
+            with temp_home({"box": {"url": url}}) as home:
+                process, serve_url, token = start_serve_http(home, Path(scratch) / "serve.log")
+                try:
+                    report("per call, SDK client -> hermes mcp serve --http -> that server",
+                           rows(await compare(serve_url, token, calls, "mcp__box__echo")))
+                finally:
+                    process.terminate()
+                    process.wait()
+        finally:
+            server.kill()
+            server.wait()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=600)
+    args = parser.parse_args()
+    os.environ.setdefault("NO_COLOR", "1")
+    anyio.run(main, args.calls)
