@@ -216,3 +216,35 @@ def test_catalog_install_of_an_oauth_entry_runs_the_login(home: Home, tmp_path: 
     states = {r["name"]: r["state"] for r in json.loads(hermes("mcp", "catalog", "--json", home=home).stdout)[
         "catalog"]}
     assert states["prot"] == "enabled"
+
+
+def test_login_returns_once_authorized_whatever_stdin_is(home: Home, tmp_path: Path,
+                                                         oauth_server: Callable[..., str]) -> None:
+    """A real browser's launcher returns at once; stdin may be a pipe nobody writes to."""
+    _configure(home, oauth_server(), redirect_port=free_port())
+    env = {**os.environ, "HERMES_HOME": str(home.root), **_browser(tmp_path, "detach")}
+    process = subprocess.Popen([PYTHON, "-m", "hermes", "mcp", "login", "prot", "--timeout", "120"], env=env,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # Never written to, never closed: the login must not wait for a line from it.
+        assert wait_for(lambda: process.poll() is not None), "login still waits after the authorization"
+        assert process.returncode == 0, process.stderr.read() if process.stderr else ""
+        assert (home.tokens / "prot.json").exists()
+    finally:
+        process.kill()
+        process.communicate()
+
+
+def test_login_in_a_terminal_returns_once_authorized(home: Home, tmp_path: Path,
+                                                     oauth_server: Callable[..., str]) -> None:
+    import pexpect
+
+    _configure(home, oauth_server(), redirect_port=free_port())
+    child = pexpect.spawn(PYTHON, ["-m", "hermes", "mcp", "login", "prot", "--timeout", "120"], encoding="utf-8",
+                          timeout=60, env={**os.environ, "HERMES_HOME": str(home.root), "TERM": "xterm",
+                                           **_browser(tmp_path, "detach")})
+    child.expect("token stored")
+    child.expect(pexpect.EOF)  # no Enter needed
+    child.wait()
+    child.close()
+    assert child.exitstatus == 0 and (home.tokens / "prot.json").exists()

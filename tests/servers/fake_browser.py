@@ -1,8 +1,9 @@
 """A stand-in for the user's browser, started by Python's webbrowser module through $BROWSER.
 
-FAKE_BROWSER_MODE: follow (approve and come back to the callback), tamper (come back with a wrong
-state), print (write the final redirect URL to FAKE_BROWSER_OUT instead of visiting it), never
-(do nothing). Every start is appended to FAKE_BROWSER_LOG.
+FAKE_BROWSER_MODE: follow (approve and come back to the callback), detach (the same, from a process
+of its own, returning at once the way a real browser's launcher does), tamper (come back with a
+wrong state), print (write the final redirect URL to FAKE_BROWSER_OUT instead of visiting it),
+never (do nothing). Every start is appended to FAKE_BROWSER_LOG.
 """
 
 from __future__ import annotations
@@ -36,6 +37,13 @@ def main() -> None:
         log.write(url + "\n")
     mode = os.environ.get("FAKE_BROWSER_MODE", "follow")
     if mode == "never":
+        return
+    if mode == "detach":
+        import subprocess
+
+        subprocess.Popen([sys.executable, __file__, url], env={**os.environ, "FAKE_BROWSER_MODE": "follow",
+                                                                 "FAKE_BROWSER_LOG": os.devnull},
+                         start_new_session=True, stdin=subprocess.DEVNULL)
         return
     location = final_location(url)
     if mode == "tamper":
