@@ -131,6 +131,7 @@ def test_a_strict_template_takes_the_next_turn_after_ctrl_c(home: Home, llama: A
     child.expect("interrupted")
     child.expect("›")
     child.send("Say hello.\r")
+    child.expect("waiting for local")  # the turn is under way (the prompt's redraws also show "›")
     index = child.expect(["›", "Error:"])
     assert index == 0, child.before
     child.sendeof()
