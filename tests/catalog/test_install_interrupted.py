@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -57,7 +58,9 @@ def _interrupt_and_check(home: Home, child: pexpect.spawn) -> None:
     # it up (SIGHUP) on a loaded machine and report no exit status at all.
     child.wait()
     child.close()
-    assert child.exitstatus == 130, child.before
+    # Interrupted: exit 130, or (when the Ctrl-C lands while the probe's own signal handling is
+    # still being set up, about 1 run in 4 on a loaded machine) ended by the SIGINT itself.
+    assert child.exitstatus == 130 or child.signalstatus == signal.SIGINT, child.before
     assert home.config.read_text() == BEFORE_CONFIG
     assert home.dotenv.read_text() == BEFORE_DOTENV
     assert CANARY not in home.dotenv.read_text()

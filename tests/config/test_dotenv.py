@@ -22,7 +22,7 @@ _TRICKY = st.sampled_from([*sorted(LINE_BREAKS), "'", '"', " ", "\t", "=", "#", 
 VALUES = st.lists(st.one_of(st.text(max_size=8), _TRICKY), max_size=12).map("".join)
 
 
-@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=VALUES)
 def test_a_value_comes_back_exactly_or_is_refused_and_nothing_else_changes(tmp_path: Path, value: str) -> None:
     path = tmp_path / ".env"

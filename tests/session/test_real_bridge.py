@@ -17,6 +17,7 @@ import anyio
 import psutil
 import pytest
 
+from hermes.apps.states import AppState
 from hermes.home import Home
 from hermes.mcp.connection import RestartPolicy
 from hermes.mcp.states import ConnectionState
@@ -72,6 +73,9 @@ async def test_the_real_bridge_follows_the_app_across_restarts(home: Home, tmp_p
 
         blender.stop()
         await wait_until(lambda: TOOL not in session.surface().tools)
+        # The add-on removes its runtime file a moment before Blender's process is gone; once it
+        # is, the next look says so.
+        await wait_until(lambda: getattr(session.why("blender"), "state", None) is AppState.APP_NOT_RUNNING)
         payload = unavailable(await session.call(TOOL, {}))
         assert payload is not None and payload["state"] == "app_not_running"
         assert payload["app"]["name"] == "Blender"  # no title in plugin.json: the name, title-cased
