@@ -254,3 +254,41 @@ def test_a_bad_setting_in_a_new_entry_is_a_sentence_once_the_config_has_servers(
     ran = hermes("mcp", "add", "b", "--command", "x", "--timeout", "-5", home=home)
     assert ran.returncode == 2 and "mcp_servers.b.timeout: must be a positive number" in ran.stderr, ran.stderr
     assert "unexpected" not in ran.stderr and home.config.read_bytes() == before
+
+
+def test_claude_code_forms_of_add_work_as_they_do_there(home: Home) -> None:
+    assert hermes("mcp", "add", "linear", "https://mcp.linear.app/mcp", home=home).returncode == 0
+    assert hermes("mcp", "add", "api", "--transport", "http", "--url", "https://api.example.com/mcp",
+                  home=home).returncode == 0
+    assert hermes("mcp", "add", "old", "--transport", "sse", "--url", "https://old.example.com/sse",
+                  home=home).returncode == 0
+    servers = _servers(home)
+    assert servers["linear"].url == "https://mcp.linear.app/mcp" and servers["linear"].command is None
+    assert servers["api"].transport_name == "http" and servers["old"].transport_name == "sse"
+
+
+def test_the_documented_comma_form_of_args_is_three_arguments(home: Home) -> None:
+    ran = hermes("mcp", "add", "my-git-server", "--command", "uvx", "--args",
+                 "mcp-server-git,--repository,/home/user/project", home=home)
+    assert ran.returncode == 0 and "split at its commas into 3 arguments" in ran.stderr
+    assert _servers(home)["my-git-server"].args == ("mcp-server-git", "--repository", "/home/user/project")
+    # Repeated --args and everything after -- are kept exactly as typed, commas included.
+    hermes("mcp", "add", "a", "--command", "tool", "--args", "x,y", "--args", "z", home=home)
+    hermes("mcp", "add", "b", "--", "tool", "--only=x,y", home=home)
+    assert _servers(home)["a"].args == ("x,y", "z") and _servers(home)["b"].args == ("--only=x,y",)
+
+
+def test_secrets_given_with_e_and_h_go_to_dotenv(home: Home) -> None:
+    token = f"ghp_{CANARY}"
+    ran = hermes("mcp", "add", "gh", "-e", f"GITHUB_TOKEN={token}", "-e", "LOG_LEVEL=info", "--", "gh-mcp",
+                 home=home)
+    assert ran.returncode == 0, ran.stderr
+    added = hermes("mcp", "add", "remote", "--url", "https://api.example.com/mcp", "-H",
+                   f"Authorization: Bearer {token}", home=home)
+    assert added.returncode == 0, added.stderr
+    config = home.config.read_text()
+    assert CANARY not in config and CANARY not in ran.stdout + ran.stderr + added.stdout + added.stderr
+    servers = _servers(home)
+    assert dict(servers["gh"].env) == {"GITHUB_TOKEN": "${GITHUB_TOKEN}", "LOG_LEVEL": "info"}
+    assert dict(servers["remote"].headers)["Authorization"].startswith("Bearer ${")
+    assert f"GITHUB_TOKEN={token}" in home.dotenv.read_text()

@@ -105,12 +105,14 @@ def _looks_like_a_command_line(command: str) -> bool:
 @click.argument("name")
 @click.argument("command_line", nargs=-1, type=click.UNPROCESSED, metavar="[-- COMMAND [ARGS]...]")
 @click.option("--command", "command", help="Program that starts a stdio server (or give it after --).")
-@click.option("--args", "args", multiple=True, help="One argument for --command (repeat for more; never split).")
+@click.option("--args", "args", multiple=True,
+              help="One argument for --command (repeat for more); a single --args \"a,b,c\" is three.")
 @click.option("--env", "-e", "env", multiple=True, help="K=V for a stdio server's environment (repeatable).")
 @click.option("--cwd", help="Working folder of a stdio server.")
 @click.option("--url", help="URL of a Streamable HTTP (or --transport sse) server.")
 @click.option("--header", "-H", "headers", multiple=True, help='"K: V" header for an HTTP server (repeatable).')
-@click.option("--transport", type=click.Choice(["streamable-http", "sse"]), help="HTTP transport.")
+@click.option("--transport", type=click.Choice(["streamable-http", "http", "sse", "stdio"]),
+              help="HTTP transport (http = streamable-http; stdio is the default for a command).")
 @click.option("--auth", type=click.Choice(["oauth"]), help="Authorize with OAuth 2.1.")
 @click.option("--timeout", type=float, help="Seconds a tool call may take (default 300).")
 @click.option("--connect-timeout", type=float, help="Seconds to start and handshake (default 60).")
@@ -125,14 +127,28 @@ def add_command(name: str, command_line: tuple[str, ...], command: str | None, a
 
     Everything after `--` is the command and its arguments, exactly as typed.
     """
+    from hermes.config.client_json import translate
+
+    if len(command_line) == 1 and command_line[0].startswith(("http://", "https://")) and not url:
+        url, command_line = command_line[0], ()  # Claude Code's `add NAME URL`
     if command_line:
         if command or args:
             raise UsageError("Give the command either after -- or with --command/--args, not both.")
         command, args = command_line[0], command_line[1:]
+    elif len(args) == 1 and "," in args[0] and not any(c.isspace() for c in args[0]):
+        # The documented `--args "a,b,c"`: three arguments. One argument holding a comma is given
+        # after -- instead, where nothing is ever split.
+        args = tuple(args[0].split(","))
+        say(f"note: --args was split at its commas into {len(args)} arguments; to pass one argument with a "
+            f"comma, give the command after --: `hermes mcp add {name} -- {command or 'COMMAND'} ARG`.", err=True)
+    if transport == "stdio":
+        if url:
+            raise UsageError("--transport stdio is for a command after --, not --url.")
+        transport = None
     if bool(command) == bool(url):
         raise UsageError("Give a command after -- (stdio server) or --url (HTTP server), e.g. "
                          f"`hermes mcp add {name} -- npx -y @modelcontextprotocol/server-everything`.")
-    entry: dict[str, Any] = {}
+    data: dict[str, Any] = {}
     if command:
         if headers or transport or auth:
             raise UsageError("--header, --transport and --auth are for HTTP servers (--url).")
@@ -140,13 +156,11 @@ def add_command(name: str, command_line: tuple[str, ...], command: str | None, a
             program, *rest = command.split()
             raise UsageError(f"--command '{command}' looks like a whole command line; give it after --: "
                              f"`hermes mcp add {name} -- {program} {' '.join(rest)}`.")
-        entry["command"] = command
-        if args:
-            entry["args"] = list(args)
+        data |= {"command": command, "args": list(args)} if args else {"command": command}
         if env:
-            entry["env"] = pairs(env, "=", "--env")
+            data["env"] = pairs(env, "=", "--env")
         if cwd:
-            entry["cwd"] = cwd
+            data["cwd"] = cwd
     else:
         assert url is not None
         if args or env or cwd:
@@ -154,20 +168,25 @@ def add_command(name: str, command_line: tuple[str, ...], command: str | None, a
         problem = None if "${" in url else http_url_problem(url)
         if problem:
             raise UsageError(f"--url {problem} (got '{mask_url(url)}').")
-        entry["url"] = url
+        data["url"] = url
         if headers:
-            entry["headers"] = pairs(headers, ":", "--header")
-        if transport:
-            entry["transport"] = transport
-        if auth:
-            entry["auth"] = auth
+            data["headers"] = pairs(headers, ":", "--header")
+        if transport == "sse":
+            data["type"] = "sse"
+    # The same rules as add-json and import: a literal secret in -e/-H goes to .env, the entry refers to it.
+    translated = translate(name, data)
+    entry = translated.entry
+    for note in translated.notes:
+        say(f"note: {note}", err=True)
+    if auth:
+        entry["auth"] = auth
     if timeout is not None:
         entry["timeout"] = timeout
     if connect_timeout is not None:
         entry["connect_timeout"] = connect_timeout
     if disabled:
         entry["enabled"] = False
-    store = _add_entry(Home.from_env(), scope, name, entry, {}, replace=replace)
+    store = _add_entry(Home.from_env(), scope, name, entry, translated.secrets, replace=replace)
     say(f"Added MCP server '{name}' to {store.path}.")
 
 
