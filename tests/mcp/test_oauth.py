@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from hermes.home import Home
@@ -248,3 +249,33 @@ def test_login_in_a_terminal_returns_once_authorized(home: Home, tmp_path: Path,
     child.wait()
     child.close()
     assert child.exitstatus == 0 and (home.tokens / "prot.json").exists()
+
+
+def test_a_token_is_bound_to_the_server_url_it_was_issued_for(home: Home, tmp_path: Path,
+                                                              oauth_server: Callable[..., str]) -> None:
+    """A server of the same name at another URL (another project's config, an edited entry) never
+    receives the token: it is asked to sign in instead."""
+    first = oauth_server()
+    _configure(home, first, redirect_port=free_port())
+    assert hermes("mcp", "login", "prot", home=home, env=_browser(tmp_path)).returncode == 0
+    assert hermes("tools", "call", "mcp__prot__whoami", home=home).returncode == 0
+    second = oauth_server()
+    from hermes.mcp.oauth.storage import FileTokenStorage
+
+    # What the provider would send: nothing for the other URL, the token for the one it came from.
+    assert anyio.run(FileTokenStorage(home, "prot", second).get_tokens) is None
+    assert anyio.run(FileTokenStorage(home, "prot", second).get_client_info) is None
+    assert anyio.run(FileTokenStorage(home, "prot", first).get_tokens) is not None
+    _configure(home, second, redirect_port=free_port())  # same name, another server
+    moved = hermes("tools", "call", "mcp__prot__whoami", home=home)
+    assert moved.returncode != 0 and "hermes mcp login prot" in moved.stdout + moved.stderr
+    _configure(home, first + "/", redirect_port=free_port())  # the first URL again, spelled with a slash
+    assert hermes("tools", "call", "mcp__prot__whoami", home=home).returncode == 0
+
+
+def test_token_records_name_their_resource() -> None:
+    from hermes.mcp.oauth.storage import resource_of
+
+    assert resource_of("HTTPS://Example.COM:8443/mcp/?x=1#f") == "https://example.com:8443/mcp"
+    assert resource_of("https://example.com") == resource_of("https://example.com/")
+    assert resource_of("https://example.com/a") != resource_of("https://example.com/b")

@@ -187,7 +187,7 @@ def build_provider(home: Home, server: str, url: str, settings: OAuthSettings | 
     moment it is loaded or received, so an error that quotes one never shows it.
     """
     port = redirect_port or (settings.redirect_port if settings and settings.redirect_port else DEFAULT_REDIRECT_PORT)
-    storage = FileTokenStorage(home, server, preregistered(settings, port))
+    storage = FileTokenStorage(home, server, url, preregistered(settings, port))
     if redactor is not None:
         if settings and settings.client_secret:
             redactor.register(settings.client_secret)

@@ -56,6 +56,15 @@ def delete_tokens(home: Home, server: str) -> list[Path]:
     return removed
 
 
+def resource_of(url: str) -> str:
+    """The protected resource a token is for: the server's URL without query or fragment, its
+    scheme and host lower-cased (RFC 8707 names resources by URI)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url.strip())
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path.rstrip("/") or "/", "", ""))
+
+
 def union_of(*scopes: str | None) -> str | None:
     """Space-separated scopes merged in order, each once."""
     merged: list[str] = []
@@ -74,9 +83,12 @@ class FileTokenStorage:
     refresh an expired token at the right endpoint before any browser is opened.
     """
 
-    def __init__(self, home: Home, server: str, preregistered: dict[str, Any] | None = None) -> None:
+    def __init__(self, home: Home, server: str, url: str, preregistered: dict[str, Any] | None = None) -> None:
         self.home = home
         self.server = server
+        # Tokens and the client registration are bound to the server's URL: a server of the same
+        # name somewhere else (another project's config, an edited URL) never receives them.
+        self.resource = resource_of(url)
         self.preregistered = preregistered
         self.preregistered_id = preregistered.get("client_id") if preregistered else None
         # The provider's `OAuthContext`, whose expiry time and AS metadata are saved with each token.
@@ -92,7 +104,7 @@ class FileTokenStorage:
         if self.fresh_sign_in:
             return None
         data = read_json(token_path(self.home, self.server))
-        if data is None or not isinstance(data.get("token"), dict):
+        if data is None or not isinstance(data.get("token"), dict) or data.get("resource") != self.resource:
             return None
         try:
             tokens = OAuthToken.model_validate(data["token"])
@@ -103,7 +115,8 @@ class FileTokenStorage:
         return tokens
 
     def stored(self) -> dict[str, Any]:
-        return read_json(token_path(self.home, self.server)) or {}
+        record = read_json(token_path(self.home, self.server)) or {}
+        return record if record.get("resource") == self.resource else {}
 
     async def set_tokens(self, tokens: Any) -> None:
         import time
@@ -111,7 +124,8 @@ class FileTokenStorage:
         ensure_folder(self.home)
         expires_in = getattr(tokens, "expires_in", None)
         record: dict[str, Any] = {"token": tokens.model_dump(mode="json", exclude_none=True),
-                                  "expires_at": time.time() + expires_in if expires_in else None}
+                                  "expires_at": time.time() + expires_in if expires_in else None,
+                                  "resource": self.resource}
         metadata = getattr(self.context, "oauth_metadata", None)
         if metadata is not None:
             record["authorization_server"] = metadata.model_dump(mode="json", exclude_none=True)
@@ -135,7 +149,7 @@ class FileTokenStorage:
         from mcp.shared.auth import OAuthClientInformationFull
 
         data = read_json(client_path(self.home, self.server))
-        if data is not None:
+        if data is not None and data.pop("resource", None) == self.resource:
             return OAuthClientInformationFull.model_validate(data)
         if self.preregistered is not None:
             return OAuthClientInformationFull.model_validate(self.preregistered)
@@ -143,4 +157,5 @@ class FileTokenStorage:
 
     async def set_client_info(self, client_info: Any) -> None:
         ensure_folder(self.home)
-        write_json(client_path(self.home, self.server), client_info.model_dump(mode="json", exclude_none=True))
+        record = client_info.model_dump(mode="json", exclude_none=True)
+        write_json(client_path(self.home, self.server), {**record, "resource": self.resource})
