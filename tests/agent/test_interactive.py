@@ -169,3 +169,23 @@ def test_untrusted_project_skills_are_offered_once_and_the_answer_is_kept(home: 
     again.expect("›")
     again.sendeof()
     again.expect(pexpect.EOF)
+
+
+def test_a_hung_server_never_holds_the_chat_back(home: Home, scripted_model: ScriptedModel, tmp_path: Path) -> None:
+    """The prompt comes after --wait, not after the hung server's connect timeout (here ten minutes)."""
+    model = scripted_model([{"content": "hello"}])
+    write_config(home, {"model": model_config(model), "mcp_servers": {
+        "box": fast_entry(), "slow": fast_entry("--ready-delay", "600", connect_timeout=600)}})
+    child = pexpect.spawn(PYTHON, ["-m", "hermes", "chat", "--wait", "1"], encoding="utf-8", timeout=PATIENCE,
+                          cwd=str(tmp_path), dimensions=(40, 160),
+                          env={**os.environ, "HERMES_HOME": str(home.root), "TERM": "xterm", "NO_COLOR": "1"})
+    child.expect("/help lists commands")
+    child.expect("still starting: slow; their tools join when they are ready")
+    child.expect("›")
+    _say(child, "hi")
+    child.expect("hello")
+    # The model heard why slow's tools are not there yet.
+    first = model.bodies()[0]["messages"][0]["content"]
+    assert "slow" in first and "starting" in first, first
+    _say(child, "/exit")
+    child.expect(pexpect.EOF)

@@ -44,6 +44,7 @@ class ChatOptions:
     platform: str | None = None
     deferred: bool | None = None  # None: as model.deferred_tools says
     folder: Path = field(default_factory=Path.cwd)  # where project skills are looked for
+    wait: float | None = None  # seconds the start waits for slow servers; None: each its connect timeout
 
 
 def model_settings(home: Home, options: ChatOptions) -> ModelSettings:
@@ -95,7 +96,7 @@ def missing_servers(session: Session) -> list[MissingServer]:
 async def open_chat(home: Home, options: ChatOptions, ui: ChatUI) -> AsyncIterator[Chat]:
     settings = model_settings(home, options)
     deferred = settings.deferred_tools if options.deferred is None else options.deferred
-    session = Session(home, SessionSettings(platform=options.platform),
+    session = Session(home, SessionSettings(platform=options.platform, start_wait=options.wait),
                       handlers=ClientHandlers(sampling_with_tools=True))
     provider = Provider(settings, session.redactor)
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from hermes.cli.options import json_option, platform_option
+from hermes.cli.options import json_option, platform_option, wait_option
 from hermes.cli.output import print_json, printable, say
 from hermes.errors import UsageError
 from hermes.home import Home
@@ -33,14 +33,19 @@ Ctrl-C during an answer stops that turn (running tools are cancelled on their se
 @click.option("--deferred/--no-deferred", default=None,
               help="Offer tool_search and a catalog instead of every tool schema (default: model.deferred_tools).")
 @platform_option
+@wait_option
 @json_option
 def chat_command(query: str | None, model: str | None, base_url: str | None, yes: bool, deferred: bool | None,
-                 platform: str | None, as_json: bool) -> None:
-    """Talk to the configured model, with every configured MCP server's tools."""
+                 platform: str | None, wait: float, as_json: bool) -> None:
+    """Talk to the configured model, with every configured MCP server's tools.
+
+    The chat starts after at most --wait seconds whatever the servers do; a server still starting
+    then joins when it is ready, and the model hears that its tools arrived.
+    """
     from hermes.agent.chat import ChatOptions
 
     options = ChatOptions(model=model, base_url=base_url, yes=yes, platform=platform, deferred=deferred,
-                          folder=Path.cwd())
+                          folder=Path.cwd(), wait=wait)
     from hermes import interrupts
 
     home = Home.from_env()
@@ -203,6 +208,12 @@ def _banner(chat: Any) -> None:
     say(f"hermes chat with {chat.agent.provider.settings.name} at {chat.agent.provider.where}: {tools} tools"
         + (f", {len(missing)} servers unavailable (/status)" if missing else "")
         + (f", skills: {', '.join(loaded)}" if loaded else "") + ". /help lists commands.", err=True)
+    from hermes.mcp.states import ConnectionState
+
+    slow = sorted(name for name, snapshot in chat.session.snapshots().items()
+                  if snapshot.state is ConnectionState.STARTING)
+    if slow:
+        say(f"still starting: {', '.join(slow)}; their tools join when they are ready.", err=True)
     for skill in chat.skills:
         if not skill.loaded:
             say(f"skill {skill.name} ({skill.source}) not loaded: {skill.why_not}", err=True)
