@@ -292,3 +292,11 @@ def test_secrets_given_with_e_and_h_go_to_dotenv(home: Home) -> None:
     assert dict(servers["gh"].env) == {"GITHUB_TOKEN": "${GITHUB_TOKEN}", "LOG_LEVEL": "info"}
     assert dict(servers["remote"].headers)["Authorization"].startswith("Bearer ${")
     assert f"GITHUB_TOKEN={token}" in home.dotenv.read_text()
+
+
+def test_a_typo_elsewhere_in_the_config_is_named_not_taken_for_a_missing_server(home: Home) -> None:
+    write_config(home, {"model": {"base_ur": "http://127.0.0.1:9/v1", "name": "m"},
+                        "mcp_servers": {"box": fast_entry()}})
+    tested = hermes("mcp", "test", "box", home=home)
+    assert tested.returncode == 2 and "model.base_ur: is not a known key (did you mean 'base_url'?)" in tested.stderr
+    assert "No MCP server named" not in tested.stderr

@@ -241,8 +241,12 @@ def remove_command(name: str, scope: str) -> None:
 
 def require_server(home: Home, name: str) -> None:
     """A configured server's name, or exit 3 with the closest name."""
+    from hermes.config.project import load_project
     from hermes.validation import suggestion
 
+    # A broken file says what is wrong in it (file, line, rule), never "no such server".
+    ConfigStore(home).load()
+    load_project(home, Path.cwd())
     names = known_names(home)
     if name not in names:
         raise NoSuchServer(name, suggestion(name, names))
