@@ -9,6 +9,7 @@ hundred per reader, every run) and `bench/fuzz_readers.py` (20,000 per reader).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 from collections.abc import Callable
@@ -202,7 +203,38 @@ def _feed_catalogs(case: tuple[Any, bool, bool], scratch: Path) -> None:
     load_entries(entries)
 
 
+CLIENT = Vocabulary(
+    ["mcpServers", "servers", "mcp", "extensions", "projects", "inputs", "command", "args", "env", "cwd", "url",
+     "headers", "type", "transport", "disabled", "enabled", "cmd", "envs", "env_keys", "uri", "name", "id",
+     "password", "Authorization", "GITHUB_TOKEN", "${input:key}", "${workspaceFolder}", "${X:-d}", "files"],
+    [{"mcpServers": {"gh": {"command": "npx", "args": ["-y", "pkg"], "env": {"GITHUB_TOKEN": "ghp_x"}}}},
+     {"servers": {"w": {"type": "http", "url": "https://h/mcp", "headers": {"Authorization": "Bearer t"}}}},
+     {"extensions": {"f": {"type": "stdio", "cmd": "uvx", "args": ["x"], "env_keys": ["K"], "enabled": True}}}])
+
+
+def _client_files() -> st.SearchStrategy[bytes]:
+    text = documents(CLIENT).map(lambda d: json.dumps(d, default=str))
+    # As VS Code writes them: comments and trailing commas anywhere a token may end.
+    commented = st.tuples(text, st.integers(0, 1 << 16), st.sampled_from(
+        ["// c\n", "/* c */", ",", "/*", "//", '"', "\\", "{" * 3000])).map(
+        lambda t: t[0][:t[1] % (len(t[0]) + 1)] + t[2] + t[0][t[1] % (len(t[0]) + 1):])
+    return st.binary(max_size=200) | text.map(str.encode) | commented.map(str.encode)
+
+
+def _feed_client_file(case: bytes, scratch: Path) -> None:
+    from hermes.config.client_json import translate
+    from hermes.config.importers import read_any
+
+    path = scratch / "mcp.json"
+    path.write_bytes(case)
+    found, _ = read_any(path, scratch)
+    for server in found:
+        with contextlib.suppress(HermesError):  # what `hermes mcp import` shows as that server's skip reason
+            translate(server.name, server.data)
+
+
 READERS: dict[str, Reader] = {
+    "client files": Reader(_client_files(), _feed_client_file),
     "config": Reader(_config_files(), _feed_config),
     "declaration": Reader(_DECLARATIONS, _feed_declaration),
     "plugin manifest": Reader(_plugin_files(), _feed_plugin),

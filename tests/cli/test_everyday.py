@@ -300,3 +300,27 @@ def test_a_typo_elsewhere_in_the_config_is_named_not_taken_for_a_missing_server(
     tested = hermes("mcp", "test", "box", home=home)
     assert tested.returncode == 2 and "model.base_ur: is not a known key (did you mean 'base_url'?)" in tested.stderr
     assert "No MCP server named" not in tested.stderr
+
+
+def test_import_reads_real_files_as_their_clients_write_them(home: Home, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """VS Code's mcp.json has comments, trailing commas and ${workspaceFolder}; Goose names
+    variables it passes through in `env_keys`."""
+    user, project = tmp_path / "user", tmp_path / "project"
+    (project / ".vscode").mkdir(parents=True)
+    (project / ".vscode" / "mcp.json").write_text(
+        '{\n  // Servers for this workspace\n  "servers": {\n    "files": {\n      "type": "stdio",\n'
+        '      "command": "npx", /* the reference server */\n'
+        '      "args": ["-y", "@modelcontextprotocol/server-filesystem", "${workspaceFolder}/docs", "a//b",],\n'
+        '    },\n  },\n}\n')
+    (user / ".config" / "goose").mkdir(parents=True)
+    (user / ".config" / "goose" / "config.yaml").write_text(
+        "extensions:\n  github:\n    type: stdio\n    name: github\n    cmd: github-mcp\n    args: []\n"
+        "    env_keys: [GITHUB_TOKEN]\n    enabled: true\n")
+    monkeypatch.setenv("HOME", str(user))
+    monkeypatch.chdir(project)
+    added = hermes("mcp", "import", "--yes", home=home)
+    assert added.returncode == 0, added.stderr
+    files = ConfigStore(home, project / ".hermes" / "config.yaml").load().mcp_servers["files"]
+    assert files.args == ("-y", "@modelcontextprotocol/server-filesystem", f"{project}/docs", "a//b")
+    assert dict(_servers(home)["github"].env) == {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}

@@ -8,6 +8,7 @@ its path and the reason, never a traceback and never a stop for the others.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,7 +71,53 @@ def _load(path: Path) -> Any:
     try:
         return json.loads(text)
     except ValueError as exc:
-        raise ValueError(f"is not valid JSON ({exc})") from None
+        try:  # VS Code's and Cursor's files are JSON with comments (and trailing commas)
+            return json.loads(plain_json(text))
+        except ValueError:
+            raise ValueError(f"is not valid JSON ({exc})") from None
+
+
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+
+
+def plain_json(text: str) -> str:
+    """JSON-with-comments as JSON: `//` and `/* */` comments and trailing commas removed, strings
+    left exactly as they are. (Written here: no maintained JSONC reader is a dependency already.)"""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if char == '"':
+            end = i + 1
+            while end < n and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            out.append(text[i:end + 1])
+            i = end + 1
+        elif text.startswith("//", i):
+            newline = text.find("\n", i)
+            i = n if newline < 0 else newline
+        elif text.startswith("/*", i):
+            close = text.find("*/", i + 2)
+            i = n if close < 0 else close + 2
+        else:
+            out.append(char)
+            i += 1
+    # A comma before a closing bracket, outside strings (strings were copied whole, so one holding
+    # ",}" would be changed too: rare enough in a client's server list to accept).
+    return _TRAILING_COMMA.sub(r"\1", "".join(out))
+
+
+def _folders_filled(value: Any, folder: Path, depth: int = 0) -> Any:
+    """VS Code's `${workspaceFolder}` (and `${workspaceRoot}`) as the folder the file belongs to."""
+    if depth > 32:
+        return value
+    if isinstance(value, str):
+        return value.replace("${workspaceFolder}", str(folder)).replace("${workspaceRoot}", str(folder))
+    if isinstance(value, list):
+        return [_folders_filled(v, folder, depth + 1) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _folders_filled(v, folder, depth + 1) for k, v in value.items()}
+    return value
 
 
 def _goose(extensions: Mapping[str, Any]) -> dict[str, Any]:
@@ -82,7 +129,13 @@ def _goose(extensions: Mapping[str, Any]) -> dict[str, Any]:
         kind = str(ext.get("type") or "stdio")
         shaped: dict[str, Any] = {"type": kind}
         if kind == "stdio":
-            shaped |= {"command": ext.get("cmd"), "args": ext.get("args") or [], "env": ext.get("envs") or {}}
+            env = dict(ext.get("envs") or {}) if isinstance(ext.get("envs"), Mapping) else {}
+            # `env_keys` name variables Goose passes from its own environment or keyring: the same
+            # names, from hermes's .env or environment.
+            named = ext.get("env_keys")
+            keys: list[Any] = named if isinstance(named, list) else []
+            env |= {k: f"${{{k}}}" for k in keys if isinstance(k, str) and k and k not in env}
+            shaped |= {"command": ext.get("cmd"), "args": ext.get("args") or [], "env": env}
         else:
             shaped |= {"url": ext.get("uri"), "headers": ext.get("headers") or {}}
         if ext.get("enabled") is False:
@@ -105,7 +158,7 @@ def servers_in(data: Any, key: str, cwd: Path) -> dict[str, Any]:
         found = data.get(key)
         if found is None and key == "servers":
             found = (data.get("mcp") or {}).get("servers") if isinstance(data.get("mcp"), Mapping) else None
-    return dict(found) if isinstance(found, Mapping) else {}
+    return {name: _folders_filled(value, cwd) for name, value in found.items()} if isinstance(found, Mapping) else {}
 
 
 def read_client_file(file: ClientFile, cwd: Path) -> tuple[list[FoundServer], str | None]:
