@@ -189,3 +189,25 @@ def test_a_hung_server_never_holds_the_chat_back(home: Home, scripted_model: Scr
     assert "slow" in first and "starting" in first, first
     _say(child, "/exit")
     child.expect(pexpect.EOF)
+
+
+def test_hermes_mcp_reload_from_another_terminal_reaches_a_running_chat(home: Home, scripted_model: ScriptedModel,
+                                                                         tmp_path: Path) -> None:
+    from tests.support import hermes
+
+    model = scripted_model([{"content": "first"}, {"content": "second"}])
+    write_config(home, {"model": model_config(model), "mcp_servers": {"box": fast_entry()}})
+    child = _chat(home, tmp_path)
+    _say(child, "hi")
+    child.expect("first")
+    child.expect("›")
+    write_config(home, {"model": model_config(model), "mcp_servers": {"box": fast_entry(),
+                                                                       "more": fast_entry("--lean")}})
+    reloaded = hermes("mcp", "reload", home=home)
+    assert reloaded.returncode == 0 and "more" in reloaded.stdout, reloaded.stdout + reloaded.stderr
+    _say(child, "again")
+    child.expect("second")
+    last = model.bodies()[-1]["messages"][-1]["content"]
+    assert "MCP server 'more' was added" in last and last.endswith("again"), last
+    _say(child, "/exit")
+    child.expect(pexpect.EOF)

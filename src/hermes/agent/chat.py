@@ -112,14 +112,22 @@ async def open_chat(home: Home, options: ChatOptions, ui: ChatUI) -> AsyncIterat
     session.handlers.sampling = SamplingBroker(provider, sampling_for,
                                                ui.approve_sampling if ui.interactive else None)
     session.handlers.elicitation = ui.elicit
+    from hermes.live.control import publish_control
+
     try:
-        async with session:
+        # The control endpoint: `hermes mcp reload`, `enable`, `disable` and `status` from another
+        # terminal reach this chat as they reach `hermes mcp serve`.
+        async with session, anyio.create_task_group() as tasks:
+            await tasks.start(publish_control, session)
             trust = TrustStore(home, TrustKind.SKILLS)
             skills = all_skills(session.plugins.plugins, session.host, options.folder, trust)
             prompt = system_prompt(catalog=session.tools.catalog() if deferred else None, skills=skills,
                                    missing=missing_servers(session))
             agent = Agent(session, provider, ui, system_prompt=prompt, settings=settings, deferred=deferred,
                           yes=options.yes, approval_for=approval_for)
-            yield Chat(agent, session, skills)
+            try:
+                yield Chat(agent, session, skills)
+            finally:
+                tasks.cancel_scope.cancel()
     finally:
         await provider.close()

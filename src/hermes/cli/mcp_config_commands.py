@@ -399,7 +399,10 @@ def logout_command(name: str) -> None:
 @click.command("trust")
 @click.argument("folder", required=False, type=click.Path(file_okay=False, path_type=Path))
 def trust_command(folder: Path | None) -> None:
-    """Trust a project folder (default: this project): its .hermes servers and skills are used from now on."""
+    """Trust a project folder (default: this project) for its servers: they start from now on.
+
+    Its skills are trusted on their own, with `hermes skills trust`.
+    """
     from hermes.config.project import find_project
     from hermes.config.trust import TrustKind, TrustStore
 
