@@ -170,12 +170,15 @@ def test_tools_describe_and_unknown_tools(home: Home) -> None:
     described = hermes("tools", "describe", "mcp__box__get_weather", home=home)
     assert described.returncode == 0
     assert "tool 'get-weather' of MCP server 'box'" in described.stdout and "city" in described.stdout
+    assert "Annotations: read-only: yes" in described.stdout  # what the definition says, not only its schema
     schema = json.loads(hermes("tools", "describe", "mcp__box__echo", "--json", home=home).stdout)
     assert schema["definition"]["inputSchema"]["required"] == ["text"]
     missing = hermes("tools", "describe", "mcp__box__ech", home=home)
     assert missing.returncode == 3 and "did you mean 'mcp__box__echo'?" in missing.stderr
     call = hermes("tools", "call", "mcp__box__ech", home=home)
     assert call.returncode == 3 and "did you mean 'mcp__box__echo'?" in call.stderr
+    lacking = hermes("tools", "call", "mcp__box__echo", "--args", "{}", home=home)
+    assert lacking.returncode == 2 and "Missing required arguments for mcp__box__echo: text" in lacking.stderr
 
 
 def test_typos_in_platforms_and_top_level_keys(home: Home) -> None:

@@ -106,12 +106,18 @@ async def test_oauth_tokens_are_registered_as_soon_as_they_are_loaded(home: Home
     home.ensure()
     home.tokens.mkdir()
     write_json(home.token_file("remote"), {"token": {"access_token": f"at-{CANARY}", "token_type": "Bearer",
-                                                      "refresh_token": f"rt-{CANARY}"}})
+                                                      "refresh_token": f"rt-{CANARY}"},
+                                            "resource": "https://remote.example/mcp"})
     redactor = Redactor()
     provider = build_provider(home, "remote", "https://remote.example/mcp", None, redactor=redactor)
     assert await provider.file_storage.get_tokens() is not None
     assert redactor(f"server said: bad token at-{CANARY} (refresh rt-{CANARY})") == \
         "server said: bad token [REDACTED] (refresh [REDACTED])"
+    # For another URL the token is not used, and still never shown.
+    elsewhere = Redactor()
+    other = build_provider(home, "remote", "https://elsewhere.example/mcp", None, redactor=elsewhere)
+    assert await other.file_storage.get_tokens() is None
+    assert elsewhere(f"at-{CANARY}") == "[REDACTED]"
 
 
 def test_what_a_server_echoes_back_on_success_is_redacted_everywhere(home: Home,

@@ -11,7 +11,7 @@ import click
 from hermes import interrupts
 from hermes.cli.completion import complete_servers, complete_tools
 from hermes.cli.options import json_option, platform_option, wait_option
-from hermes.cli.output import print_json, print_table, say
+from hermes.cli.output import print_json, print_table, printable, say
 from hermes.cli.progress import progress
 from hermes.config.store import ConfigStore
 from hermes.errors import HermesError, UsageError
@@ -104,6 +104,9 @@ def call_command(name: str, raw_args: str, yes: bool, platform: str | None, as_j
         settings = SessionSettings(platform=platform, only=_server_for(name, home))
         handlers = ClientHandlers(elicitation=elicitation_handler(yes=yes))
         async with Session(home, settings, handlers=handlers) as session:
+            tool = session.surface().tools.get(name)
+            if tool is not None:
+                missing_arguments(tool.input_schema, arguments, name)
             with progress_reporter(name) as on_progress:
                 return await session.call(name, arguments, on_progress=on_progress)
 
@@ -120,6 +123,16 @@ def call_command(name: str, raw_args: str, yes: bool, platform: str | None, as_j
         if result.structured is not None and not result.text:
             print_json(result.structured)
     sys.exit(3 if result.no_such_tool else 1 if result.is_error else 0)
+
+
+def missing_arguments(schema: dict[str, Any], arguments: dict[str, Any], name: str) -> None:
+    """Refuse a call that lacks what the tool's schema requires, before anything is sent."""
+    listed = schema.get("required")
+    required: list[Any] = listed if isinstance(listed, list) else []
+    missing = [r for r in required if isinstance(r, str) and r not in arguments]
+    if missing:
+        raise UsageError(f"Missing required arguments for {name}: {', '.join(missing)} (`hermes tools describe "
+                         f"{name}` shows its parameters).")
 
 
 @tools_group.command("describe")
@@ -151,10 +164,12 @@ def describe_command(name: str, platform: str | None, as_json: bool) -> None:
         print_json({"name": tool.name, "server": tool.server, "original": tool.original, "kind": tool.kind,
                     "definition": definition})
         return
-    say(f"{tool.name}  (tool '{tool.original}' of MCP server '{tool.server}')")
+    say(f"{tool.name}  (tool '{printable(tool.original)}' of MCP server '{tool.server}')")
+    for line in _facts(definition):
+        say(line)
     if tool.description.strip():
         say("")
-        say(tool.description.strip())
+        say(printable(tool.description.strip()))
     schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
     properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
     required = set(schema.get("required") or []) if isinstance(schema.get("required"), list) else set()
@@ -174,6 +189,48 @@ def describe_command(name: str, platform: str | None, as_json: bool) -> None:
             detail = (detail + f" (default {spec['default']!r})").strip()
         rows.append([str(param), kind, "yes" if param in required else "no", detail])
     print_table(["PARAMETER", "TYPE", "REQUIRED", "DESCRIPTION"], rows, shrink=("DESCRIPTION",))
+
+
+_HINTS = (("readOnlyHint", "read-only"), ("destructiveHint", "destructive"), ("idempotentHint", "idempotent"),
+          ("openWorldHint", "open world"))
+
+
+def _facts(definition: dict[str, Any]) -> list[str]:
+    """What a tool's definition says besides its description and parameters, one line each."""
+    lines = []
+    if isinstance(definition.get("title"), str) and definition["title"].strip():
+        lines.append(f"Title: {printable(definition['title'].strip())}")
+    annotations = _mapping(definition.get("annotations"))
+    said = [f"{label}: {'yes' if annotations[key] else 'no'}" for key, label in _HINTS
+            if isinstance(annotations.get(key), bool)]
+    if said:
+        lines.append("Annotations: " + ", ".join(said))
+    output = definition.get("outputSchema") if isinstance(definition.get("outputSchema"), dict) else None
+    if output is not None:
+        fields = output.get("properties") if isinstance(output.get("properties"), dict) else {}
+        lines.append("Output: structured" + (f" ({', '.join(printable(str(f)) for f in fields)})" if fields else ""))
+    execution = _mapping(definition.get("execution"))
+    if isinstance(execution.get("taskSupport"), str):
+        lines.append(f"Task support: {printable(execution['taskSupport'])}")
+    tags = _tags(definition.get("_meta"))
+    if tags:
+        lines.append("Tags: " + ", ".join(printable(t) for t in tags))
+    return lines
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _tags(meta: Any) -> list[str]:
+    """Tags a server put in `_meta` (FastMCP writes them under its own key)."""
+    if not isinstance(meta, dict):
+        return []
+    found = meta.get("tags")
+    for value in meta.values():
+        if found is None and isinstance(value, dict) and isinstance(value.get("tags"), list):
+            found = value["tags"]
+    return sorted(str(t) for t in found) if isinstance(found, list) else []
 
 
 @tools_group.command("catalog")

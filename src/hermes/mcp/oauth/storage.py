@@ -104,15 +104,15 @@ class FileTokenStorage:
         if self.fresh_sign_in:
             return None
         data = read_json(token_path(self.home, self.server))
-        if data is None or not isinstance(data.get("token"), dict) or data.get("resource") != self.resource:
+        if data is None or not isinstance(data.get("token"), dict):
             return None
         try:
             tokens = OAuthToken.model_validate(data["token"])
         except ValueError:
             return None  # a damaged token file: as if there were none (a login writes a new one)
         for callback in self.on_tokens:
-            callback(tokens)
-        return tokens
+            callback(tokens)  # redacted even when it is not used: it is still a secret
+        return tokens if data.get("resource") == self.resource else None
 
     def stored(self) -> dict[str, Any]:
         record = read_json(token_path(self.home, self.server)) or {}
