@@ -146,3 +146,15 @@ def test_a_model_without_tool_support_still_answers(home: Home, llama: Any, mode
     ran = hermes("chat", "-q", "What is the capital of France?", "--json", home=home)
     data = json.loads(ran.stdout)
     assert data["error"] is None and data["answer"], data
+
+
+def test_hermes_model_finds_and_checks_a_real_server(home: Home, llama: Any) -> None:
+    server = llama()
+    write_config(home, {"mcp_servers": {}})
+    ran = hermes("model", "--base-url", server.url, home=home)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "answered" in ran.stdout and "Saved in" in ran.stdout
+    from hermes.config.store import ConfigStore
+
+    settings = ConfigStore(home).load().model
+    assert settings is not None and settings.base_url == server.url and settings.name

@@ -2,7 +2,7 @@
 
 Usage: model_server.py PORTFILE SCRIPT RECORD
 SCRIPT is a JSON list of steps, one per request, in order (the last one repeats), or an object
-{"steps": [...], "alternation": true, "cache": true}:
+{"steps": [...], "alternation": true, "cache": true, "models": [...]} ("models": what GET /v1/models lists):
   {"content": "text"}                                  a plain answer
   {"tool_calls": [{"name": N, "arguments": {...} | "raw text", "id": "..."}], "content": "optional"}
   {"answer_from_tool": true, "prefix": "..."}          answer with the last tool result in the request
@@ -204,6 +204,13 @@ async def completions(request: Request) -> Response:
     return StreamingResponse(stream(), media_type="text/event-stream")
 
 
+async def models(request: Request) -> JSONResponse:
+    """`GET /v1/models`: the script's "models" (default one, "scripted")."""
+    names = LOADED.get("models", ["scripted"]) if isinstance(LOADED, dict) else ["scripted"]
+    return JSONResponse({"object": "list", "data": [{"id": n, "object": "model", "created": 0, "owned_by": "tests"}
+                                                    for n in names]})
+
+
 async def main() -> None:
     sock = socket.socket()
     # Answers go out in two writes (head, body): without this, Nagle holds the body back for the
@@ -211,7 +218,8 @@ async def main() -> None:
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
-    app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
+    app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"]),
+                            Route("/v1/models", models)])
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     task = asyncio.create_task(server.serve([sock]))
     while not server.started:

@@ -147,6 +147,22 @@ class Provider:
                                                f"read ({type(exc).__name__}: {str(exc)[:200]}).")) from None
         raise AssertionError("unreachable")
 
+    async def model_names(self) -> list[str]:
+        """The models the endpoint serves (`GET /models`), sorted; raises `ModelError` with why not."""
+        import openai
+
+        try:
+            page = await self._openai().models.list(timeout=min(self.settings.timeout, 20.0))
+            return sorted({str(m.id) for m in page.data if getattr(m, "id", None)})[:1000]
+        except openai.NotFoundError:
+            raise ModelError(f"The endpoint {self.where} does not list its models (404 for /models): is this "
+                             f"an OpenAI-compatible base URL ending in /v1?") from None
+        except openai.OpenAIError as exc:
+            raise ModelError(self.redactor(self._sentence(exc))) from None
+        except (ValueError, TypeError, KeyError, AttributeError, UnicodeError, RecursionError) as exc:
+            raise ModelError(f"The endpoint {self.where} listed its models in a shape hermes cannot read "
+                             f"({type(exc).__name__}).") from None
+
     def _sentence(self, exc: Exception, attempts: int = 0) -> str:
         import openai
 

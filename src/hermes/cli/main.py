@@ -72,6 +72,7 @@ LAZY_COMMANDS = {
     "plugins": "hermes.cli.plugins_commands:plugins_group",
     "skills": "hermes.cli.plugins_commands:skills_group",
     "chat": "hermes.cli.chat_command:chat_command",
+    "model": "hermes.cli.model_command:model_command",
     "completion": "hermes.cli.completion:completion_command",
 }
 

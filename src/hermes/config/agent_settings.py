@@ -40,9 +40,11 @@ from hermes.validation import (
 )
 
 MODEL_BLOCK = """model:
-  base_url: http://127.0.0.1:11434/v1   # any OpenAI-compatible endpoint (Ollama, llama.cpp, vLLM, OpenRouter)
-  name: hermes-4-70b
-  api_key: ${OPENROUTER_API_KEY}        # optional; keep the key in HERMES_HOME/.env"""
+  base_url: http://127.0.0.1:11434/v1   # any OpenAI-compatible endpoint; this is Ollama's
+  name: qwen2.5:7b                      # a model that endpoint serves (`ollama pull qwen2.5:7b`)
+  # api_key: ${OPENROUTER_API_KEY}      # for a hosted service; keep the key in HERMES_HOME/.env
+
+or let `hermes model` find the endpoint, list its models and check one."""
 
 
 @dataclass(frozen=True, repr=False)

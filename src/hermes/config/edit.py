@@ -98,3 +98,18 @@ def set_plugin_enabled(doc: CommentedMap, name: str, enabled: bool) -> bool:
         names.remove(name)
         return True
     return False
+
+
+def set_model_endpoint(doc: CommentedMap, base_url: str, name: str, api_key: str | None) -> None:
+    """Point `model:` at this endpoint and model; its other settings (max_tokens, …) stay as they are.
+    `api_key` is what goes into the file (a `${VAR}` reference); None removes a key of another endpoint."""
+    model = doc.get("model")
+    if not isinstance(model, CommentedMap):
+        model = CommentedMap()
+        doc["model"] = model
+    model["base_url"] = base_url
+    model["name"] = name
+    if api_key is not None:
+        model["api_key"] = api_key
+    elif "api_key" in model:
+        del model["api_key"]

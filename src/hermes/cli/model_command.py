@@ -1,0 +1,129 @@
+"""`hermes model`: choose the model `hermes chat` talks to, checked before it is written.
+
+In a terminal it asks which server (Ollama, llama.cpp, vLLM, LM Studio, OpenRouter, OpenAI or any
+URL), lists the models that server serves, and tries the chosen one with a request that offers a
+tool. Without a terminal, `--base-url` (and `--name` when the server serves several models) say
+the same. Only `model.base_url`, `model.name` and `model.api_key` change; an API key goes to
+`.env`, and config.yaml refers to it.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from hermes import interrupts
+from hermes.cli.output import say
+from hermes.errors import HermesError, UsageError
+from hermes.home import Home
+from hermes.validation import http_url_problem
+
+
+@click.command("model")
+@click.option("--base-url", help="The OpenAI-compatible endpoint, ending where the API starts (…/v1).")
+@click.option("--name", "name", help="The model (default: the only one the endpoint serves).")
+@click.option("--api-key-env", "key_variable", help="The .env / environment variable holding its API key.")
+@click.option("--no-try", is_flag=True, help="Do not send the one test request.")
+def model_command(base_url: str | None, name: str | None, key_variable: str | None, no_try: bool) -> None:
+    """Set up the model for `hermes chat`: pick the server and model, check that they answer."""
+    home = Home.from_env()
+    interactive = base_url is None
+    if interactive and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError("Without a terminal, give the endpoint: `hermes model --base-url URL [--name MODEL]`.")
+    api_key: str | None = None
+    if interactive:
+        base_url, key_variable, api_key = _ask_endpoint(home)
+    assert base_url is not None
+    problem = http_url_problem(base_url)
+    if problem:
+        raise UsageError(f"--base-url {problem}.")
+    if key_variable and api_key is None:
+        api_key = _known_value(home, key_variable)
+    name = _choose_model(base_url, name, api_key, interactive)
+    if not no_try:
+        from hermes.agent.setup import try_model
+
+        say(f"Trying {name} at {base_url} with one small request…")
+        tried = interrupts.run(try_model, base_url, name, api_key)
+        say(tried.sentence(name))
+    _write(home, base_url, name, key_variable, api_key if interactive else None)
+    say(f"Saved in {home.config}: model {name} at {base_url}. Start with `hermes chat`.")
+
+
+def _ask_endpoint(home: Home) -> tuple[str, str | None, str | None]:
+    import questionary
+
+    from hermes.agent.setup import ENDPOINTS
+
+    other = "another"  # questionary gives back a choice's title when its value is None
+    choices = [questionary.Choice(e.choice, value=e) for e in ENDPOINTS] + [
+        questionary.Choice("Another OpenAI-compatible URL", value=other)]
+    picked = questionary.select("Which server runs the model?", choices=choices).ask()
+    if picked is None:
+        raise KeyboardInterrupt
+    if picked == other:
+        url = questionary.text("Base URL (ending in /v1):").ask()
+        if not url:
+            raise KeyboardInterrupt
+        return str(url).strip(), None, None
+    if picked.key_variable is None:
+        return picked.base_url, None, None
+    known = _known_value(home, picked.key_variable)
+    if known:
+        return picked.base_url, picked.key_variable, known
+    key = questionary.password(f"API key ({picked.key_variable}, kept in {home.dotenv}):").ask()
+    if not key:
+        raise KeyboardInterrupt
+    return picked.base_url, picked.key_variable, str(key).strip()
+
+
+def _known_value(home: Home, variable: str) -> str | None:
+    import os
+
+    from hermes.config.dotenv import read_dotenv
+
+    return read_dotenv(home.dotenv).get(variable) or os.environ.get(variable) or None
+
+
+def _choose_model(base_url: str, name: str | None, api_key: str | None, interactive: bool) -> str:
+    from hermes.agent.setup import served_models
+
+    try:
+        names = interrupts.run(served_models, base_url, api_key)
+    except HermesError as exc:
+        if name:  # some servers list nothing; a name given is tried as it is
+            say(f"note: {exc}")
+            return name
+        raise
+    if name:
+        if names and name not in names:
+            say(f"note: {base_url} does not list '{name}' among its {len(names)} models; trying it anyway.")
+        return name
+    if not names:
+        raise UsageError(f"{base_url} lists no models; give one with --name.")
+    if len(names) == 1:
+        return names[0]
+    if not interactive:
+        shown = ", ".join(names[:20]) + (f", … ({len(names)} in all)" if len(names) > 20 else "")
+        raise UsageError(f"{base_url} serves several models ({shown}); choose one with --name.")
+    import questionary
+
+    picked = questionary.select("Which model?", choices=names).ask()
+    if picked is None:
+        raise KeyboardInterrupt
+    return str(picked)
+
+
+def _write(home: Home, base_url: str, name: str, key_variable: str | None, new_key: str | None) -> None:
+    from hermes.config.dotenv import set_dotenv
+    from hermes.config.edit import set_model_endpoint
+    from hermes.config.store import ConfigStore
+    from hermes.config.transaction import edit_transaction
+
+    home.ensure()
+    with edit_transaction(home):
+        if new_key and key_variable and _known_value(home, key_variable) != new_key:
+            set_dotenv(home.dotenv, {key_variable: new_key})
+        with ConfigStore(home).edit() as doc:
+            set_model_endpoint(doc, base_url, name, f"${{{key_variable}}}" if key_variable else None)
