@@ -327,3 +327,12 @@ def test_import_reads_real_files_as_their_clients_write_them(home: Home, tmp_pat
     files = ConfigStore(home, project / ".hermes" / "config.yaml").load().mcp_servers["files"]
     assert files.args == ("-y", "@modelcontextprotocol/server-filesystem", f"{project}/docs", "a//b")
     assert dict(_servers(home)["github"].env) == {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}
+
+
+def test_a_placeholder_left_in_a_header_is_named_not_a_raw_encoding_error(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"gh": {"url": "http://127.0.0.1:9/mcp",
+                                               "headers": {"Authorization": "Bearer ghp_…"}}}})
+    tested = hermes("mcp", "test", "gh", home=home)
+    out = tested.stdout + tested.stderr
+    assert tested.returncode != 0 and "UnicodeEncodeError" not in out
+    assert "header Authorization holds a character HTTP headers cannot carry (U+2026 at position 11)" in out

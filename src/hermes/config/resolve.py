@@ -81,6 +81,13 @@ def resolve_server(name: str, config: ServerConfig, variables: Mapping[str, str]
         url=sub(config.url) if config.url else None,
         headers={k: sub(v) for k, v in config.headers.items()},
     )
+    for header, value in resolved.headers.items():
+        bad = next(((i, c) for i, c in enumerate(value) if not " " <= c <= "~" and c != "\t"), None)
+        if bad is not None:
+            # Named by position, never shown: the value may be a secret.
+            raise HermesError(f"Server '{name}': header {header} holds a character HTTP headers cannot carry "
+                              f"(U+{ord(bad[1]):04X} at position {bad[0]}), such as the '…' of a placeholder "
+                              f"left in place; set the real value (in .env, referred to as ${{VAR}}).")
     if resolved.url and config.url and "${" in config.url and http_url_problem(resolved.url):
         # The message names the setting, not the value: the value may now hold a secret.
         raise HermesError(f"Server '{name}': its url is not a valid http(s) URL once its ${{...}} variables "
