@@ -279,3 +279,15 @@ def test_token_records_name_their_resource() -> None:
     assert resource_of("HTTPS://Example.COM:8443/mcp/?x=1#f") == "https://example.com:8443/mcp"
     assert resource_of("https://example.com") == resource_of("https://example.com/")
     assert resource_of("https://example.com/a") != resource_of("https://example.com/b")
+
+
+def test_an_unreachable_oauth_server_is_one_sentence_without_asyncio_noise(home: Home) -> None:
+    from tests.support import hermes_process
+
+    _configure(home, f"http://127.0.0.1:{free_port()}/mcp")
+    # A process of its own, as a user runs it: the SDK's auth flow is finalised by the garbage
+    # collector in another task, and asyncio reports that on stderr unless hermes routes it.
+    tested = hermes_process("mcp", "test", "prot", home=home)
+    out = tested.stdout + tested.stderr
+    assert tested.returncode == 1 and "nothing answered at" in out
+    assert "Task exception was never retrieved" not in out and "Traceback" not in out, out

@@ -14,7 +14,7 @@ from pathlib import Path
 from hermes.files import open_private_append
 from hermes.security.redact import Redactor
 
-_LOGGERS = ("mcp", "hermes", "httpx2", "uvicorn")
+_LOGGERS = ("mcp", "hermes", "httpx2", "uvicorn", "asyncio")  # asyncio: "Task exception was never retrieved"
 
 
 class _RedactingFilter(logging.Filter):
