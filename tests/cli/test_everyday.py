@@ -336,3 +336,16 @@ def test_a_placeholder_left_in_a_header_is_named_not_a_raw_encoding_error(home: 
     out = tested.stdout + tested.stderr
     assert tested.returncode != 0 and "UnicodeEncodeError" not in out
     assert "header Authorization holds a character HTTP headers cannot carry (U+2026 at position 11)" in out
+
+
+def test_a_broken_npx_cache_is_named_with_its_fix(home: Home) -> None:
+    npm_said = ("npm error code ENOTEMPTY\\nnpm error syscall rename\\nnpm error path "
+                "/home/me/.npm/_npx/9f2c/node_modules/@modelcontextprotocol/server-everything\\n")
+    failing = {"command": "sh", "args": ["-c", f"printf '{npm_said}' >&2; exit 1"]}
+    write_config(home, {"mcp_servers": {"everything": failing}})
+    tested = hermes("mcp", "test", "everything", home=home)
+    assert tested.returncode == 1 and "npx's package cache looks broken" in tested.stdout, tested.stdout
+    assert "rm -rf ~/.npm/_npx" in tested.stdout
+    tools = json.loads(hermes("tools", "list", "--json", home=home).stdout)
+    waiting = {u["server"]: u for u in tools["unavailable"]}["everything"]
+    assert "rm -rf ~/.npm/_npx" in waiting["user_action"]

@@ -105,6 +105,11 @@ def test_command(name: str, as_json: bool) -> None:
             say("Last lines of the server's stderr:")
             for line in report.stderr_tail.splitlines():
                 say(f"  {line}")
+            from hermes.tools.unavailable import npx_cache_advice
+
+            advice = npx_cache_advice(report.stderr_tail, name)
+            if advice:
+                say(advice)
     sys.exit(0 if report.ok else 1)
 
 

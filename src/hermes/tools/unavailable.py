@@ -31,6 +31,19 @@ _PHRASES = {
 }
 
 
+# What npm prints when npx's own cache (~/.npm/_npx) is half-written: it then fails the same way
+# on every start until the folder is deleted.
+_NPX_CACHE_SIGNS = ("ENOTEMPTY", "ENOENT", "Cannot find module", "EINTEGRITY", "TAR_ENTRY", "Unexpected end of JSON")
+
+
+def npx_cache_advice(stderr: str, server: str) -> str | None:
+    """What to do when a server's stderr shows npx's cache half-written; None when it does not."""
+    if "_npx" not in stderr or not any(sign in stderr for sign in _NPX_CACHE_SIGNS):
+        return None
+    return (f"npx's package cache looks broken (a first start cut off mid-install leaves it so): delete it with "
+            f"`rm -rf ~/.npm/_npx`, then run `hermes mcp test {server}`.")
+
+
 @dataclass(frozen=True)
 class Unavailable:
     """A server that is not connected, with its state's reason (undeclared servers, SPEC 5.5)."""
@@ -46,6 +59,9 @@ class Unavailable:
     def user_action(self) -> str:
         if self.untrusted:
             return "Trust the project folder as the reason says, then run `hermes mcp reload`."
+        advice = npx_cache_advice(self.stderr_tail, self.server)
+        if advice:
+            return advice
         if self.remote and self.state in (ConnectionState.FAILED, ConnectionState.PARKED):
             return _FIX_REMOTE
         return _ACTIONS[self.state].format(server=self.server)
