@@ -9,19 +9,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 
 import anyio
 from mcp import Client, StdioServerParameters
 
-from bench.common import PYTHON, REPO, median, report, temp_home
+from bench.common import PYTHON, TOOLBOX, median, report, temp_home, toolbox_http
 from hermes.session.core import Session
-from tests.support import start_portfile_server
 
-SERVER = str(REPO / "tests" / "servers" / "toolbox.py")
+SERVER = str(TOOLBOX)
 Call = Callable[[], Awaitable[object]]
 BLOCK = 200
 
@@ -75,15 +72,8 @@ def show(transport: str, figures: dict[str, float]) -> None:
 async def main(total: int, rounds: int) -> None:
     stdio = StdioServerParameters(command=PYTHON, args=[SERVER])
     show("stdio", await measure(stdio, {"command": PYTHON, "args": [SERVER]}, total, rounds))
-    with tempfile.TemporaryDirectory() as scratch:
-        portfile = Path(scratch) / "port"
-        server, port = start_portfile_server([PYTHON, SERVER, "--http", str(portfile)], portfile)
-        try:
-            url = f"http://127.0.0.1:{port}/mcp"
-            show("Streamable HTTP", await measure(url, {"url": url}, total, rounds))
-        finally:
-            server.kill()
-            server.wait()
+    with toolbox_http() as url:
+        show("Streamable HTTP", await measure(url, {"url": url}, total, rounds))
 
 
 if __name__ == "__main__":

@@ -16,19 +16,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 import time
-from pathlib import Path
 
 import anyio
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from bench.common import PYTHON, REPO, median, report, temp_home
-from tests.support import start_portfile_server, start_serve_http
+from bench.common import median, report, temp_home, toolbox_http
+from tests.support import start_serve_http
 
-SERVER = str(REPO / "tests" / "servers" / "toolbox.py")
 BLOCK = 100
 MODES = ("legacy", "2026-07-28")
 
@@ -59,24 +56,16 @@ def rows(figures: dict[str, float]) -> list[tuple[str, str]]:
 
 
 async def main(calls: int) -> None:
-    with tempfile.TemporaryDirectory() as scratch:
-        portfile = Path(scratch) / "port"
-        server, port = start_portfile_server([PYTHON, SERVER, "--http", str(portfile)], portfile)
+    with toolbox_http() as url, temp_home({"box": {"url": url}}) as home:
+        report("per call, SDK client -> an SDK server (hermes's test server)",
+               rows(await compare(url, None, calls, "echo")))
+        process, serve_url, token = start_serve_http(home, home.root / "serve.log")
         try:
-            url = f"http://127.0.0.1:{port}/mcp"
-            report("per call, SDK client -> an SDK server (hermes's test server)",
-                   rows(await compare(url, None, calls, "echo")))
-            with temp_home({"box": {"url": url}}) as home:
-                process, serve_url, token = start_serve_http(home, Path(scratch) / "serve.log")
-                try:
-                    report("per call, SDK client -> hermes mcp serve --http -> that server",
-                           rows(await compare(serve_url, token, calls, "mcp__box__echo")))
-                finally:
-                    process.terminate()
-                    process.wait()
+            report("per call, SDK client -> hermes mcp serve --http -> that server",
+                   rows(await compare(serve_url, token, calls, "mcp__box__echo")))
         finally:
-            server.kill()
-            server.wait()
+            process.terminate()
+            process.wait()
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ Goal: 100 % for names; recall@5 of intents >= 95 %.
 
 from __future__ import annotations
 
-import gzip
 import json
 import random
 import re
@@ -27,29 +26,13 @@ import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-import mcp_types as types
-
-from bench.common import REPO, report
-from hermes.config.model import ToolFilter
+from bench.common import report
 from hermes.tools.naming import registered_name
-from hermes.tools.search import ToolIndex, canonical, documents_of
-from hermes.tools.surface import ServerTools, Surface, SurfaceTool, build_surface
+from hermes.tools.search import ToolIndex, documents_of
+from hermes.tools.surface import SurfaceTool
+from tests.tool_corpus import DATA, corpus, name_misses, surface_of
 
-DATA = REPO / "tests" / "data"
 SESSION_SERVERS = 20
-
-
-def corpus() -> dict[str, list[types.Tool]]:
-    servers: dict[str, list[types.Tool]] = {}
-    with gzip.open(DATA / "tool_corpus.jsonl.gz", "rt", encoding="utf-8") as lines:
-        for line in lines:
-            row = json.loads(line)
-            servers.setdefault(row["server"], []).append(types.Tool.model_validate(row["tool"]))
-    return servers
-
-
-def surface_of(servers: dict[str, list[types.Tool]], names: list[str]) -> Surface:
-    return build_surface(ServerTools(name, ToolFilter(), servers[name], False, False) for name in names)
 
 
 class Baseline:
@@ -74,27 +57,6 @@ class Baseline:
             for name, weight in self._postings.get(word, ()):
                 scores[name] = scores.get(name, 0) + weight
         return sorted(scores, key=lambda name: (-scores[name], name))[:limit]
-
-
-def names_first(index: ToolIndex, surface: Surface) -> tuple[int, int, int, int]:
-    """(exact right, exact total, own-name and suffix right, total): a name's tools rank above all others."""
-    exact = tail = tails = 0
-    # A name -> the tools that carry it: as their own name, or as the last two or more words of theirs.
-    carrying: dict[str, set[str]] = {}
-    for tool in surface.tools.values():
-        carrying.setdefault(canonical(tool.original), set()).add(tool.name)
-        words = canonical(tool.name).split("_")
-        for start in range(len(words) - 1):
-            carrying.setdefault("_".join(words[start:]), set()).add(tool.name)
-    for tool in surface.tools.values():
-        found = index.search(tool.name, 1)
-        exact += bool(found) and found[0].key == tool.name
-        for query in (tool.original, tool.name.removeprefix("mcp__")):
-            carriers = carrying.get(canonical(query), set())
-            ranked = [d.key for d in index.search(query, len(carriers))]
-            tails += 1
-            tail += tool.name in ranked and set(ranked) <= carriers
-    return exact, len(surface.tools), tail, tails
 
 
 def recall(intents: list[dict[str, str]], search: Callable[[str, list[str]], list[str]],
@@ -135,7 +97,9 @@ def main() -> None:
     def before(query: str, chosen: list[str]) -> list[str]:
         return indexes(chosen)[1].search(query, 5)
 
-    exact, total, tail, tails = names_first(index, whole)
+    exact_misses, suffix_misses = name_misses(index, whole)
+    total, tails = len(whole.tools), 2 * len(whole.tools)
+    exact, tail = total - len(exact_misses), tails - len(suffix_misses)
     started = time.perf_counter()
     full = recall(intents, ours, names, session=None)
     per_query = (time.perf_counter() - started) / len(intents)

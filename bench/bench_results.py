@@ -12,19 +12,16 @@ from __future__ import annotations
 import argparse
 import io
 import os
-import tempfile
 import time
-from pathlib import Path
 
 import anyio
 from mcp import Client, StdioServerParameters
 
-from bench.common import PYTHON, REPO, median, report
+from bench.common import PYTHON, TOOLBOX, median, report, toolbox_http
 from hermes.mcp.stdio import StdioProcess
 from hermes.security.redact import Redactor
-from tests.support import start_portfile_server
 
-SERVER = str(REPO / "tests" / "servers" / "toolbox.py")
+SERVER = str(TOOLBOX)
 ENV = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/")}
 
 
@@ -61,22 +58,15 @@ def _rate(size: int, seconds: float) -> str:
 
 
 async def main(sizes: list[int], sdk_limit: int, rounds: int) -> None:
-    with tempfile.TemporaryDirectory() as folder:
-        portfile = Path(folder) / "port"
-        server, port = start_portfile_server([PYTHON, SERVER, "--http", str(portfile)], portfile)
-        try:
-            url = f"http://127.0.0.1:{port}/mcp"
-            rows = []
-            for size in sizes:
-                ours = await hermes_stdio(size, rounds)
-                theirs = await sdk_stdio(size, rounds) if size <= sdk_limit else None
-                http = await hermes_http(url, size, rounds)
-                baseline = f"   SDK stdio_client {_rate(size, theirs)}" if theirs else "   SDK stdio_client: skipped"
-                rows.append((f"{size / 1e6:5.0f} MB", f"hermes stdio {_rate(size, ours)}{baseline}   "
-                                                        f"hermes HTTP {_rate(size, http)}"))
-        finally:
-            server.kill()
-            server.wait()
+    with toolbox_http() as url:
+        rows = []
+        for size in sizes:
+            ours = await hermes_stdio(size, rounds)
+            theirs = await sdk_stdio(size, rounds) if size <= sdk_limit else None
+            http = await hermes_http(url, size, rounds)
+            baseline = f"   SDK stdio_client {_rate(size, theirs)}" if theirs else "   SDK stdio_client: skipped"
+            rows.append((f"{size / 1e6:5.0f} MB", f"hermes stdio {_rate(size, ours)}{baseline}   "
+                                                    f"hermes HTTP {_rate(size, http)}"))
     report("large results: throughput by size (flat MB/s = linear)", rows)
 
 

@@ -17,6 +17,7 @@ from hermes.home import Home
 BENCH = Path(__file__).parent
 REPO = BENCH.parent
 PYTHON = sys.executable
+TOOLBOX = REPO / "tests" / "servers" / "toolbox.py"
 
 
 @contextmanager
@@ -37,3 +38,18 @@ def report(title: str, rows: list[tuple[str, str]]) -> None:
     width = max(len(label) for label, _ in rows)
     for label, value in rows:
         print(f"  {label.ljust(width)}  {value}")
+
+
+@contextmanager
+def toolbox_http() -> Iterator[str]:
+    """The suite's SDK test server over Streamable HTTP on loopback: its /mcp URL; stopped at the end."""
+    from tests.support import start_portfile_server
+
+    with tempfile.TemporaryDirectory() as scratch:
+        portfile = Path(scratch) / "port"
+        server, port = start_portfile_server([PYTHON, str(TOOLBOX), "--http", str(portfile)], portfile)
+        try:
+            yield f"http://127.0.0.1:{port}/mcp"
+        finally:
+            server.kill()
+            server.wait()

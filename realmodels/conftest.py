@@ -22,24 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from hermes.home import Home
+from tests.conftest import anyio_backend, home  # noqa: F401  (the suite's own fixtures, shared)
 from tests.support import PATIENCE, free_port
 
 NEEDED = ("LLAMA_SERVER", "QWEN_GGUF", "SMOLLM_GGUF", "QWEN_TOOLS_TEMPLATE", "STRICT_TEMPLATE")
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
-    root = tmp_path / "hermes-home"
-    root.mkdir()
-    monkeypatch.setenv("HERMES_HOME", str(root))
-    monkeypatch.setenv("NO_COLOR", "1")
-    return Home(root)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import pexpect
 
 from hermes.home import Home
 from tests.agent.conftest import ScriptedModel, model_config
-from tests.support import PATIENCE, PYTHON, fast_entry, stdio_entry, wait_for, write_config
+from tests.support import PATIENCE, PYTHON, fast_entry, hermes, stdio_entry, wait_for, write_config
 
 # Its test tools annotate nothing; these tests are about forms and sampling, not about approval.
 CONFORMANCE = stdio_entry("conformance_server.py", approval="never")
@@ -193,8 +193,6 @@ def test_a_hung_server_never_holds_the_chat_back(home: Home, scripted_model: Scr
 
 def test_hermes_mcp_reload_from_another_terminal_reaches_a_running_chat(home: Home, scripted_model: ScriptedModel,
                                                                          tmp_path: Path) -> None:
-    from tests.support import hermes
-
     model = scripted_model([{"content": "first"}, {"content": "second"}])
     write_config(home, {"model": model_config(model), "mcp_servers": {"box": fast_entry()}})
     child = _chat(home, tmp_path)

@@ -130,20 +130,24 @@ def test_a_malformed_answer_is_one_sentence_never_a_crash(home: Home, scripted_m
     assert ran.stderr.strip().startswith("Error: ") and ran.stderr.count("\n") <= 2, ran.stderr
 
 
-def test_a_broken_stream_line_is_one_sentence(home: Home, scripted_model: Any) -> None:
-    model = scripted_model([{"raw_stream": ['data: {"choices": [{"index": 0, "delta": {"content": "hi"}}]}',
-                                            "data: {this is not json", "data: [DONE]"]}])
-    _config(home, model)
-
+def _model_error(home: Home, text: str, *, stream: bool) -> str:
+    """The `ModelError` one turn of `text` ends with, in process ("no error" when it answered)."""
     async def run() -> str:
         async with open_chat(home, ChatOptions(), OneShotUI()) as chat:
             try:
-                await chat.agent.turn("x", stream=True)
+                await chat.agent.turn(text, stream=stream)
             except ModelError as exc:
                 return str(exc)
         return "no error"
 
-    assert "cannot" in anyio.run(run)
+    return anyio.run(run)
+
+
+def test_a_broken_stream_line_is_one_sentence(home: Home, scripted_model: Any) -> None:
+    model = scripted_model([{"raw_stream": ['data: {"choices": [{"index": 0, "delta": {"content": "hi"}}]}',
+                                            "data: {this is not json", "data: [DONE]"]}])
+    _config(home, model)
+    assert "cannot" in _model_error(home, "x", stream=True)
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["body", "stream"])
@@ -152,17 +156,8 @@ def test_an_endless_answer_is_cut_off_in_bounded_memory(home: Home, scripted_mod
 
     model = scripted_model([{"endless": True}])
     _config(home, model)
-
-    async def run() -> str:
-        async with open_chat(home, ChatOptions(), OneShotUI()) as chat:
-            try:
-                await chat.agent.turn("go on", stream=stream)
-            except ModelError as exc:
-                return str(exc)
-        return "no error"
-
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    said = anyio.run(run)
+    said = _model_error(home, "go on", stream=stream)
     grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     assert "larger than" in said or "longer than" in said, said
     assert grown_mb < 600, grown_mb

@@ -1,15 +1,11 @@
 """tool_search: a name the model knows always comes first; other queries are ranked by meaning.
 
 The ranking is checked on small surfaces where the answer is known, and the name rules on the
-shipped corpus of 8,685 real tool definitions (tests/data/tool_corpus.jsonl.gz), where names like
+shipped corpus of 8,685 real tool definitions (tests/tool_corpus.py), where names like
 `search` and `run_soql_query` are shared by many servers.
 """
 
 from __future__ import annotations
-
-import gzip
-import json
-from pathlib import Path
 
 import mcp_types as types
 import pytest
@@ -18,8 +14,7 @@ from hermes.config.model import ToolFilter
 from hermes.tools.deferred import SearchIndex
 from hermes.tools.search import ToolIndex, canonical, documents_of, terms
 from hermes.tools.surface import ServerTools, Surface, build_surface
-
-CORPUS = Path(__file__).parents[1] / "data" / "tool_corpus.jsonl.gz"
+from tests.tool_corpus import corpus, name_misses, surface_of
 
 
 def _surface(servers: dict[str, list[tuple[str, str]]]) -> Surface:
@@ -97,27 +92,7 @@ def test_a_miss_names_the_sources_and_the_hidden_servers_and_gives_a_hint(everyd
 
 
 def test_on_real_definitions_every_exact_and_suffix_name_comes_first() -> None:
-    servers: dict[str, list[types.Tool]] = {}
-    with gzip.open(CORPUS, "rt", encoding="utf-8") as lines:
-        for line in lines:
-            row = json.loads(line)
-            servers.setdefault(row["server"], []).append(types.Tool.model_validate(row["tool"]))
-    surface = build_surface(ServerTools(n, ToolFilter(), tools, False, False) for n, tools in servers.items())
+    servers = corpus()
+    surface = surface_of(servers, sorted(servers))
     assert len(surface.tools) >= 5000
-    index = ToolIndex(documents_of(list(surface.tools.values())))
-    carrying: dict[str, set[str]] = {}
-    for tool in surface.tools.values():
-        carrying.setdefault(canonical(tool.original), set()).add(tool.name)
-        words = canonical(tool.name).split("_")
-        for start in range(len(words) - 1):
-            carrying.setdefault("_".join(words[start:]), set()).add(tool.name)
-    wrong = []
-    for tool in surface.tools.values():
-        if [d.key for d in index.search(tool.name, 1)] != [tool.name]:
-            wrong.append(tool.name)
-        for query in (tool.original, tool.name.removeprefix("mcp__")):
-            carriers = carrying[canonical(query)]
-            ranked = {d.key for d in index.search(query, len(carriers))}
-            if tool.name not in ranked or not ranked <= carriers:
-                wrong.append(f"{query} -> {tool.name}")
-    assert wrong == []
+    assert name_misses(ToolIndex(documents_of(list(surface.tools.values()))), surface) == ([], [])

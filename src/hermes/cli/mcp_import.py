@@ -70,10 +70,11 @@ def gather(home: Home, source: Path | None) -> tuple[list[Candidate], list[str]]
             servers, problem = read_client_file(file, cwd)
             found += servers
             problems += [problem] if problem else []
-    project_folder = project_store(home).path.parent.parent
+    project = project_store(home)
+    project_folder = project.path.parent.parent
     existing = set(ConfigStore(home).load().mcp_servers)
-    if (project_folder / ".hermes" / "config.yaml").is_file():
-        existing |= set(project_store(home).load().mcp_servers)
+    if project.path.is_file():
+        existing |= set(project.load().mcp_servers)
     taken: dict[str, Candidate] = {}
     candidates = []
     for server in found:

@@ -29,18 +29,25 @@ def _lines(text: str) -> list[str]:
     return [line.removesuffix("\r") for line in text.split("\n")] if text else []
 
 
+def _environment_problem(key: str, value: str) -> str | None:
+    """Why `value` cannot be a server's environment variable (reading and writing keep one rule)."""
+    if "\x00" in value:
+        return f"{key}: the value contains a NUL character, which no environment can hold"
+    if len(value) > MAX_VALUE_CHARS:
+        return (f"{key}: the value is longer than {MAX_VALUE_CHARS} characters, more than a server's environment "
+                f"can take")
+    return None
+
+
 def _written(key: str, value: str, path: Path) -> str:
     """`value` as it goes into `.env`, so that reading gives it back exactly; refused when no line can hold it."""
     breaks = sorted({f"U+{ord(c):04X}" for c in value if c in LINE_BREAKS})
     if breaks:
         raise ConfigError(f"{key}: the value holds a line break ({', '.join(breaks)}), which would end its line in "
                           f"this file and could set another key; nothing was written.", path=path)
-    if "\x00" in value:
-        raise ConfigError(f"{key}: the value contains a NUL character, which no environment can hold; nothing was "
-                          f"written.", path=path)
-    if len(value) > MAX_VALUE_CHARS:
-        raise ConfigError(f"{key}: the value is longer than {MAX_VALUE_CHARS} characters; nothing was written.",
-                          path=path)
+    problem = _environment_problem(key, value)
+    if problem:
+        raise ConfigError(f"{problem}; nothing was written.", path=path)
     # Reading strips spaces and one pair of outer quotes: such a value is kept whole in single quotes.
     if value != value.strip() or _unquote(value) != value:
         return f"'{value}'"
@@ -80,12 +87,9 @@ def read_dotenv(path: Path) -> dict[str, str]:
         if not sep or not _KEY.match(key):
             raise ConfigError("each line must be KEY=VALUE.", path=path, line=number)
         value = _unquote(value.strip())
-        if "\x00" in value:
-            raise ConfigError(f"{key}: the value contains a NUL character, which no environment can hold.",
-                              path=path, line=number)
-        if len(value) > MAX_VALUE_CHARS:
-            raise ConfigError(f"{key}: the value is longer than {MAX_VALUE_CHARS} characters, more than a "
-                              f"server's environment can take.", path=path, line=number)
+        problem = _environment_problem(key, value)
+        if problem:
+            raise ConfigError(f"{problem}.", path=path, line=number)
         values[key] = value
     return values
 
