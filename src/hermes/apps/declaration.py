@@ -17,6 +17,7 @@ from typing import Any
 
 from hermes.apps.runtimefile import plain_endpoint_path
 from hermes.apps.versions import is_version
+from hermes.config.sandbox import SandboxSettings
 from hermes.errors import InvalidFile
 from hermes.validation import Invalid, Loc, dotted, items, mapping, nonempty_text, optional, required
 
@@ -155,6 +156,7 @@ class ServerDeclaration:
     liveness: LivenessSpec | None = None
     # Tools that always ask the user before they run (names or globs): code execution and the like.
     asks_approval: tuple[str, ...] = ()
+    sandbox: SandboxSettings | None = None  # the network (and host ports) its server needs
 
     def liveness_for(self, os_name: str) -> LivenessSpec | None:
         """The server-level liveness overrides the per-OS one."""
@@ -367,7 +369,7 @@ def _requirements(value: Any, has_app: bool) -> Requirements:
 
 
 def _declaration(server: str, value: Any) -> ServerDeclaration:
-    data = mapping(value, (), ("app", "requires", "liveness", "approval"), what="an object")
+    data = mapping(value, (), ("app", "requires", "liveness", "approval", "sandbox"), what="an object")
     app: AppSpec | None = None
     if "app" in data:
         raw = mapping(data["app"], ("app",), OSES, what="an object")
@@ -384,7 +386,19 @@ def _declaration(server: str, value: Any) -> ServerDeclaration:
     liveness = optional(data, "liveness", (), lambda v, at: _liveness(v, at, None), None)
     none: tuple[str, ...] = ()
     asks = optional(data, "approval", (), _approval, none)
-    return ServerDeclaration(server, app, requires, liveness, asks)
+    return ServerDeclaration(server, app, requires, liveness, asks, optional(data, "sandbox", (), _sandbox, None))
+
+
+def _sandbox(value: Any, loc: Loc) -> SandboxSettings:
+    """What the server needs from its sandbox: a network and host ports. Folders are the user's to
+    grant (in config.yaml), and a plugin cannot switch its own sandbox off."""
+    settings = SandboxSettings.read_setting(value, loc)
+    if not settings.enabled:
+        raise Invalid(loc, "cannot switch the sandbox off; the user decides that in config.yaml")
+    if settings.read or settings.write:
+        raise Invalid((*loc, "read" if settings.read else "write"),
+                      "is the user's to grant (sandbox.read/write of a config.yaml entry), not a plugin's")
+    return settings
 
 
 def _approval(value: Any, loc: Loc) -> tuple[str, ...]:

@@ -117,13 +117,15 @@ def server_entry(entry: CatalogServer, values: dict[str, str], override: Overrid
         result["roots"] = _substitute(list(entry.roots), literal)
     if entry.asks_approval:
         result["approval"] = {"ask": list(entry.asks_approval)}
+    if entry.sandbox is not None and isinstance(transport, StdioLaunch):
+        result["sandbox"] = entry.sandbox.to_data()
     if override is not None:
         if override.command:
             result = {k: v for k, v in result.items() if k not in ("url", "headers", "auth", "oauth")}
             result["command"] = override.command
             result["args"] = list(override.args or [])
         elif override.url:
-            result = {k: v for k, v in result.items() if k not in ("command", "args", "cwd")}
+            result = {k: v for k, v in result.items() if k not in ("command", "args", "cwd", "sandbox")}
             result["url"] = override.url
     return result
 

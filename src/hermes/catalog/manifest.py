@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hermes.config.sandbox import SandboxSettings
 from hermes.errors import InvalidFile
 from hermes.files import UnreadableFile, read_text_bounded
 from hermes.validation import (
@@ -33,7 +34,7 @@ ENTRIES = Path(__file__).with_name("entries")
 SCHEMA = 1
 MAX_MANIFEST_BYTES = 256 * 1024
 _ENTRY_KEYS = ("schema", "name", "title", "description", "transport", "auth", "tools", "install", "post_install",
-               "roots", "approval")
+               "roots", "approval", "sandbox")
 
 
 class CatalogEntryError(InvalidFile):
@@ -88,6 +89,7 @@ class CatalogServer:
     file: str = ""
     roots: tuple[str, ...] | None = None  # the folders the server may work in (settings may fill them)
     asks_approval: tuple[str, ...] = ()  # tools that always ask before they run (`approval: {ask: [...]}`)
+    sandbox: SandboxSettings | None = None  # what a stdio server needs from its sandbox (network, paths)
 
     @property
     def is_remote(self) -> bool:
@@ -147,6 +149,7 @@ def _manifest(value: Any, file: str) -> CatalogServer:
         roots=optional(data, "roots", (), texts, None),
         asks_approval=optional(optional(data, "approval", (), lambda v, loc: mapping(v, loc, ("ask",)), nothing),
                                "ask", ("approval",), texts, ()),
+        sandbox=optional(data, "sandbox", (), SandboxSettings.read_setting, None),
     )
 
 

@@ -7,6 +7,7 @@ Only commands that connect import the session (and with it the `mcp` SDK); `--he
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -19,6 +20,9 @@ from hermes.cli.output import print_json, print_table, say
 from hermes.cli.progress import progress
 from hermes.errors import UsageError
 from hermes.home import Home
+
+if TYPE_CHECKING:
+    from hermes.session.status import ProbeReport
 
 
 @click.group("mcp", invoke_without_command=True)
@@ -99,6 +103,7 @@ def test_command(name: str, as_json: bool) -> None:
             say(f"  [{mark}] {tool.name}  {tool.description}".rstrip())
         for warning in report.warnings:
             say(f"warning: {warning}", err=True)
+        _sandbox_lines(report)
     else:
         say(f"{name}: {report.state}: {report.reason}", fg="red")
         if report.stderr_tail:
@@ -110,7 +115,15 @@ def test_command(name: str, as_json: bool) -> None:
             advice = npx_cache_advice(report.stderr_tail, name)
             if advice:
                 say(advice)
+        _sandbox_lines(report)
     sys.exit(0 if report.ok else 1)
+
+
+def _sandbox_lines(report: ProbeReport) -> None:
+    if report.sandbox:
+        say(f"sandbox: {report.sandbox}", fg="yellow" if report.sandbox.startswith("unavailable") else None)
+    for denial in report.denials:
+        say(f"sandbox denied: {denial}", fg="yellow")
 
 
 @mcp_group.command("configure")

@@ -50,6 +50,22 @@ def _settings(entry: ServerConfig) -> dict[str, Any]:
     return data
 
 
+def _sandbox(home: Home, name: str, entry: ServerConfig) -> dict[str, Any]:
+    """How the server's sandbox would be built now (paths from its resolved settings; values never shown)."""
+    import os
+
+    from hermes.config.resolve import ResolvedServer, resolve_server
+    from hermes.errors import HermesError
+    from hermes.mcp.sandbox import describe
+
+    store = ConfigStore(home)
+    try:
+        server = resolve_server(name, entry, store.variables(os.environ))
+    except HermesError:
+        server = ResolvedServer(name, entry, entry.command, entry.args, dict(entry.env), entry.cwd)
+    return describe(server, store.load().mcp.sandbox, os.environ, str(home.root), os.getcwd())
+
+
 @click.command("get")
 @click.argument("name", shell_complete=complete_servers)
 @json_option
@@ -65,6 +81,8 @@ def get_command(name: str, as_json: bool) -> None:
     server = servers[name]
     data: dict[str, Any] = {"name": name, "scope": row["scope"], "source": row["source"], "state": row["state"],
                             "settings": _settings(server.config), "why_off": row["why_off"], "live": None}
+    if server.config.is_stdio:
+        data["sandbox"] = _sandbox(home, name, server.config)
     for live in live_sessions(home):
         code, body = ask(live, "GET", "/status")
         found = [s for s in body.get("servers", []) if isinstance(s, dict) and s.get("name") == name]
@@ -81,6 +99,14 @@ def get_command(name: str, as_json: bool) -> None:
         say(f"  {key}: {shown}")
     if data["why_off"]:
         say(f"  off: {data['why_off']}")
+    sandbox = data.get("sandbox")
+    if sandbox:
+        ports = f" (host ports {', '.join(map(str, sandbox['ports']))})" if sandbox.get("ports") else ""
+        say(f"  sandbox: {sandbox['state']}" + (f", network {sandbox['network']}{ports}" if "network" in sandbox
+                                                  else ""))
+        for key, label in (("writes", "writes"), ("reads", "reads (besides the system)"), ("hidden", "hidden")):
+            if key in sandbox:
+                say(f"    {label}: {', '.join(sandbox[key]) or 'nothing'}")
     live_status = data["live"]
     if live_status:
         say(f"  running session {live_status['session_pid']}: {live_status.get('state')}, "

@@ -100,7 +100,7 @@ def call_command(name: str, raw_args: str, yes: bool, platform: str | None, as_j
         raise UsageError("--args must be a JSON object, like '{\"text\": \"hi\"}'.")
     home = Home.from_env()
 
-    async def run() -> Any:
+    async def run() -> tuple[Any, tuple[str, ...]]:
         settings = SessionSettings(platform=platform, only=_server_for(name, home))
         handlers = ClientHandlers(elicitation=elicitation_handler(yes=yes))
         async with Session(home, settings, handlers=handlers) as session:
@@ -108,13 +108,17 @@ def call_command(name: str, raw_args: str, yes: bool, platform: str | None, as_j
             if tool is not None:
                 missing_arguments(tool.input_schema, arguments, name)
             with progress_reporter(name) as on_progress:
-                return await session.call(name, arguments, on_progress=on_progress)
+                result = await session.call(name, arguments, on_progress=on_progress)
+            snapshot = session.snapshots().get(tool.server) if tool is not None else None
+            return result, snapshot.denials if snapshot is not None else ()
 
     from hermes.tools.call_result import NotAvailable
 
-    result = interrupts.run(run)
+    result, denials = interrupts.run(run)
+    for denial in denials:
+        say(f"sandbox: {denial}", err=True)
     if as_json:
-        print_json(result.to_json())
+        print_json(result.to_json() | ({"sandbox_denials": list(denials)} if denials else {}))
     elif isinstance(result, NotAvailable):
         say(result.text, err=True)
         print_json(result.payload())

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from ruamel.yaml.comments import CommentedMap
 
 from hermes.config.agent_settings import Approval, ModelSettings, SamplingSettings
+from hermes.config.sandbox import SandboxMode, SandboxSettings, read_mode
 from hermes.config.yamlfile import line_of
 from hermes.errors import ConfigError
 from hermes.validation import (
@@ -112,7 +113,7 @@ class PinPolicy(StrEnum):
 
 
 _SERVER_KEYS = {"command", "args", "env", "cwd", "url", "headers", "transport", "auth", "oauth", "enabled",
-                "timeout", "connect_timeout", "tools", "roots", "approval", "sampling", "pin"}
+                "timeout", "connect_timeout", "tools", "roots", "approval", "sampling", "pin", "sandbox"}
 _TRANSPORTS = ("streamable-http", "http", "sse", "stdio")
 
 
@@ -146,6 +147,7 @@ class ServerConfig:
     approval: Approval = field(default_factory=Approval)  # which tools ask before running in chat
     sampling: SamplingSettings = field(default_factory=SamplingSettings)  # what it may ask of the model
     pin: PinPolicy = PinPolicy.BLOCK  # changed tool definitions: held back (block), warned about, or not pinned
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)  # what a stdio server may reach
 
     @classmethod
     def read(cls, value: Any, loc: Loc) -> ServerConfig:
@@ -168,6 +170,7 @@ class ServerConfig:
             approval=optional(data, "approval", loc, Approval.read, Approval()),
             sampling=optional(data, "sampling", loc, SamplingSettings.read, SamplingSettings()),
             pin=PinPolicy(optional(data, "pin", loc, choice(*(p.value for p in PinPolicy)), PinPolicy.BLOCK.value)),
+            sandbox=optional(data, "sandbox", loc, SandboxSettings.read_setting, SandboxSettings()),
         )
         if config.command and config.url:
             raise Invalid(loc, "has both 'command' and 'url'; a server is either stdio or HTTP, not both")
@@ -179,6 +182,9 @@ class ServerConfig:
             raise Invalid((*loc, "transport"), f"is '{config.transport}' but the server has a 'command'")
         if config.command and (config.headers or config.auth):
             raise Invalid(loc, "has 'headers' or 'auth', which only HTTP servers ('url') use")
+        if config.url and "sandbox" in data:
+            raise Invalid((*loc, "sandbox"), "applies to stdio servers ('command') only; an HTTP server runs "
+                                             "elsewhere")
         return config
 
     @classmethod
@@ -215,12 +221,14 @@ def config_strings(config: ServerConfig) -> list[tuple[Loc, str]]:
 class McpSettings:
     client: bool = True
     stdio_servers: bool = True
+    sandbox: SandboxMode = SandboxMode.AUTO  # whether stdio servers run in a sandbox (Linux)
 
     @classmethod
     def read(cls, value: Any, loc: Loc) -> McpSettings:
-        data = mapping(value, loc, {"client", "stdio_servers"})
+        data = mapping(value, loc, {"client", "stdio_servers", "sandbox"})
         return cls(client=optional(data, "client", loc, flag, True),
-                   stdio_servers=optional(data, "stdio_servers", loc, flag, True))
+                   stdio_servers=optional(data, "stdio_servers", loc, flag, True),
+                   sandbox=optional(data, "sandbox", loc, read_mode, SandboxMode.AUTO))
 
 
 @dataclass(frozen=True)

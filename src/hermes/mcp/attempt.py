@@ -52,7 +52,8 @@ class Live:
 class Attempt:
     def __init__(self, name: str, config: ServerConfig, resolve: Callable[[], ResolvedServer], opener: TransportOpener,
                  endpoint: EndpointSource, callbacks: ServerCallbacks, *, connected: Callable[[Live], None],
-                 tools_changed: Callable[[list[types.Tool]], None]) -> None:
+                 tools_changed: Callable[[list[types.Tool]], None],
+                 denied: Callable[[tuple[str, ...]], None] | None = None) -> None:
         self.name = name
         self.mailbox = Mailbox()
         self.live: Live | None = None
@@ -65,6 +66,8 @@ class Attempt:
         self._callbacks = callbacks
         self._connected = connected
         self._tools_changed = tools_changed
+        self._denied = denied
+        self.sandbox = ""  # how the sandbox of this attempt's process stood
         self._scope: anyio.CancelScope | None = None
         self._tasks: TaskGroup | None = None
 
@@ -83,6 +86,8 @@ class Attempt:
                 async with AsyncExitStack() as stack:
                     link = await self._opener.open(self.name, self._resolve(), self._endpoint, stack=stack)
                     self.identity = link.identity
+                    if link.process is not None:
+                        link.process.on_denial = self._denied
                     client = Client(link.transport, mode="legacy", message_handler=self._on_message,
                                     client_info=CLIENT_INFO, cache=None, **self._callbacks.client_options())
                     await stack.enter_async_context(client)
@@ -110,9 +115,14 @@ class Attempt:
             self._scope = None
         if link is not None and link.process is not None:
             self.stderr_tail = "\n".join(link.process.stderr_tail)
+            self.sandbox = link.process.sandbox_state
             if isinstance(outcome, Exited) and link.process.returncode is not None:
                 # A call may have noticed the closed pipe first; the exit status says more.
                 outcome = Exited(f"the server exited (exit code {link.process.returncode})")
+            problem = link.process.sandbox_problem
+            if problem is not None and isinstance(outcome, (Exited, Failed)):
+                outcome = type(outcome)(f"its sandbox could not be set up ({problem}); set `sandbox: off` in its "
+                                        f"entry to run it unsandboxed")
         return outcome
 
     async def _classify(self, exc: BaseException, link: Link | None) -> Ended:

@@ -204,7 +204,8 @@ class ServerConnection:
         self._publish(state=ConnectionState.STARTING)
         attempt = self._attempt = Attempt(self.name, self._config, self._resolve, self._opener, self._endpoint,
                                           self._callbacks, connected=self._connected,
-                                          tools_changed=lambda tools: self._publish(tools=tuple(tools)))
+                                          tools_changed=lambda tools: self._publish(tools=tuple(tools)),
+                                          denied=lambda denials: self._publish(denials=denials))
         try:
             outcome = await attempt.run()
         finally:
@@ -213,7 +214,7 @@ class ServerConnection:
         answers = outcome.app.endpoint_answers if isinstance(outcome, Failed) and outcome.app else None
         self._connect_verdict = (attempt.identity, answers) if attempt.identity and answers is not None else None
         changes: dict[str, Any] = {"pid": None, "live_pid": None, "stderr_tail": attempt.stderr_tail,
-                                   "reason": getattr(outcome, "reason", "")}
+                                   "reason": getattr(outcome, "reason", ""), "sandbox": attempt.sandbox}
         if attempt.live is None:
             self._attempts.bump()
             changes["attempts"] = self._attempts.count
@@ -228,7 +229,7 @@ class ServerConnection:
         self._publish(state=ConnectionState.CONNECTED, reason="", stderr_tail="", tools=tuple(live.tools),
                       capabilities=live.client.server_capabilities, server_info=live.client.server_info,
                       connect_seconds=live.seconds, attempts=self._attempts.count,
-                      pid=process.pid if process else None,
+                      pid=process.pid if process else None, sandbox=process.sandbox_state if process else "",
                       live_pid=live.link.identity[1] if live.link.identity else None)
         self._first_done.set()
 
@@ -311,7 +312,16 @@ class ServerConnection:
                                                             progress_callback=on_progress))
         if not result.is_error:
             self._served_call = True
+        else:
+            self._observe_failure(result)
         return result
+
+    def _observe_failure(self, result: types.CallToolResult) -> None:
+        """A failed call's text may say what the sandbox refused (a server reports EACCES as a result)."""
+        attempt = self._attempt
+        process = attempt.live.link.process if attempt is not None and attempt.live is not None else None
+        if process is not None:
+            process.observe("\n".join(block.text for block in result.content if isinstance(block, types.TextContent)))
 
     async def request(self, request: UpstreamRequest[T]) -> T:
         """Resources, prompts and completions (see `hermes.mcp.requests`)."""

@@ -17,7 +17,9 @@ from __future__ import annotations
 import collections
 import contextlib
 import math
+import os
 import signal
+from collections.abc import Callable
 from types import TracebackType
 
 import anyio
@@ -27,6 +29,9 @@ from mcp.shared.message import SessionMessage
 
 from hermes.files import TextSink
 from hermes.mcp.children import Watchdog, kill_group, kill_session, resolve_command, spawn_argv, wait_for_exit
+from hermes.mcp.sandbox import RELAY_DIR, RELAY_SCRIPT, Plan, SandboxRequest, bwrap_argv
+from hermes.mcp.sandbox_denials import DenialWatch
+from hermes.mcp.sandbox_relay import HostRelay
 from hermes.mcp.sdk import TransportStreams
 from hermes.security.redact import Redactor
 
@@ -73,7 +78,9 @@ class StdioProcess:
     """The SDK `Transport` for one server process, with its pid, exit status and stderr tail."""
 
     def __init__(self, command: str, args: list[str], *, env: dict[str, str], cwd: str | None,
-                 log: TextSink, redact: Redactor, watchdog: Watchdog | None = None) -> None:
+                 log: TextSink, redact: Redactor, watchdog: Watchdog | None = None,
+                 sandbox: SandboxRequest | None = None, name: str = "server") -> None:
+        self.name = name
         self.command = command
         self.args = args
         self.env = env
@@ -90,15 +97,61 @@ class StdioProcess:
         # Set once the handshake is done; a server stopped before that has nothing to save, and
         # gets the short grace (a listing that stops waiting for it must not wait for its exit).
         self.settled = False
+        self._sandbox = sandbox
+        self.plan: Plan | None = None  # the sandbox this start runs in, once built
+        self.denials: DenialWatch | None = None
+        # Told each time the sandbox refused the server something new (the supervisor republishes).
+        self.on_denial: Callable[[tuple[str, ...]], None] | None = None
+        self._relay: HostRelay | None = None
+        self.sandbox_state = "on" if sandbox is not None else "off"  # in words, set by whoever opened it
 
     @property
     def pid(self) -> int | None:
         return self.process.pid if self.process else None
 
+    @property
+    def sandbox_problem(self) -> str | None:
+        """What bubblewrap said when it could not build the sandbox (the server never ran)."""
+        if self.plan is None:
+            return None
+        return next((line for line in self.stderr_tail if line.startswith("bwrap: ")), None)
+
+    async def _argv(self, program: str) -> list[str]:
+        request = self._sandbox
+        if request is None:
+            return [program, *self.args]
+        cwd = self.cwd or os.getcwd()
+        self.plan = plan = await anyio.to_thread.run_sync(request.plan_for, program, self.args, self.env, cwd,
+                                                          self.cwd is not None)
+        self.denials = DenialWatch(self.name, plan)
+        self.sandbox_state = f"on (network {plan.network.value})"
+        relay: list[str] = []
+        relay_dir = None
+        if plan.ports and plan.relay_python:
+            self._relay = HostRelay(plan.ports)
+            relay_dir = await self._relay.open()
+            relay = [plan.relay_python, "-I", str(RELAY_SCRIPT), RELAY_DIR, *map(str, plan.ports), "--"]
+        return [*bwrap_argv(request.bwrap, plan, cwd, relay_dir=relay_dir), *relay, program, *self.args]
+
+    def observe(self, text: str) -> None:
+        """Name what the sandbox refused, from a server's words (a failed call's text)."""
+        if self.denials is None:
+            return
+        found = self.denials.observe(text)
+        for sentence in found:
+            self._log_line(f"[hermes sandbox] {sentence}".encode(), watch=False)
+        if found and self.on_denial is not None:
+            self.on_denial(tuple(self.denials.seen))
+
     async def __aenter__(self) -> TransportStreams:
         program = resolve_command(self.command, self.env.get("PATH"), self.cwd)
-        self.process = await anyio.open_process(spawn_argv(program, self.args), env=self.env, cwd=self.cwd,
-                                                start_new_session=True)
+        try:
+            argv = await self._argv(program)
+            self.process = await anyio.open_process(spawn_argv(argv[0], argv[1:]), env=self.env, cwd=self.cwd,
+                                                    start_new_session=True)
+        except BaseException:
+            await self._close_relay()
+            raise
         # Nothing between the spawn and the task group may leave the child behind: no await (a
         # cancellation would land there), and anything that raises kills the child's group first.
         try:
@@ -117,6 +170,8 @@ class StdioProcess:
         self._tasks.start_soon(self._write_stdin)
         self._tasks.start_soon(self._read_stderr)
         self._tasks.start_soon(self._watch_exit)
+        if self._relay is not None:
+            self._relay.serve_in(self._tasks)
         return incoming, outgoing
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
@@ -125,7 +180,16 @@ class StdioProcess:
         with anyio.CancelScope(shield=True):
             await self._shutdown()
         self._tasks.cancel_scope.cancel()
-        return await self._tasks.__aexit__(exc_type, exc, tb)
+        try:
+            return await self._tasks.__aexit__(exc_type, exc, tb)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._close_relay()
+
+    async def _close_relay(self) -> None:
+        relay, self._relay = self._relay, None
+        if relay is not None:
+            await relay.close()
 
     # -- pipe tasks ------------------------------------------------------------------------------
 
@@ -188,7 +252,7 @@ class StdioProcess:
         """End the connection (the incoming stream closes when this task returns), saying why in its log."""
         self._log_line(f"[hermes] the server sent {what}; the connection was closed".encode())
 
-    def _log_line(self, raw: bytes) -> None:
+    def _log_line(self, raw: bytes, *, watch: bool = True) -> None:
         # Redacted whole, then cut: a secret that straddled the cut would otherwise leave its start.
         line = self._redact(raw.decode(errors="replace").rstrip("\r"))
         if len(line) > _MAX_STDERR_LINE:
@@ -197,6 +261,8 @@ class StdioProcess:
         with contextlib.suppress(OSError, ValueError):
             self._log.write(line + "\n")
             self._log.flush()
+        if watch:
+            self.observe(line)
 
     async def _watch_exit(self) -> None:
         await self._wait_exit()

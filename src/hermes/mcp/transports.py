@@ -14,16 +14,21 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
+import anyio.to_thread
 import httpx2
 from mcp.client import Transport
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
 from hermes.config.resolve import ResolvedServer
+from hermes.config.sandbox import SandboxMode
+from hermes.errors import HermesError
 from hermes.files import BoundedLog
 from hermes.mcp.children import Watchdog
-from hermes.mcp.endpoint import EndpointSource, Identity
+from hermes.mcp.endpoint import Endpoint, EndpointSource, Identity
+from hermes.mcp.sandbox import SandboxRequest, sandboxed, support
 from hermes.mcp.sdk import TransportStreams, create_http_client
 from hermes.mcp.stdio import MAX_MESSAGE_BYTES, StdioProcess
 from hermes.security.credentials import secret_setting
@@ -98,6 +103,8 @@ class TransportOpener:
     # Builds the httpx2 auth (OAuth) for a server with `auth: oauth`; never interactive in a session.
     auth_for: AuthFor | None = None
     windows: bool = False
+    sandbox_mode: SandboxMode = SandboxMode.AUTO  # config.yaml's mcp.sandbox, as of the last (re)load
+    hermes_home: Path | None = None  # hidden from every sandboxed server
 
     async def open(self, name: str, server: ResolvedServer, endpoint: EndpointSource, *,
                    stack: AsyncExitStack) -> Link:
@@ -105,7 +112,7 @@ class TransportOpener:
         self.redactor.register(*server.secrets)
         server, resolved = await endpoint.prepare(server)
         if server.command is not None:
-            process = self._stdio(name, server, stack)
+            process = self._stdio(name, server, stack, await self._sandbox(name, server, resolved))
             return Link(process, process=process, identity=resolved.identity if resolved else None)
         assert resolved is not None  # an HTTP server has a URL: the config reader requires one
         for name, value in resolved.headers.items():
@@ -118,9 +125,34 @@ class TransportOpener:
         return Link(opener(resolved.url, dict(resolved.headers), auth, status), url=resolved.url,
                     identity=resolved.identity, http=status)
 
-    def _stdio(self, name: str, server: ResolvedServer, stack: AsyncExitStack) -> StdioProcess:
+    async def _sandbox(self, name: str, server: ResolvedServer, endpoint: Endpoint | None
+                       ) -> tuple[SandboxRequest | None, str]:
+        """The sandbox this start asks for, and how it stands in words (for `mcp get`, test and the log)."""
+        settings = server.config.sandbox
+        if not sandboxed(self.sandbox_mode, settings):
+            why = "mcp.sandbox: off" if self.sandbox_mode is SandboxMode.OFF else \
+                "sandbox: off in its entry" if not settings.enabled else "no sandbox on this system"
+            return None, f"off ({why})"
+        found = await anyio.to_thread.run_sync(support, self.parent_environ.get("PATH"))
+        if not found.available or found.bwrap is None:
+            if self.sandbox_mode is SandboxMode.REQUIRED:
+                raise HermesError(f"it must run sandboxed (mcp.sandbox: required), but {found.problem}")
+            return None, f"unavailable: {found.problem}; the server runs with your full rights"
+        port = urlsplit(endpoint.url).port if endpoint is not None and endpoint.url else None
+        home = str(self.hermes_home or self.logs.parent)
+        roots = tuple(server.config.roots or ())
+        return SandboxRequest(found.bwrap, settings, roots, home, (port,) if port else ()), "on"
+
+    def _stdio(self, name: str, server: ResolvedServer, stack: AsyncExitStack,
+               sandbox: tuple[SandboxRequest | None, str]) -> StdioProcess:
         assert server.command is not None
         log = stack.enter_context(BoundedLog(self.logs / f"mcp-{name}.log"))
-        return StdioProcess(server.command, list(server.args),
-                            env=child_environment(self.parent_environ, server.env, windows=self.windows),
-                            cwd=server.cwd, log=log, redact=self.redactor, watchdog=self.watchdog)
+        request, state = sandbox
+        if request is None and state.startswith("unavailable"):
+            log.write(f"[hermes] sandbox {state}\n")
+        process = StdioProcess(server.command, list(server.args),
+                               env=child_environment(self.parent_environ, server.env, windows=self.windows),
+                               cwd=server.cwd, log=log, redact=self.redactor, watchdog=self.watchdog,
+                               sandbox=request, name=name)
+        process.sandbox_state = state
+        return process

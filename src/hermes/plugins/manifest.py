@@ -236,6 +236,11 @@ def load_plugin(root: Path, data_root: Path) -> Plugin:
             config = servers[name]
             servers[name] = replace(config, approval=config.approval.with_asked(tuple(names)))
     for name, config in servers.items():
+        # Its own data folder is the one place a plugin's server may always write.
+        declared = declarations[name].sandbox if name in declarations else None
+        settings = declared or config.sandbox
+        servers[name] = replace(config, sandbox=replace(settings, write=(*settings.write, str(data_dir))))
+    for name, config in servers.items():
         problem = _runtime_problem(config, declarations.get(name))
         if problem is not None:
             loc, rule = problem

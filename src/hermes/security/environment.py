@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-_ALLOWED = ("PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR")
+ALLOWED = ("PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR")
 _WINDOWS_ALLOWED = ("SYSTEMROOT", "WINDIR", "COMSPEC", "PATHEXT", "APPDATA", "LOCALAPPDATA",
                     "PROGRAMDATA", "PROGRAMFILES", "TEMP", "TMP", "USERPROFILE")
 
 
 def child_environment(parent: Mapping[str, str], own: Mapping[str, str], *, windows: bool = False) -> dict[str, str]:
-    allowed = set(_ALLOWED) | (set(_WINDOWS_ALLOWED) if windows else set())
+    allowed = set(ALLOWED) | (set(_WINDOWS_ALLOWED) if windows else set())
 
     def passes(name: str) -> bool:
         key = name.upper() if windows else name

@@ -67,7 +67,7 @@ class Session:
         self._environ = dict(os.environ if environ is None else environ)
         self._watchdog = Watchdog()
         opener = TransportOpener(self.redactor, home.logs, self._environ, self._watchdog, self._oauth_for,
-                                 windows=self.host.os_name == "win32")
+                                 windows=self.host.os_name == "win32", hermes_home=home.root)
         self._opener = opener
         self.lifecycle = Lifecycle(home, self.settings, self.host, opener, self.handlers, self.redactor,
                                    lambda server: self.tools.changed(server))

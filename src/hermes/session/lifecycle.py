@@ -96,6 +96,7 @@ class Lifecycle:
         plugins = load_enabled(self.home, config)
         project = load_project(self.home, self.settings.project) if self.settings.project else None
         self.config = config
+        self._opener.sandbox_mode = config.mcp.sandbox
         self._variables = dict(variables)
         self.desired = desired_servers(config, plugins, only=self.settings.only,
                                        include_disabled=self.settings.include_disabled, project=project).servers

@@ -27,12 +27,13 @@ async def probe(home: Home, name: str) -> ProbeReport:
         config = session.server_config(name)
         assert config is not None  # `only` a configured name: the CLI checked it
         transport, state = config.transport_name, snapshot.state
+        sandbox, denials = snapshot.sandbox, list(snapshot.denials)
         if not snapshot.connected:
             return ProbeReport(name, transport, False, state, reason=session.redactor(snapshot.reason),
-                               stderr_tail=session.redactor(snapshot.stderr_tail))
+                               stderr_tail=session.redactor(snapshot.stderr_tail), sandbox=sandbox, denials=denials)
         info = snapshot.server_info
         return ProbeReport(
-            name, transport, True, state,
+            name, transport, True, state, sandbox=sandbox, denials=denials,
             server_info=session.redactor(f"{info.name} {info.version}".strip()) if info else None,
             connect_ms=round((snapshot.connect_seconds or 0) * 1000, 1),
             tools=[ProbedTool(t.name, first_line(t.description), tool_allowed(t.name, config.tools))

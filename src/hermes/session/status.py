@@ -92,6 +92,8 @@ class ProbeReport:
     warnings: list[str] = field(default_factory=list)
     reason: str | None = None
     stderr_tail: str | None = None
+    sandbox: str = ""  # how a stdio server's sandbox stood ("on (network none)", "off (…)")
+    denials: list[str] = field(default_factory=list)  # what its sandbox refused it during the attempt
 
     @property
     def selected(self) -> int:
@@ -105,6 +107,8 @@ class ProbeReport:
                      "tools": [asdict(t) for t in self.tools], "selected": self.selected, "warnings": self.warnings}
         else:
             data |= {"reason": self.reason, "stderr_tail": self.stderr_tail}
+        if self.sandbox:
+            data |= {"sandbox": self.sandbox, "sandbox_denials": self.denials}
         return data
 
 

@@ -1,0 +1,97 @@
+"""The `sandbox:` setting of a stdio server, and the session-wide `mcp.sandbox` mode.
+
+    sandbox: off                 # this server runs with the user's full rights
+    sandbox:
+      network: none              # none | loopback | all (all when not declared)
+      ports: [9876]              # host loopback ports reachable with `network: loopback`
+      read: [~/datasets]         # extra folders or files the server may read
+      write: [~/exports]         # extra folders or files it may write
+
+What the sandbox is and how it is built lives in `hermes.mcp.sandbox`; this is only the shape of
+the setting, validated like every other key of config.yaml.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from hermes.validation import Invalid, Loc, choice, items, mapping, optional, port, shown, texts
+
+
+class Network(StrEnum):
+    NONE = "none"  # no network at all, not even the host's loopback
+    LOOPBACK = "loopback"  # only the host loopback ports listed in `ports`
+    ALL = "all"  # the host's network, as without a sandbox
+
+
+class SandboxMode(StrEnum):
+    """`mcp.sandbox`: whether stdio servers run sandboxed."""
+
+    AUTO = "auto"  # sandboxed where bubblewrap works; elsewhere unsandboxed, with a warning
+    REQUIRED = "required"  # sandboxed, or not started at all
+    OFF = "off"  # never sandboxed
+
+
+_OFF_WORDS = {"off": False, "on": True}
+
+
+@dataclass(frozen=True)
+class SandboxSettings:
+    enabled: bool = True
+    network: Network | None = None  # None: not declared, which means `all`
+    ports: tuple[int, ...] = ()
+    read: tuple[str, ...] = ()
+    write: tuple[str, ...] = ()
+
+    @property
+    def effective_network(self) -> Network:
+        return self.network or Network.ALL
+
+    @classmethod
+    def read_setting(cls, value: Any, loc: Loc) -> SandboxSettings:
+        if isinstance(value, bool):
+            return cls(enabled=value)
+        if isinstance(value, str):
+            if value.lower() in _OFF_WORDS:
+                return cls(enabled=_OFF_WORDS[value.lower()])
+            raise Invalid(loc, f"must be 'off', 'on' or a mapping with network, ports, read and write "
+                               f"(got {shown(value)})")
+        data = mapping(value, loc, {"enabled", "network", "ports", "read", "write"})
+        enabled = data.get("enabled", True)
+        if not isinstance(enabled, bool):
+            raise Invalid((*loc, "enabled"), f"must be true or false (got {shown(enabled)})")
+        network = optional(data, "network", loc, choice(*(n.value for n in Network)), None)
+        nothing: tuple[str, ...] = ()
+        settings = cls(
+            enabled=enabled,
+            network=Network(network) if network else None,
+            ports=optional(data, "ports", loc, lambda v, at: items(v, at, port), ()),
+            read=optional(data, "read", loc, texts, nothing),
+            write=optional(data, "write", loc, texts, nothing),
+        )
+        if settings.ports and settings.network is not Network.LOOPBACK:
+            raise Invalid((*loc, "ports"), "lists host loopback ports, which only 'network: loopback' uses")
+        return settings
+
+    def to_data(self) -> dict[str, Any] | str:
+        """The setting as config.yaml holds it (for installers that write it)."""
+        if not self.enabled:
+            return "off"
+        data: dict[str, Any] = {}
+        if self.network is not None:
+            data["network"] = self.network.value
+        if self.ports:
+            data["ports"] = list(self.ports)
+        if self.read:
+            data["read"] = list(self.read)
+        if self.write:
+            data["write"] = list(self.write)
+        return data
+
+
+def read_mode(value: Any, loc: Loc) -> SandboxMode:
+    if isinstance(value, bool):
+        return SandboxMode.AUTO if value else SandboxMode.OFF
+    return SandboxMode(choice(*(m.value for m in SandboxMode))(value, loc))

@@ -1,0 +1,109 @@
+"""Naming what a sandbox refused a server, from what the server said about it.
+
+bubblewrap does not see the server's system calls, so hermes reads the server's own words: each
+stderr line and the text of each failed tool call. A line is a denial only when the plan explains
+it: an errno of its kind *and* a path the plan hides or keeps read-only (and that exists on the
+host: a missing file nobody hid is just missing), or a network error while the network is not
+the host's. Everything else is left alone; a false "the sandbox did it" would send the user the
+wrong way.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from hermes.config.sandbox import Network
+from hermes.mcp.sandbox import SECRET_STORES, Plan, tilde
+
+_READ = re.compile(r"ENOENT|No such file or directory|EACCES|Permission denied|EPERM|Operation not permitted")
+_WRITE = re.compile(r"EROFS|Read-only file system|os error 30")
+_NETWORK = re.compile(r"ENETUNREACH|Network is unreachable|EAI_AGAIN|Temporary failure in name resolution|"
+                      r"Name or service not known|os error 101|ECONNREFUSED|Connection refused|"
+                      r"Could not resolve host|getaddrinfo")
+_PATH = re.compile(r"(?<![\w:/.])(/[^\s'\"`,;)\]}]+|~/[^\s'\"`,;)\]}]+)")
+_ADDRESS = re.compile(r"(?<![\w.])(\d{1,3}(?:\.\d{1,3}){3}|\[[0-9A-Fa-f:]+\]|localhost|"
+                      r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})(?::(\d{1,5}))?")
+_LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+_MAX_SEEN = 50
+_MAX_TEXT = 64 * 1024
+
+
+class DenialWatch:
+    """The denials of one server's sandbox, each named once, in the order they happened."""
+
+    def __init__(self, server: str, sandbox: Plan) -> None:
+        self.server = server
+        self.plan = sandbox
+        self.seen: list[str] = []
+
+    def observe(self, text: str) -> list[str]:
+        """New denials `text` shows (a stderr line, a failed call's text), as sentences for the user."""
+        found: list[str] = []
+        for line in text[:_MAX_TEXT].splitlines():
+            sentence = self._explain(line)
+            if sentence is not None and sentence not in self.seen and sentence not in found:
+                found.append(sentence)
+        if len(self.seen) < _MAX_SEEN:
+            self.seen += found[:_MAX_SEEN - len(self.seen)]
+        return found
+
+    def _explain(self, line: str) -> str | None:
+        if _WRITE.search(line):
+            for path in self._paths(line):
+                exists = os.path.lexists(path) or os.path.lexists(os.path.dirname(path))
+                if exists and not self.plan.writable_path(path):
+                    folder = path if os.path.isdir(path) else os.path.dirname(path)
+                    return (f"server '{self.server}' tried to write {self._show(path)}, which its sandbox keeps "
+                            f"read-only; allow it with `sandbox: {{write: [{self._show(folder)}]}}` in its "
+                            f"config entry")
+        if _READ.search(line):
+            for path in self._paths(line):
+                if os.path.lexists(path) and not self.plan.visible(path):
+                    store = next((s for s in self._stores() if path == s or path.startswith(s + "/")), None)
+                    kind = " (where secrets are kept)" if store else ""
+                    return (f"server '{self.server}' tried to read {self._show(path)}, which its sandbox "
+                            f"hides{kind}; allow it with `sandbox: {{read: [{self._show(store or path)}]}}` in "
+                            f"its config entry")
+                parent = os.path.dirname(path)
+                if not os.path.lexists(path) and os.path.isdir(parent) and not self.plan.visible(parent):
+                    # Creating a file where the sandbox shows an empty place: the folder is not there inside.
+                    return (f"server '{self.server}' tried to create {self._show(path)}, in a folder its sandbox "
+                            f"hides; allow it with `sandbox: {{write: [{self._show(parent)}]}}` in its config "
+                            f"entry")
+        if self.plan.network is not Network.ALL and _NETWORK.search(line):
+            return self._network(line)
+        return None
+
+    def _network(self, line: str) -> str | None:
+        refused = "ECONNREFUSED" in line or "Connection refused" in line
+        target = None
+        for match in _ADDRESS.finditer(line):
+            host, port = match.group(1), match.group(2)
+            if host in ("0.0.0.0",) or (host[0].isdigit() and port is None and not refused):
+                continue
+            target = f"{host}:{port}" if port else host
+            if refused and not (host in _LOOPBACK and port and int(port) not in self.plan.ports):
+                return None  # a refused connection is the sandbox's doing only on the host loopback
+            break
+        if refused and target is None:
+            return None
+        network = self.plan.network.value
+        if target is not None and target.split(":")[0] in _LOOPBACK and target.count(":") == 1:
+            port = target.rsplit(":", 1)[1]
+            fix = f"`{port}` added to `sandbox.ports`" if self.plan.network is Network.LOOPBACK else \
+                f"`sandbox: {{network: loopback, ports: [{port}]}}` (or network: all)"
+        else:
+            fix = "`sandbox: {network: all}`"
+        where = target or "the network"
+        return (f"server '{self.server}' tried to reach {where}, which its sandbox does not allow "
+                f"(network: {network}); allow it with {fix} in its config entry")
+
+    def _stores(self) -> list[str]:
+        return [*self.plan.hidden, *(os.path.join(self.plan.home, store) for store in SECRET_STORES)]
+
+    def _paths(self, line: str) -> list[str]:
+        return [os.path.normpath(os.path.expanduser(p).rstrip(".:")) for p in _PATH.findall(line)]
+
+    def _show(self, path: str) -> str:
+        return tilde(path, self.plan.home)

@@ -1,0 +1,253 @@
+"""The stdio sandbox (bubblewrap), against a hostile server and real ones: what it refuses, what it names.
+
+The hostile server (`tests/servers/prober.py`) tries, from inside, each thing the sandbox must refuse:
+a key under `~/.ssh`, HERMES_HOME's `.env`, a file outside its folders, an address it was not given.
+Each attempt must fail on the host's real files and sockets, and hermes must name each denial in the
+server's log and in `mcp test` / `tools call`. A benign server keeps working: the real
+server-filesystem from npm reads and writes its configured folder inside the sandbox.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes.config.model import ServerConfig
+from hermes.config.sandbox import Network, SandboxSettings
+from hermes.home import Home
+from hermes.mcp.sandbox import plan, support
+from hermes.mcp.sandbox_denials import DenialWatch
+from tests.npm_tools import NpmTools
+from tests.support import PYTHON, SERVERS, hermes, write_config
+
+pytestmark = pytest.mark.skipif(not support(os.environ.get("PATH")).available,
+                                reason="bubblewrap cannot build a sandbox on this machine")
+
+CANARY = "sk-canary-0123456789abcdefSANDBOX"
+PROBER = [str(SERVERS / "prober.py")]
+
+
+@pytest.fixture
+def user(tmp_path: Path, home: Home) -> Path:
+    """A user's home folder with the secrets a server must never see."""
+    folder = tmp_path / "user"
+    (folder / ".ssh").mkdir(parents=True)
+    (folder / ".ssh" / "id_ed25519").write_text(f"-----BEGIN OPENSSH PRIVATE KEY----- {CANARY}\n")
+    (folder / ".aws").mkdir()
+    (folder / ".aws" / "credentials").write_text(f"aws_secret_access_key = {CANARY}\n")
+    home.dotenv.write_text(f"OPENAI_API_KEY={CANARY}\n")
+    home.dotenv.chmod(0o600)
+    return folder
+
+
+@pytest.fixture
+def listener() -> Iterator[int]:
+    """A host loopback service that answers every connection with 'host-answer'."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(30)
+
+    def serve() -> None:
+        while True:
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            with connection:
+                connection.recv(100)
+                connection.sendall(b"host-answer")
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield server.getsockname()[1]
+    server.close()
+
+
+def prober(home: Home, **sandbox: Any) -> None:
+    entry: dict[str, Any] = {"command": PYTHON, "args": [*PROBER, "--at-start"]}
+    if sandbox:
+        entry["sandbox"] = sandbox
+    write_config(home, {"mcp_servers": {"prober": entry}})
+
+
+def call(home: Home, user: Path, tool: str, **arguments: Any) -> Any:
+    ran = hermes("tools", "call", f"mcp__prober__{tool}", "--args", json.dumps(arguments), "--json", home=home,
+                 env={"HOME": str(user)})
+    return json.loads(ran.stdout), ran
+
+
+def test_a_hostile_server_fails_at_each_attempt_and_each_denial_is_named(home: Home, user: Path, tmp_path: Path,
+                                                                         listener: int) -> None:
+    prober(home, network="none")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+
+    key, ran = call(home, user, "read", path="~/.ssh/id_ed25519")
+    assert key["is_error"] and CANARY not in ran.stdout + ran.stderr
+    assert "tried to read ~/.ssh/id_ed25519, which its sandbox hides (where secrets are kept)" in ran.stderr
+    assert "sandbox: {read: [~/.ssh]}" in ran.stderr
+
+    dotenv, ran = call(home, user, "read", path=str(home.dotenv))
+    assert dotenv["is_error"] and CANARY not in ran.stdout + ran.stderr
+    assert f"tried to read {home.dotenv}, which its sandbox hides" in ran.stderr
+
+    written, ran = call(home, user, "write", path=str(outside / "planted.txt"))
+    assert written["is_error"] and not (outside / "planted.txt").exists()
+    assert f"tried to create {outside / 'planted.txt'}, in a folder its sandbox hides" in ran.stderr
+
+    dialled, ran = call(home, user, "dial", host="127.0.0.1", port=listener)
+    assert dialled["is_error"] and "host-answer" not in dialled["text"]
+    assert f"tried to reach 127.0.0.1:{listener}, which its sandbox does not allow (network: none)" in ran.stderr
+    assert f"network: loopback, ports: [{listener}]" in ran.stderr
+
+    outward, ran = call(home, user, "dial", host="10.255.255.1", port=80)
+    assert outward["is_error"] and "which its sandbox does not allow (network: none)" in ran.stderr
+
+    log = home.server_log("prober").read_text()
+    assert log.count("[hermes sandbox]") >= 5 and CANARY not in log
+    assert (user / ".ssh" / "id_ed25519").read_text().count(CANARY) == 1  # untouched on the host
+
+
+def test_mcp_test_names_a_denial_at_start_and_get_shows_the_sandbox(home: Home, user: Path) -> None:
+    prober(home, network="none")
+    ran = hermes("mcp", "test", "prober", home=home, env={"HOME": str(user)})
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "sandbox: on (network none)" in ran.stdout
+    assert "sandbox denied: server 'prober' tried to read ~/.ssh/id_ed25519" in ran.stdout
+    shown = hermes("mcp", "get", "prober", "--json", home=home, env={"HOME": str(user)})
+    sandbox = json.loads(shown.stdout)["sandbox"]
+    assert sandbox["state"] == "on" and sandbox["network"] == "none"
+    assert str(SERVERS / "prober.py") in sandbox["reads"] or not str(SERVERS).startswith(("/tmp", "/root", "/home"))
+
+
+def test_loopback_reaches_exactly_the_declared_host_ports(home: Home, user: Path, listener: int) -> None:
+    prober(home, network="loopback", ports=[listener])
+    dialled, ran = call(home, user, "dial", host="127.0.0.1", port=listener)
+    assert not dialled["is_error"], ran.stdout + ran.stderr
+    assert "host-answer" in dialled["text"]
+    other = socket.create_server(("127.0.0.1", 0))
+    try:
+        refused, ran = call(home, user, "dial", host="127.0.0.1", port=other.getsockname()[1])
+    finally:
+        other.close()
+    assert refused["is_error"] and "tried to reach 127.0.0.1:" in ran.stderr
+
+
+def test_the_server_runs_in_its_own_namespaces_unless_switched_off(home: Home, user: Path) -> None:
+    prober(home)
+    inside, _ = call(home, user, "where")
+    ours = os.readlink("/proc/self/ns/mnt")
+    assert inside["text"].startswith("mnt ") and ours not in inside["text"]
+    assert "home []" in inside["text"]  # an empty home folder: nothing of the user's
+    prober(home, enabled=False)
+    outside, _ = call(home, user, "where")
+    assert ours in outside["text"] and ".ssh" in outside["text"]
+
+
+def test_required_refuses_to_start_where_no_sandbox_can_be_built(home: Home, user: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    write_config(home, {"mcp": {"sandbox": "required"},
+                        "mcp_servers": {"prober": {"command": PYTHON, "args": PROBER}}})
+    ran = hermes("mcp", "test", "prober", home=home, env={"HOME": str(user), "PATH": str(empty)})
+    assert ran.returncode == 1
+    assert "it must run sandboxed (mcp.sandbox: required), but bubblewrap (bwrap) is not installed" in ran.stdout
+    write_config(home, {"mcp_servers": {"prober": {"command": PYTHON, "args": PROBER}}})
+    ran = hermes("mcp", "test", "prober", home=home, env={"HOME": str(user), "PATH": str(empty)})
+    assert ran.returncode == 0
+    assert "sandbox: unavailable: bubblewrap (bwrap) is not installed" in ran.stdout
+    assert "the server runs with your full rights" in ran.stdout
+
+
+def test_the_real_server_filesystem_works_inside_its_sandbox(home: Home, npm: NpmTools, user: Path,
+                                                             tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "plan.md").write_text("ship the sandbox\n")
+    write_config(home, {"mcp_servers": {"files": {"command": npm.filesystem[0],
+                                                  "args": [npm.filesystem[1], str(notes)],
+                                                  "sandbox": {"network": "none"}}}})
+    env = {"HOME": str(user)}
+    read = hermes("tools", "call", "mcp__files__read_text_file", "--args", json.dumps({"path": str(notes / "plan.md")}),
+                  home=home, env=env)
+    assert read.returncode == 0 and "ship the sandbox" in read.stdout, read.stdout + read.stderr
+    wrote = hermes("tools", "call", "mcp__files__write_file",
+                   "--args", json.dumps({"path": str(notes / "done.md"), "content": "done\n"}), home=home, env=env)
+    assert wrote.returncode == 0, wrote.stdout + wrote.stderr
+    assert (notes / "done.md").read_text() == "done\n"
+
+
+# -- the plan, without a process -------------------------------------------------------------------
+
+
+def _plan(tmp_path: Path, args: list[str], settings: SandboxSettings | None = None, cwd: Path | None = None,
+          configured_cwd: bool = False) -> Any:
+    user = tmp_path / "user"
+    for store in (".ssh", ".aws", "work"):
+        (user / store).mkdir(parents=True, exist_ok=True)
+    (user / ".netrc").write_text("machine x password y\n")
+    hermes_home = user / ".hermes"
+    hermes_home.mkdir(exist_ok=True)
+    return plan(PYTHON, args, env={"HOME": str(user), "PATH": os.environ.get("PATH", "")},
+                cwd=str(cwd or user / "work"), configured_cwd=configured_cwd, roots=(),
+                settings=settings or SandboxSettings(), hermes_home=str(hermes_home))
+
+
+def test_a_shared_home_still_hides_its_secret_stores_and_hermes_home(tmp_path: Path) -> None:
+    sandbox = _plan(tmp_path, [str(tmp_path / "user")])
+    user = str(tmp_path / "user")
+    assert user in sandbox.writable
+    assert {f"{user}/.ssh", f"{user}/.aws", f"{user}/.netrc", f"{user}/.hermes"} <= set(sandbox.hidden)
+    assert not sandbox.visible(f"{user}/.ssh/id_ed25519") and sandbox.visible(f"{user}/work")
+
+
+def test_what_the_user_names_wins_over_the_hiding(tmp_path: Path) -> None:
+    user = str(tmp_path / "user")
+    sandbox = _plan(tmp_path, [user], SandboxSettings(read=(f"{user}/.ssh",)))
+    assert f"{user}/.ssh" not in sandbox.hidden and sandbox.visible(f"{user}/.ssh/known_hosts")
+    assert not sandbox.writable_path(f"{user}/.ssh/known_hosts")
+
+
+def test_the_working_folder_is_shared_unless_it_is_the_home_folder(tmp_path: Path) -> None:
+    user = tmp_path / "user"
+    assert _plan(tmp_path, []).working == str(user / "work")
+    assert _plan(tmp_path, [], cwd=user).working is None
+    assert _plan(tmp_path, [], cwd=user, configured_cwd=True).working == str(user)
+
+
+def test_no_network_keeps_launchers_offline(tmp_path: Path) -> None:
+    sandbox = _plan(tmp_path, [], SandboxSettings(network=Network.NONE))
+    assert sandbox.env["npm_config_prefer_offline"] == "true" and sandbox.env["UV_OFFLINE"] == "1"
+    assert "UV_OFFLINE" not in _plan(tmp_path, []).env
+
+
+def test_denials_are_named_only_when_the_plan_explains_them(tmp_path: Path) -> None:
+    sandbox = _plan(tmp_path, [], SandboxSettings(network=Network.NONE))
+    watch = DenialWatch("s", sandbox)
+    user = tmp_path / "user"
+    missing = tmp_path / "user" / "work" / "nothing-here.txt"  # visible folder, file absent: not the sandbox
+    assert watch.observe(f"ENOENT: no such file or directory, open '{missing}'") == []
+    assert watch.observe("Error: Permission denied (publickey)") == []
+    assert watch.observe(f"EACCES: permission denied, open '{user}/.netrc'")
+    assert watch.observe("connect ENETUNREACH 104.16.0.1:443 - Local (0.0.0.0:0)")[0].startswith(
+        "server 's' tried to reach 104.16.0.1:443")
+    open_everywhere = DenialWatch("s", _plan(tmp_path, []))
+    assert open_everywhere.observe("connect ENETUNREACH 104.16.0.1:443") == []
+
+
+@pytest.mark.parametrize("value, rule", [
+    ({"ports": [80]}, "only 'network: loopback' uses"),
+    ({"network": "some"}, "must be one of"),
+    ("maybe", "must be 'off', 'on' or a mapping"),
+])
+def test_bad_sandbox_settings_name_the_key_and_the_rule(value: Any, rule: str) -> None:
+    from hermes.validation import Invalid
+
+    with pytest.raises(Invalid) as caught:
+        ServerConfig.from_data({"command": "x", "sandbox": value}, "s")
+    assert rule in str(caught.value) and "mcp_servers.s.sandbox" in str(caught.value)
