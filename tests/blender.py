@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,10 +58,12 @@ class StandIn:
             self.processes.remove(running)
 
 
-def plugin_repo(tmp_path: Path, *, title: str | None = None) -> Path:
-    declaration = {"app": {"linux": {"presence": "executable", "location": "$HERMES_HOME/apps/blender"}},
-                   "requires": {"app": True},
-                   "liveness": {"kind": "server_json", "path": "$HERMES_HOME/blender-run/server.json"}}
+def plugin_repo(tmp_path: Path, *, title: str | None = None, sandbox: dict[str, Any] | None = None) -> Path:
+    declaration: dict[str, Any] = {
+        "app": {"linux": {"presence": "executable", "location": "$HERMES_HOME/apps/blender"}},
+        "requires": {"app": True},
+        "liveness": {"kind": "server_json", "path": "$HERMES_HOME/blender-run/server.json"},
+        **({"sandbox": sandbox} if sandbox else {})}
     files = {
         "plugin.json": json.dumps({"name": "blender", "version": "0.2.0", "description": "Blender through its bridge",
                                    **({"title": title} if title else {}),

@@ -95,6 +95,9 @@ def _with(path: str, value: Any, base: dict[str, Any] | None = None) -> dict[str
 
 REJECTIONS: list[tuple[dict[str, Any], str]] = [
     (_with("app", {}), "app needs at least one of darwin, win32, linux"),
+    (_with("sandbox", "off"), "sandbox cannot switch the sandbox off"),
+    (_with("sandbox", {"network": "all", "read": ["~/.ssh"]}), "sandbox.read is the user's to grant"),
+    (_with("sandbox", {"network": "everything"}), "sandbox.network must be one of none, loopback, all"),
     (_with("app.beos", {"presence": "executable", "location": "/x"}), "app.beos is not a known key"),
     (_with("app", "mac"), "app must be an object"),
     (_with("color", "blue"), "color is not a known key"),

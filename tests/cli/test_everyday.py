@@ -247,6 +247,8 @@ def test_installing_filesystem_names_the_folder_it_exposes(home: Home, npm: NpmT
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert f"The model can read and search {notes} and everything under it" in ran.stdout
     assert _servers(home)["filesystem"].roots == (str(notes),)
+    # The entry declares what its sandbox gives: no network (the folder is shared by its argument).
+    assert _servers(home)["filesystem"].sandbox.network == "none"
     allowed = hermes("tools", "call", "mcp__filesystem__list_allowed_directories", home=home)
     assert str(notes) in allowed.stdout
 

@@ -109,7 +109,8 @@ async def test_a_healthy_period_restores_the_restart_budget(home: Home) -> None:
 
 async def test_call_timeout_cancels_on_the_server(home: Home, tmp_path: Path) -> None:
     marker = tmp_path / "cancelled"
-    write_config(home, {"mcp_servers": {"box": fast_entry(timeout=0.5)}})
+    # The marker's folder is named at call time only: the sandbox is told it may be written.
+    write_config(home, {"mcp_servers": {"box": fast_entry(timeout=0.5, sandbox={"write": [str(tmp_path)]})}})
     async with Session(home) as session:
         outcome = await session.call("mcp__box__slow", {"seconds": 60, "marker": str(marker)})
         assert outcome.is_error and "timed out after 0.5 s" in outcome.text
@@ -120,7 +121,7 @@ async def test_call_timeout_cancels_on_the_server(home: Home, tmp_path: Path) ->
 
 async def test_a_task_that_outlives_its_timeout_is_cancelled_on_the_server(home: Home, tmp_path: Path) -> None:
     marker = tmp_path / "task-cancelled"
-    write_config(home, {"mcp_servers": {"box": fast_entry(timeout=0.5)}})
+    write_config(home, {"mcp_servers": {"box": fast_entry(timeout=0.5, sandbox={"write": [str(tmp_path)]})}})
     steps: list[str | None] = []
 
     async def on_progress(value: float, total: float | None, message: str | None) -> None:

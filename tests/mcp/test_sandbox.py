@@ -251,3 +251,45 @@ def test_bad_sandbox_settings_name_the_key_and_the_rule(value: Any, rule: str) -
     with pytest.raises(Invalid) as caught:
         ServerConfig.from_data({"command": "x", "sandbox": value}, "s")
     assert rule in str(caught.value) and "mcp_servers.s.sandbox" in str(caught.value)
+
+
+def test_the_real_git_server_works_on_its_repository_and_sees_nothing_else(home: Home, user: Path,
+                                                                         tmp_path: Path) -> None:
+    """mcp-server-git from PyPI, declared `network: none` like the catalog's entry: it reads and commits
+    in the repository it was configured with; the user's keys stay out of its reach."""
+    import subprocess
+
+    from tests.bridge_tools import install_pinned
+
+    git_bin = install_pinned("mcp-server-git")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    quiet: dict[str, Any] = {"check": True, "capture_output": True, "cwd": repo}
+    subprocess.run(["git", "init", "-q", "-b", "main"], **quiet)
+    subprocess.run(["git", "-c", "user.email=t@example.org", "-c", "user.name=T", "commit", "-q", "--allow-empty",
+                    "-m", "first"], **quiet)
+    (repo / "notes.md").write_text("staged inside the sandbox\n")
+    write_config(home, {"mcp_servers": {"git": {"command": str(git_bin / "mcp-server-git"),
+                                                "args": ["--repository", str(repo)],
+                                                "sandbox": {"network": "none"}}}})
+    env = {"HOME": str(user)}
+    log = hermes("tools", "call", "mcp__git__git_log", "--args", json.dumps({"repo_path": str(repo)}), home=home,
+                 env=env)
+    assert log.returncode == 0 and "first" in log.stdout, log.stdout + log.stderr
+    added = hermes("tools", "call", "mcp__git__git_add", "--args",
+                   json.dumps({"repo_path": str(repo), "files": ["notes.md"]}), home=home, env=env)
+    assert added.returncode == 0, added.stdout + added.stderr
+    staged = subprocess.run(["git", "diff", "--cached", "--name-only"], **quiet, text=True).stdout
+    assert staged.strip() == "notes.md"  # written into the real repository, from inside
+    elsewhere = hermes("tools", "call", "mcp__git__git_status", "--args",
+                       json.dumps({"repo_path": str(user / ".ssh")}), home=home, env=env)
+    assert elsewhere.returncode != 0 and CANARY not in elsewhere.stdout + elsewhere.stderr
+
+
+def test_the_real_server_everything_reports_only_what_the_sandbox_gives(home: Home, npm: NpmTools,
+                                                                       user: Path) -> None:
+    write_config(home, {"mcp_servers": {"everything": {"command": npm.everything[0], "args": npm.everything[1:]}}})
+    ran = hermes("tools", "call", "mcp__everything__get_env", "--args", "{}", home=home,
+                 env={"HOME": str(user), "OPENAI_API_KEY": CANARY})
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert CANARY not in ran.stdout and str(user) in ran.stdout

@@ -18,6 +18,7 @@ from mcp import Client
 
 from hermes.home import Home
 from hermes.mcp.children import Watchdog
+from hermes.mcp.sandbox import support
 from hermes.mcp.stdio import LineSplitter, MessageTooLarge, StdioProcess
 from hermes.security.redact import Redactor
 from tests.support import PYTHON, SERVERS, stdio_entry, wait_for, write_config
@@ -104,8 +105,9 @@ def test_the_watchdog_kills_registered_groups_when_its_pipe_closes() -> None:
 
 @pytest.mark.parametrize("own_group", [False, True], ids=["same group", "helper in a group of its own"])
 def test_a_sigkilled_host_takes_servers_and_their_helpers_with_it(home: Home, tmp_path: Path, own_group: bool) -> None:
-    """SIGKILL leaves no time to clean up: the parent-death signal and the watchdog must do it."""
-    write_config(home, {"mcp_servers": {"spawner": stdio_entry("spawner.py")}})
+    """SIGKILL leaves no time to clean up: the parent-death signal and the watchdog must do it (unsandboxed:
+    the helper's pid is the host's; sandboxed, the pid namespace takes everything, see below)."""
+    write_config(home, {"mcp_servers": {"spawner": stdio_entry("spawner.py", sandbox="off")}})
     pidfile = tmp_path / "helper.pid"
     driver = tmp_path / "driver.py"
     driver.write_text(textwrap.dedent(f"""
@@ -140,10 +142,46 @@ def test_a_sigkilled_host_takes_servers_and_their_helpers_with_it(home: Home, tm
 async def test_leaving_a_session_takes_a_helper_that_moved_to_its_own_group(home: Home) -> None:
     from hermes.session.core import Session
 
-    write_config(home, {"mcp_servers": {"spawner": stdio_entry("spawner.py")}})
+    write_config(home, {"mcp_servers": {"spawner": stdio_entry("spawner.py", sandbox="off")}})
     async with Session(home) as session:
         outcome = await session.call("mcp__spawner__spawn_helper", {"own_group": True})
         helper = psutil.Process(int(outcome.text))
         assert os.getpgid(helper.pid) != os.getpgid(helper.ppid())
     _gone, alive = psutil.wait_procs([helper], timeout=60)
     assert alive == []
+
+
+@pytest.mark.skipif(not support(os.environ.get("PATH")).available, reason="no sandbox on this machine")
+def test_a_sigkilled_host_takes_a_sandboxed_server_and_its_helpers_with_it(home: Home, tmp_path: Path) -> None:
+    """Inside the sandbox the helper lives in the server's pid namespace: when hermes dies, bubblewrap
+    dies with it (--die-with-parent), and with it every process of the namespace."""
+    write_config(home, {"mcp_servers": {"spawner": stdio_entry("spawner.py")}})
+    ready = tmp_path / "ready"
+    driver = tmp_path / "driver.py"
+    driver.write_text(textwrap.dedent(f"""
+        import anyio, pathlib
+        from hermes.home import Home
+        from hermes.session.core import Session
+
+        async def main():
+            async with Session(Home(pathlib.Path({str(home.root)!r}))) as session:
+                await session.call("mcp__spawner__spawn_helper", {{"own_group": True}})
+                pathlib.Path({str(ready)!r}).write_text("ready")
+                await anyio.sleep_forever()
+
+        anyio.run(main)
+    """))
+    host = subprocess.Popen([sys.executable, str(driver)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        assert wait_for(ready.exists), host.stderr
+        inside = [p for p in psutil.Process(host.pid).children(recursive=True)
+                  if "spawner.py" in " ".join(p.cmdline()) or p.name() in ("bwrap", "sleep", "python3", "python")]
+        assert any(p.name() == "bwrap" for p in inside), [p.cmdline() for p in inside]
+        assert len(inside) >= 3  # bubblewrap, the server, its helper
+        host.kill()
+        host.wait()
+        _gone, alive = psutil.wait_procs(inside, timeout=60)
+        assert alive == [], [p.cmdline() for p in alive]
+    finally:
+        if host.poll() is None:
+            host.kill()

@@ -80,3 +80,26 @@ async def test_the_real_bridge_follows_the_app_across_restarts(home: Home, tmp_p
         assert payload is not None and payload["state"] == "app_not_running"
         assert payload["app"]["name"] == "Blender"  # no title in plugin.json: the name, title-cased
         assert payload["user_action"] == "Start Blender, then try again."
+
+
+async def test_the_real_bridge_reaches_only_the_app_from_a_loopback_sandbox(home: Home, tmp_path: Path,
+                                                                          bridge_bin: Path, blender: StandIn) -> None:
+    """Declared `network: loopback`: the bridge has no network but the app's own port, read from the
+    runtime file at each start (a new port after an app restart is relayed too)."""
+    env = {"PATH": f"{bridge_bin}{os.pathsep}{os.environ['PATH']}"}
+    blender.install()
+    repo = plugin_repo(tmp_path, sandbox={"network": "loopback"})
+    installed = hermes("plugins", "install", str(repo), "--enable", "--no-warm", home=home, env=env)
+    assert installed.returncode == 0, installed.stderr
+    settings = SessionSettings(watch_interval=0.05, policy=RestartPolicy(attempts=0))
+    async with Session(home, settings, environ={**os.environ, **env}) as session:
+        first = await anyio.to_thread.run_sync(blender.start)
+        await wait_until(lambda: session.snapshots()["blender"].live_pid == first.pid)
+        assert session.snapshots()["blender"].sandbox == "on (network loopback)"
+        answer = await session.call(TOOL, {})
+        assert not answer.is_error and f'"app_pid": {first.pid}' in answer.text, answer.text
+        second = await anyio.to_thread.run_sync(blender.start)
+        blender.stop(first)
+        await wait_until(lambda: session.snapshots()["blender"].live_pid == second.pid)
+        answer = await session.call(TOOL, {})
+        assert not answer.is_error and f'"app_pid": {second.pid}' in answer.text, answer.text

@@ -41,8 +41,9 @@ async def test_environment_is_only_the_allowlist_plus_env_block(home: Home, monk
         report = outcome.structured
         assert report is not None
         names = set(report["result"]["names"]) if "result" in report else set(report["names"])
+    # PWD: bubblewrap names the working folder it changed into (sandboxed servers).
     allowed = {"PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR", "OWN_SETTING",
-               "XDG_CONFIG_HOME"}
+               "XDG_CONFIG_HOME", "PWD"}
     assert "OPENAI_API_KEY" not in names and "HTTPS_PROXY" not in names
     assert "XDG_CONFIG_HOME" in names and "OWN_SETTING" in names
     # The interpreter may add a handful of its own (for example LC_CTYPE); nothing else from us.

@@ -386,19 +386,9 @@ def _declaration(server: str, value: Any) -> ServerDeclaration:
     liveness = optional(data, "liveness", (), lambda v, at: _liveness(v, at, None), None)
     none: tuple[str, ...] = ()
     asks = optional(data, "approval", (), _approval, none)
-    return ServerDeclaration(server, app, requires, liveness, asks, optional(data, "sandbox", (), _sandbox, None))
+    sandbox = optional(data, "sandbox", (), SandboxSettings.read_declared, None)
+    return ServerDeclaration(server, app, requires, liveness, asks, sandbox)
 
-
-def _sandbox(value: Any, loc: Loc) -> SandboxSettings:
-    """What the server needs from its sandbox: a network and host ports. Folders are the user's to
-    grant (in config.yaml), and a plugin cannot switch its own sandbox off."""
-    settings = SandboxSettings.read_setting(value, loc)
-    if not settings.enabled:
-        raise Invalid(loc, "cannot switch the sandbox off; the user decides that in config.yaml")
-    if settings.read or settings.write:
-        raise Invalid((*loc, "read" if settings.read else "write"),
-                      "is the user's to grant (sandbox.read/write of a config.yaml entry), not a plugin's")
-    return settings
 
 
 def _approval(value: Any, loc: Loc) -> tuple[str, ...]:

@@ -75,6 +75,18 @@ class SandboxSettings:
             raise Invalid((*loc, "ports"), "lists host loopback ports, which only 'network: loopback' uses")
         return settings
 
+    @classmethod
+    def read_declared(cls, value: Any, loc: Loc) -> SandboxSettings:
+        """A plugin's declaration: the network (and host ports) its server needs. Folders are the
+        user's to grant (in config.yaml), and a plugin cannot switch its own sandbox off."""
+        settings = cls.read_setting(value, loc)
+        if not settings.enabled:
+            raise Invalid(loc, "cannot switch the sandbox off; the user decides that in config.yaml")
+        if settings.read or settings.write:
+            raise Invalid((*loc, "read" if settings.read else "write"),
+                          "is the user's to grant (sandbox.read/write of a config.yaml entry), not a plugin's")
+        return settings
+
     def to_data(self) -> dict[str, Any] | str:
         """The setting as config.yaml holds it (for installers that write it)."""
         if not self.enabled:

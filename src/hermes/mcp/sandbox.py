@@ -314,8 +314,8 @@ def bwrap_argv(bwrap: str, sandbox: Plan, cwd: str, *, relay_dir: str | None = N
     if sandbox.network is not Network.ALL:
         argv.append("--unshare-net")
     argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    for place in (*_EMPTIED, sandbox.home):
-        if os.path.isdir(place) and place not in ("/",):
+    for place in dict.fromkeys((*_EMPTIED, sandbox.home)):
+        if os.path.isdir(place) and place != "/":
             argv += ["--tmpfs", place]
     if sandbox.network is Network.ALL:
         for state in _RESOLVER_STATE:
