@@ -293,3 +293,31 @@ def test_the_real_server_everything_reports_only_what_the_sandbox_gives(home: Ho
                  env={"HOME": str(user), "OPENAI_API_KEY": CANARY})
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert CANARY not in ran.stdout and str(user) in ran.stdout
+
+
+def test_a_plugins_arguments_share_nothing_outside_its_folder(tmp_path: Path) -> None:
+    """A plugin's mcp.json is its author's: naming the user's home in its arguments grants nothing."""
+    user = tmp_path / "user"
+    plugin = user / "plugin"
+    plugin.mkdir(parents=True)
+    sandbox = _plan(tmp_path, [str(user), str(plugin)], SandboxSettings(arguments_grant=False), cwd=plugin,
+                    configured_cwd=True)
+    assert str(user) not in sandbox.writable and str(plugin) in sandbox.writable
+    assert not sandbox.visible(str(user / ".ssh"))
+
+
+def test_a_machine_that_refuses_user_namespaces_gets_the_reason_and_the_fix(home: Home, user: Path,
+                                                                           tmp_path: Path) -> None:
+    """What Ubuntu 24.04 answers without an AppArmor profile for bwrap, from a bwrap that says it."""
+    fake = tmp_path / "fakebin"
+    fake.mkdir()
+    (fake / "bwrap").write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
+    (fake / "bwrap").chmod(0o755)
+    write_config(home, {"mcp_servers": {"prober": {"command": PYTHON, "args": PROBER}}})
+    ran = hermes("mcp", "test", "prober", home=home, env={"HOME": str(user), "PATH": f"{fake}:/usr/bin:/bin"})
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "sandbox: unavailable: bubblewrap cannot create a sandbox here: bwrap: setting up uid map: Permission " \
+           "denied (user namespaces are restricted here" in ran.stdout
+    assert "apparmor_restrict_unprivileged_userns" in ran.stdout
+    assert "the sandbox is unavailable" in home.server_log("prober").read_text() or \
+        "sandbox unavailable" in home.server_log("prober").read_text()

@@ -44,6 +44,9 @@ class SandboxSettings:
     ports: tuple[int, ...] = ()
     read: tuple[str, ...] = ()
     write: tuple[str, ...] = ()
+    # Whether paths named by the server's arguments and env are the user's choice, and shared. Not
+    # for a plugin's server: its mcp.json was written by the plugin's author, not the user.
+    arguments_grant: bool = True
 
     @property
     def effective_network(self) -> Network:

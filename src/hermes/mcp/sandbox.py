@@ -269,13 +269,17 @@ def plan(program: str, args: Iterable[str], *, env: Mapping[str, str], cwd: str,
         if _within(cache, home) and not os.path.exists(cache):
             os.makedirs(cache, mode=0o700, exist_ok=True)
         builder.add(cache, write=True)
+    # A plugin's own files: what its arguments name inside its folder, and nothing it names elsewhere.
+    inside = [_real(cwd)] if not settings.arguments_grant else None
     for arg in args:
         for path in _paths_in(arg, cwd):
-            builder.add(path, write=os.path.isdir(path), chosen=True)
+            if inside is None or any(_within(_real(path), folder) for folder in inside):
+                builder.add(path, write=os.path.isdir(path), chosen=inside is None)
     for name, value in env.items():
         if name not in (*ALLOWED, "PWD") and not name.startswith("XDG_"):
             for path in _paths_in(value, cwd, relative=False):
-                builder.add(path, write=False, chosen=True)
+                if inside is None or any(_within(_real(path), folder) for folder in inside):
+                    builder.add(path, write=False, chosen=inside is None)
     for root in roots:
         builder.add(root[len("file://"):] if root.startswith("file://") else root, write=True, chosen=True)
     for path in settings.read:

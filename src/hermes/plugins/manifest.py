@@ -239,7 +239,8 @@ def load_plugin(root: Path, data_root: Path) -> Plugin:
         # Its own data folder is the one place a plugin's server may always write.
         declared = declarations[name].sandbox if name in declarations else None
         settings = declared or config.sandbox
-        servers[name] = replace(config, sandbox=replace(settings, write=(*settings.write, str(data_dir))))
+        servers[name] = replace(config, sandbox=replace(settings, write=(*settings.write, str(data_dir)),
+                                                        arguments_grant=False))
     for name, config in servers.items():
         problem = _runtime_problem(config, declarations.get(name))
         if problem is not None:
