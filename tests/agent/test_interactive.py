@@ -209,3 +209,54 @@ def test_hermes_mcp_reload_from_another_terminal_reaches_a_running_chat(home: Ho
     assert "MCP server 'more' was added" in last and last.endswith("again"), last
     _say(child, "/exit")
     child.expect(pexpect.EOF)
+
+
+def test_answers_are_rendered_as_markdown_on_a_colour_terminal(home: Home, scripted_model: Any,
+                                                               tmp_path: Path) -> None:
+    answer = "# Scene report\n\nThe scene has **three** objects:\n\n- Cube\n- Light\n\n```python\nprint(1)\n```\n"
+    model = scripted_model([{"content": answer}, {"content": "plain **again**"}])
+    write_config(home, {"model": model_config(model), "mcp_servers": {}})
+    environment = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    child = pexpect.spawn(PYTHON, ["-m", "hermes", "chat"], encoding="utf-8", timeout=PATIENCE, cwd=str(tmp_path),
+                          env={**environment, "HERMES_HOME": str(home.root), "TERM": "xterm-256color"},
+                          dimensions=(40, 100))
+    child.expect("/help lists commands")
+    child.expect("›")
+    _say(child, "what is in my scene?")
+    child.expect("Scene report")
+    child.expect("three")
+    child.expect(r"•\S*\s*\S*Cube")  # a list item, with rich's bullet
+    child.expect("print")
+    child.expect("›")
+    shown = child.before
+    assert "**three**" not in shown and "```" not in shown and "# Scene" not in shown
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()
+
+
+def test_resume_in_the_chat_takes_up_a_saved_conversation(home: Home, scripted_model: Any, tmp_path: Path) -> None:
+    first = scripted_model([{"content": "noted: the code word is heron"}])
+    write_config(home, {"model": model_config(first), "mcp_servers": {}})
+    assert hermes("chat", "-q", "remember the code word heron", home=home).returncode == 0
+    from hermes.agent.transcripts import recent
+
+    [saved] = recent(home)
+    model = scripted_model([{"content": "the code word was heron"}])
+    write_config(home, {"model": model_config(model), "mcp_servers": {}})
+    child = _chat(home, tmp_path)
+    _say(child, "/resume")
+    child.expect(saved.id)
+    child.expect("›")
+    _say(child, f"/resume {saved.id}")
+    child.expect(f"Resumed {saved.id} \\(2 messages")
+    child.expect("›")
+    _say(child, "what was the code word?")
+    child.expect("the code word was heron")
+    child.expect("›")
+    sent = model.bodies()[-1]["messages"]
+    assert [m["content"] for m in sent[1:]] == ["remember the code word heron", "noted: the code word is heron",
+                                                "what was the code word?"]
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()

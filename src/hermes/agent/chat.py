@@ -10,11 +10,12 @@ from pathlib import Path
 
 import anyio
 
-from hermes.agent.loop import Agent
+from hermes.agent.loop import Agent, Turn
 from hermes.agent.prompt import MissingServer, system_prompt
 from hermes.agent.provider import Provider
 from hermes.agent.sampling import SamplingBroker
 from hermes.agent.skills import SkillEntry, all_skills
+from hermes.agent.transcripts import Summary, Transcript, load
 from hermes.agent.ui import ChatUI
 from hermes.config.agent_settings import MODEL_BLOCK, Approval, ModelSettings, SamplingSettings
 from hermes.config.store import ConfigStore
@@ -45,6 +46,7 @@ class ChatOptions:
     deferred: bool | None = None  # None: as model.deferred_tools says
     folder: Path = field(default_factory=Path.cwd)  # where project skills are looked for
     wait: float | None = None  # seconds the start waits for slow servers; None: each its connect timeout
+    resume: Summary | None = None  # a saved chat to take up (`--resume`, `--continue`)
 
 
 def model_settings(home: Home, options: ChatOptions) -> ModelSettings:
@@ -73,6 +75,28 @@ class Chat:
     agent: Agent
     session: Session
     skills: list[SkillEntry]
+    home: Home
+    folder: Path
+    transcript: Transcript
+
+    async def turn(self, text: str, *, stream: bool = False) -> Turn:
+        """One turn of the agent; the conversation is saved however it ends."""
+        try:
+            return await self.agent.turn(text, stream=stream)
+        finally:
+            self.transcript.save(self.agent.conversation.messages)
+
+    def new(self) -> None:
+        """`/new`: a fresh conversation, saved to a transcript of its own."""
+        self.agent.new_conversation()
+        self.transcript = Transcript(self.home, folder=self.folder, model=self.agent.provider.settings.name)
+
+    def resume(self, summary: Summary) -> int:
+        """Take up a saved chat (its file checked first; nothing changes if it is broken); its messages."""
+        messages = load(summary)
+        self.agent.conversation.restore(messages)
+        self.transcript = Transcript.resumed(self.home, summary, self.agent.conversation.messages)
+        return len(self.agent.conversation.messages)
 
     async def reload(self) -> tuple[ReloadReport | None, str | None]:
         """`/reload-mcp`: the session reloads within the budget; the model hears the difference next."""
@@ -125,8 +149,12 @@ async def open_chat(home: Home, options: ChatOptions, ui: ChatUI) -> AsyncIterat
                                    missing=missing_servers(session))
             agent = Agent(session, provider, ui, system_prompt=prompt, settings=settings, deferred=deferred,
                           yes=options.yes, approval_for=approval_for)
+            chat = Chat(agent, session, skills, home, options.folder,
+                        Transcript(home, folder=options.folder, model=settings.name))
+            if options.resume is not None:
+                chat.resume(options.resume)
             try:
-                yield Chat(agent, session, skills)
+                yield chat
             finally:
                 tasks.cancel_scope.cancel()
     finally:

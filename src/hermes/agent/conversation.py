@@ -142,6 +142,24 @@ class Conversation:
         self._notices = notices + self._notices
         return True
 
+    def restore(self, messages: list[dict[str, Any]]) -> None:
+        """Take up a saved conversation (already checked message by message), made valid again:
+        results only for calls that were made, each call answered, no two user messages in a row."""
+        self.clear()
+        for message in messages:
+            if message["role"] == "tool":
+                if message.get("tool_call_id") in self.unanswered():
+                    self.messages.append(message)
+                continue
+            if message["role"] == "user" and (self.unanswered() or
+                                              (self.messages and self.messages[-1]["role"] != "assistant")):
+                self.close("(No answer to the previous message.)")
+            elif message["role"] == "assistant" and self.unanswered():
+                self.close("(No answer: the chat ended here.)")
+            self.messages.append(message)
+        if (self.messages and self.messages[-1]["role"] != "assistant") or self.unanswered():
+            self.close("(No answer: the chat ended before this was answered.)")
+
     def close(self, why: str) -> None:
         """End a turn that has no answer: every call answered, then an assistant line saying why."""
         for call_id in self.unanswered():

@@ -21,6 +21,7 @@ HELP = """Commands:
   /reload-mcp   re-read config.yaml and plugins; the model hears what changed
   /model NAME   another model of the same endpoint for the next turns
   /new          a fresh conversation (same session, same system prompt)
+  /resume [ID]  the saved chats; with an ID, take that one up
   /exit         leave (so do Ctrl-D, and Ctrl-C at an empty prompt)
 Ctrl-C during an answer stops that turn (running tools are cancelled on their servers)."""
 
@@ -32,23 +33,31 @@ Ctrl-C during an answer stops that turn (running tools are cancelled on their se
 @click.option("-y", "--yes", is_flag=True, help="One-shot: run tools that ask for approval (destructive ones).")
 @click.option("--deferred/--no-deferred", default=None,
               help="Offer tool_search and a catalog instead of every tool schema (default: model.deferred_tools).")
+@click.option("-r", "--resume", "resume", is_flag=False, flag_value="", default=None, metavar="[ID]",
+              help="Take up a saved chat: its id (or the start of it); alone, a list to choose from.")
+@click.option("-c", "--continue", "keep_going", is_flag=True, help="Take up the newest saved chat of this folder.")
 @platform_option
 @wait_option
 @json_option
 def chat_command(query: str | None, model: str | None, base_url: str | None, yes: bool, deferred: bool | None,
-                 platform: str | None, wait: float, as_json: bool) -> None:
+                 resume: str | None, keep_going: bool, platform: str | None, wait: float, as_json: bool) -> None:
     """Talk to the configured model, with every configured MCP server's tools.
 
     The chat starts after at most --wait seconds whatever the servers do; a server still starting
-    then joins when it is ready, and the model hears that its tools arrived.
+    then joins when it is ready, and the model hears that its tools arrived. Every chat is saved
+    (HERMES_HOME/transcripts, private, secrets already hidden) to take up later.
     """
     from hermes.agent.chat import ChatOptions
-
-    options = ChatOptions(model=model, base_url=base_url, yes=yes, platform=platform, deferred=deferred,
-                          folder=Path.cwd(), wait=wait)
-    from hermes import interrupts
+    from hermes.cli.chat_resume import chosen_transcript
 
     home = Home.from_env()
+    if resume is not None and keep_going:
+        raise UsageError("--resume and --continue each choose a chat; give one of them.")
+    folder = Path.cwd()
+    options = ChatOptions(model=model, base_url=base_url, yes=yes, platform=platform, deferred=deferred,
+                          folder=folder, wait=wait, resume=chosen_transcript(home, resume, keep_going, folder))
+    from hermes import interrupts
+
     if query is not None:
         sys.exit(interrupts.run(_one_shot, home, options, query, as_json))
     if as_json:
@@ -70,7 +79,7 @@ async def _one_shot(home: Home, options: Any, query: str, as_json: bool) -> int:
         turn: Turn | None = None
         failure: str | None = None
         try:
-            turn = await chat.agent.turn(query)
+            turn = await chat.turn(query)
         except (ModelError, TurnStopped) as exc:
             failure = str(exc)
         redact = chat.session.redactor
@@ -131,6 +140,10 @@ async def _interactive(home: Home, options: Any) -> int:
     say("Starting the MCP servers…", err=True)
     async with open_chat(home, options, ui) as chat:
         _banner(chat)
+        if options.resume is not None:
+            from hermes.cli.chat_resume import resumed_line
+
+            say(resumed_line(options.resume, len(chat.agent.conversation.messages)), err=True)
         asked: set[tuple[str, str, str]] = set()
         while True:
             try:
@@ -227,12 +240,8 @@ async def _turn(chat: Any, ui: Any, text: str) -> None:
 
     with interruptible() as caught:
         try:
-            turn = await chat.agent.turn(text, stream=True)
-            if not ui.streamed and turn.answer:
-                sys.stdout.write(printable(turn.answer))
-            sys.stdout.write("\n")
-            sys.stdout.flush()
-            ui.streamed = False
+            turn = await chat.turn(text, stream=True)
+            ui.finish_answer(turn.answer)
             if not turn.answer.strip():
                 say(EMPTY_ANSWER, err=True)
             if turn.cut_off:
@@ -270,8 +279,12 @@ async def _slash(text: str, chat: Any, home: Home) -> str | None:
     elif command == "/model":
         _switch_model(chat, text)
     elif command == "/new":
-        chat.agent.new_conversation()
+        chat.new()
         say("A fresh conversation (same tools, same system prompt).")
+    elif command == "/resume":
+        from hermes.cli.chat_resume import slash_resume
+
+        slash_resume(chat, text, home)
     elif command == "/reload-mcp":
         await _reload(chat, home)
     else:

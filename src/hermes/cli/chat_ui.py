@@ -24,7 +24,8 @@ import mcp_types as types
 from hermes.agent.approval import Decision
 from hermes.agent.ui import RunStatus
 from hermes.cli.interaction import elicitation_handler
-from hermes.cli.output import printable
+from hermes.cli.markdown_stream import MarkdownStream
+from hermes.cli.output import colour_output, printable
 from hermes.cli.status_line import StatusLine
 from hermes.mcp.tasks import Progress
 from hermes.tools.surface import SurfaceTool
@@ -89,13 +90,32 @@ class TerminalUI:
         self.streamed = False
         # A live line while tools run when stderr is a terminal; plain lines otherwise.
         self._status = StatusLine(sys.stderr) if sys.stderr.isatty() else None
+        # Answers rendered as markdown on a colour terminal; as written with NO_COLOR or no terminal.
+        self._markdown = MarkdownStream(sys.stdout) if colour_output() else None
 
     async def text(self, delta: str) -> None:
         # What the model writes reaches a terminal: no escape sequence of its own (a clipboard
         # write, a window title) gets through, only text.
         self.waiting(None)
         self.streamed = True
+        if self._markdown is not None:
+            self._markdown.feed(delta)
+            return
         sys.stdout.write(printable(delta))
+        sys.stdout.flush()
+
+    def finish_answer(self, answer: str) -> None:
+        """The turn's answer is complete: what was not streamed is shown, and the line ended."""
+        if not self.streamed and answer:
+            if self._markdown is not None:
+                self._markdown.feed(answer)
+            else:
+                sys.stdout.write(printable(answer))
+            self.streamed = True
+        if self.streamed:
+            self._end_line()  # the rest of the markdown rendered, or the plain line ended
+        else:
+            sys.stdout.write("\n")
         sys.stdout.flush()
 
     def waiting(self, model: str | None) -> None:
@@ -154,7 +174,10 @@ class TerminalUI:
 
     def _end_line(self) -> None:
         if self.streamed:
-            sys.stdout.write("\n")
+            if self._markdown is not None:
+                self._markdown.finish()
+            else:
+                sys.stdout.write("\n")
             sys.stdout.flush()
             self.streamed = False
 

@@ -63,6 +63,11 @@ def _colour() -> bool:
     return sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
 
+def colour_output() -> bool:
+    """Whether stdout is a terminal that takes colour (no NO_COLOR)."""
+    return _colour()
+
+
 _CONTROL = {c: None for c in [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0)]}
 
 
