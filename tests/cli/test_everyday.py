@@ -4,6 +4,8 @@ suggestions for typos, tables that fit, completion, and exit codes as documented
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import stat
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,7 @@ import pytest
 from hermes.config.store import ConfigStore
 from hermes.home import Home
 from tests.npm_tools import NpmTools
-from tests.support import CANARY, fast_entry, hermes, write_config
+from tests.support import CANARY, SERVERS, fast_entry, hermes, write_config
 
 
 def _servers(home: Home) -> dict[str, Any]:
@@ -351,3 +353,37 @@ def test_a_broken_npx_cache_is_named_with_its_fix(home: Home) -> None:
     tools = json.loads(hermes("tools", "list", "--json", home=home).stdout)
     waiting = {u["server"]: u for u in tools["unavailable"]}["everything"]
     assert "rm -rf ~/.npm/_npx" in waiting["user_action"]
+
+
+def test_a_first_npx_start_fetches_its_package_outside_the_connect_timeout(home: Home, tmp_path: Path) -> None:
+    """A launcher's first fetch can take minutes: it gets its own budget, the connect timeout covers
+    only the start, and a fetched package is not fetched again. Here a stand-in `npx` whose warm
+    fetches for 4 s when its package is not cached yet, with a connect timeout of 2 s."""
+    import sys
+
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    user = tmp_path / "user"
+    user.mkdir()
+    shutil.copy(SERVERS / "fast.py", folder / "fast.py")
+    (folder / "npx").write_text(
+        f"#!{sys.executable}\n"
+        "import os, sys, time\n"
+        "fetched = os.path.expanduser('~/.npm/fetches')\n"
+        "if not os.path.exists(fetched):  # the package is not in the cache yet: fetch it\n"
+        "    time.sleep(4)\n"
+        "    with open(fetched, 'a') as f: f.write('fetched\\n')\n"
+        "if any(a.startswith('--package=') for a in sys.argv):\n"
+        "    sys.exit(0)\n"
+        f"os.execv(sys.executable, [sys.executable, {str(folder / 'fast.py')!r}])\n")
+    (folder / "npx").chmod(0o755)
+    write_config(home, {"mcp_servers": {"pkg": {"command": "npx", "args": ["-y", "@example/server@1.0.0"],
+                                                "connect_timeout": 2}}})
+    env = {"PATH": f"{folder}:{os.environ['PATH']}", "HOME": str(user)}
+    first = hermes("mcp", "test", "pkg", home=home, env=env)
+    assert first.returncode == 0, first.stdout + first.stderr
+    log = home.server_log("pkg").read_text()
+    assert "first start: fetching the package with `npx -y --package=@example/server@1.0.0 -- node -e 0`" in log
+    again = hermes("mcp", "test", "pkg", home=home, env=env)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert (user / ".npm" / "fetches").read_text() == "fetched\n"  # once, not at every start

@@ -81,6 +81,13 @@ class Attempt:
         outcome: Ended | None = None
         started = anyio.current_time()
         try:
+            if self._config.is_stdio:
+                with anyio.CancelScope() as fetching:
+                    self._scope = fetching
+                    await self._opener.warm(self.name, self._resolve())
+                if fetching.cancel_called:
+                    return Stopped()  # abandoned while its package was being fetched
+                started = anyio.current_time()
             with anyio.CancelScope(deadline=started + self._config.connect_timeout) as scope:
                 self._scope = scope
                 async with AsyncExitStack() as stack:

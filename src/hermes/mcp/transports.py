@@ -143,6 +143,23 @@ class TransportOpener:
         roots = tuple(server.config.roots or ())
         return SandboxRequest(found.bwrap, settings, roots, home, (port,) if port else ()), "on"
 
+    async def warm(self, name: str, server: ResolvedServer) -> None:
+        """A launcher's first start fetches its package first, on a budget of its own (see `first_start`)."""
+        from hermes.mcp.first_start import needs_warming, warm_first
+
+        record = (self.hermes_home or self.logs.parent) / "cache" / "warmed.json"
+        warm = needs_warming(record, server.command, server.args)
+        if warm is None:
+            return
+        request, _ = await self._sandbox(name, server, None)
+        env = child_environment(self.parent_environ, server.env, windows=self.windows)
+        with BoundedLog(self.logs / f"mcp-{name}.log") as log:
+            def line(text: str) -> None:
+                log.write(self.redactor(text) + "\n")
+                log.flush()
+
+            await warm_first(record, warm, env=env, cwd=server.cwd, sandbox=request, log=line)
+
     def _stdio(self, name: str, server: ResolvedServer, stack: AsyncExitStack,
                sandbox: tuple[SandboxRequest | None, str]) -> StdioProcess:
         assert server.command is not None

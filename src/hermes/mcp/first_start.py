@@ -1,0 +1,104 @@
+"""A launcher's first start (`npx -y pkg`, `uvx pkg`): the package is fetched before the server starts.
+
+Fetching a package can take minutes, far beyond a connect timeout, and a start killed mid-install
+leaves npx's cache half-written for good. So the first time hermes starts a server through a
+package launcher, it runs the launcher's warm command first (see `config.launchers`) under its own
+budget (`WARM_TIMEOUT`), in the same sandbox as the server but with the network (the fetch needs it);
+the connect timeout then covers the start alone. A warm command that succeeded is recorded in
+`HERMES_HOME/cache/warmed.json`, so later starts go straight to the server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+
+from hermes.config.launchers import WARM_TIMEOUT, warm_command
+from hermes.config.sandbox import Network
+from hermes.files import atomic_write, read_bounded
+from hermes.mcp.children import kill_group, resolve_command, spawn_argv
+from hermes.mcp.sandbox import SandboxRequest, bwrap_argv
+
+_RECORD_BYTES = 1 << 20
+_OUTPUT_TAIL = 4000
+
+
+def _record(path: Path) -> dict[str, float]:
+    try:
+        data = json.loads(read_bounded(path, _RECORD_BYTES))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, (int, float))} if isinstance(data, dict) else {}
+
+
+def needs_warming(record: Path, command: str | None, args: tuple[str, ...]) -> list[str] | None:
+    """The warm command of a launcher that has not fetched this package yet; None otherwise."""
+    warm = warm_command(command, args)
+    if warm is None or " ".join(warm) in _record(record):
+        return None
+    return warm
+
+
+async def warm_first(record: Path, warm: list[str], *, env: dict[str, str], cwd: str | None,
+                     sandbox: SandboxRequest | None, log: Callable[[str], None]) -> None:
+    """Run the warm command (never raises: a failed fetch shows again, with its words, when the server starts)."""
+    log(f"[hermes] first start: fetching the package with `{' '.join(warm)}` (up to {WARM_TIMEOUT:g} s)")
+    try:
+        program = resolve_command(warm[0], env.get("PATH"), cwd)
+    except FileNotFoundError:
+        return
+    argv = [program, *warm[1:]]
+    if sandbox is not None:
+        fetching = replace(sandbox, settings=replace(sandbox.settings, network=Network.ALL, ports=()))
+        where = cwd or str(Path.cwd())
+        plan = await anyio.to_thread.run_sync(fetching.plan_for, program, warm[1:], env, where, cwd is not None)
+        argv = [*bwrap_argv(sandbox.bwrap, plan, where), *argv]
+    started = time.monotonic()
+    process = await anyio.open_process(spawn_argv(argv[0], argv[1:]), env=env, cwd=cwd, start_new_session=True,
+                                       stdin=subprocess.DEVNULL)
+    try:
+        with anyio.move_on_after(WARM_TIMEOUT):
+            output = await _drain(process)
+            code = await process.wait()
+            seconds = time.monotonic() - started
+            if code == 0:
+                log(f"[hermes] fetched in {seconds:.1f} s")
+                records = _record(record)
+                records[" ".join(warm)] = time.time()
+                with contextlib.suppress(OSError):
+                    atomic_write(record, json.dumps(records, indent=1) + "\n")
+            else:
+                log(f"[hermes] fetching failed (exit code {code}): {output.strip()}")
+            return
+        log(f"[hermes] fetching did not finish within {WARM_TIMEOUT:g} s")
+    finally:
+        if process.returncode is None:
+            kill_group(process.pid)
+            with anyio.CancelScope(shield=True):
+                await process.wait()
+
+
+async def _drain(process: anyio.abc.Process) -> str:
+    """Everything the launcher prints, read to the end; its last few thousand bytes kept."""
+    kept = bytearray()
+
+    async def read(stream: anyio.abc.ByteReceiveStream | None) -> None:
+        if stream is None:
+            return
+        async for chunk in stream:
+            kept.extend(chunk)
+            del kept[:max(0, len(kept) - _OUTPUT_TAIL)]
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(read, process.stdout)
+        tasks.start_soon(read, process.stderr)
+    return bytes(kept).decode(errors="replace")
