@@ -14,6 +14,7 @@ from tests.agent.conftest import ScriptedModel, model_config
 from tests.support import PATIENCE, PYTHON, fast_entry, hermes, stdio_entry, wait_for, write_config
 
 # Its test tools annotate nothing; these tests are about forms and sampling, not about approval.
+DOWN = "\x1b[B"
 CONFORMANCE = stdio_entry("conformance_server.py", approval="never")
 
 
@@ -260,3 +261,31 @@ def test_resume_in_the_chat_takes_up_a_saved_conversation(home: Home, scripted_m
     child.sendcontrol("d")
     child.expect(pexpect.EOF)
     child.close()
+
+
+def test_a_form_with_every_kind_of_choice_answers_values_and_lists(home: Home, scripted_model: Any,
+                                                                  tmp_path: Path) -> None:
+    """SEP-1330's enums: titles are shown, values are sent; a multi-select answers a list."""
+    model = scripted_model([{"tool_calls": [{"name": "mcp__conf__test_elicitation_sep1330_enums"}]},
+                            {"answer_from_tool": True, "prefix": "Form: "}])
+    write_config(home, {"model": model_config(model), "mcp_servers": {"conf": CONFORMANCE}})
+    child = _chat(home, tmp_path)
+    _say(child, "choose")
+    child.expect("Please select options")
+    child.expect("untitledSingle")
+    child.send("\r")  # option1
+    child.expect("Second Option")
+    child.send(DOWN + "\r")  # value2, shown by its title
+    child.expect("Option Two")
+    child.send("\r")  # opt1, shown as "Option One"
+    child.expect("untitledMulti")
+    child.send(" " + DOWN + DOWN + " \r")  # option1 and option3
+    child.expect("Third Choice")
+    child.send(DOWN + " \r")  # value2
+    child.expect("Form: Elicitation completed: action=accept")
+    child.expect("›")
+    answer = model.bodies()[-1]["messages"][-1]["content"]
+    assert "'titledSingle': 'value2'" in answer and "'legacyEnum': 'opt1'" in answer, answer
+    assert "'untitledMulti': ['option1', 'option3']" in answer and "'titledMulti': ['value2']" in answer, answer
+    _say(child, "/exit")
+    child.expect(pexpect.EOF)

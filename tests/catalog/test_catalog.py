@@ -112,9 +112,12 @@ def test_interactive_install_prompts_secrets_and_checklist(home: Home) -> None:
     child.expect("Region")
     child.sendline("")  # keep the default
     child.expect("Tools to offer")
+    # Everything starts checked (the user's documents: all selected); what the entry advises
+    # against is marked, to uncheck.
+    child.expect(r"fail .*\[changes things: uncheck it if you do not need it\]")
     child.send(" ")  # uncheck echo, the first tool
     child.send("\r")
-    child.expect("Installed 'box' with 7 of 10 tools")
+    child.expect("Installed 'box' with 9 of 10 tools")
     child.expect(pexpect.EOF)
     assert CANARY not in home.config.read_text() and CANARY in home.dotenv.read_text()
     assert "echo" not in (ConfigStore(home).load().mcp_servers["box"].tools.include or ())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import pexpect
 
@@ -58,3 +59,18 @@ def test_checklist_without_a_terminal_says_so(home: Home) -> None:
     write_config(home, {"mcp_servers": {"box": stdio_entry()}})
     result = hermes("mcp", "configure", "box", home=home)
     assert result.returncode == 2 and "needs a terminal" in result.stderr
+
+
+def test_the_picker_fits_the_terminal_and_ctrl_c_leaves_it_interrupted(home: Home) -> None:
+    child = pexpect.spawn(PYTHON, ["-m", "hermes", "mcp"], encoding="utf-8", timeout=60,
+                          env={**os.environ, "HERMES_HOME": str(home.root), "TERM": "xterm"}, dimensions=(30, 70))
+    child.expect("MCP servers")
+    child.expect("Quit")
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", child.before).replace("\r", "")
+    shown = [line for line in plain.split("\n") if "available" in line]
+    assert shown and all(len(line.strip()) <= 70 for line in shown), shown
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    child.wait()
+    child.close()
+    assert child.exitstatus == 130

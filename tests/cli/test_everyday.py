@@ -203,6 +203,8 @@ def test_tables_fit_the_terminal_width(home: Home) -> None:
     assert "…" in narrow.stdout
     wide = hermes("mcp", "list", home=home, env={"COLUMNS": ""})  # not a terminal, no COLUMNS: nothing is cut
     assert long_args[-1] in wide.stdout
+    catalog = hermes("mcp", "catalog", home=home, env={"COLUMNS": "80"})
+    assert all(len(line) <= 80 for line in catalog.stdout.splitlines()), catalog.stdout
 
 
 def test_completion_and_version(home: Home) -> None:
@@ -312,7 +314,7 @@ def test_a_typo_elsewhere_in_the_config_is_named_not_taken_for_a_missing_server(
 def test_import_reads_real_files_as_their_clients_write_them(home: Home, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """VS Code's mcp.json has comments, trailing commas and ${workspaceFolder}; Goose names
-    variables it passes through in `env_keys`."""
+    variables it passes through in `env_keys`; Cursor's SSE servers are known by their URL."""
     user, project = tmp_path / "user", tmp_path / "project"
     (project / ".vscode").mkdir(parents=True)
     (project / ".vscode" / "mcp.json").write_text(
@@ -324,10 +326,15 @@ def test_import_reads_real_files_as_their_clients_write_them(home: Home, tmp_pat
     (user / ".config" / "goose" / "config.yaml").write_text(
         "extensions:\n  github:\n    type: stdio\n    name: github\n    cmd: github-mcp\n    args: []\n"
         "    env_keys: [GITHUB_TOKEN]\n    enabled: true\n")
+    # Cursor's documented remote forms: no type; an SSE server's URL ends in /sse.
+    (user / ".cursor").mkdir()
+    (user / ".cursor" / "mcp.json").write_text(json.dumps({"mcpServers": {
+        "events": {"url": "http://localhost:3000/sse"}, "remote": {"url": "https://mcp.example.com/mcp"}}}))
     monkeypatch.setenv("HOME", str(user))
     monkeypatch.chdir(project)
     added = hermes("mcp", "import", "--yes", home=home)
     assert added.returncode == 0, added.stderr
+    assert _servers(home)["events"].transport == "sse" and _servers(home)["remote"].transport is None
     files = ConfigStore(home, project / ".hermes" / "config.yaml").load().mcp_servers["files"]
     assert files.args == ("-y", "@modelcontextprotocol/server-filesystem", f"{project}/docs", "a//b")
     assert dict(_servers(home)["github"].env) == {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}

@@ -3,8 +3,9 @@
 (1) Settings come from flags, then from what is already configured, then from a prompt, then from
 the manifest's default. Secrets go to `.env` (0600) and `config.yaml` refers to them as `${NAME}`;
 they are never written into `config.yaml`. (2) The server is probed for its tools. (3) A checklist
-picks the tools: a previous selection wins, then the manifest's default; everything checked
-writes no filter. A failed probe offers to keep the server, disabled, and says why it failed;
+picks the tools: a previous selection wins, then the manifest's `default_enabled`, else all start
+checked, with the tools the manifest advises against marked (`--yes` leaves those out); everything
+checked writes no filter. A failed probe offers to keep the server, disabled, and says why it failed;
 declining restores config.yaml and .env as they were, and so does an interruption at any step.
 """
 
@@ -50,7 +51,8 @@ class ProbeResult(Protocol):
 
 Probe = Callable[[Home, str], ProbeResult]
 Ask = Callable[[Setting], str | None]
-ChooseTools = Callable[[list[tuple[str, str]], set[str]], list[str] | None]
+# (tools with their descriptions, what starts checked, what the entry advises against) -> the choice
+ChooseTools = Callable[[list[tuple[str, str]], set[str], set[str]], list[str] | None]
 Confirm = Callable[[str], bool]
 
 
@@ -249,8 +251,13 @@ def _install(home: Home, entry: CatalogServer, store: ConfigStore, previous: Ser
         return _keep_disabled_or_undo(store, entry, reason, transaction, confirm, values)
     tools = [(t.name, t.description) for t in report.tools]
     names = [t for t, _ in tools]
-    preselected = preselection(entry, names, previous.tools.include if previous else None)
-    picked = choose(tools, preselected) if choose is not None else sorted(preselected)
+    earlier = previous.tools.include if previous else None
+    preselected = preselection(entry, names, earlier)
+    # The checklist starts with every tool checked (what the entry advises against is marked, to
+    # uncheck); `--yes`, with no checklist, takes the entry's own safe selection.
+    checked = preselected if earlier is not None or entry.default_enabled is not None else set(names)
+    cautions = {t for t in names if t in entry.default_excluded}
+    picked = choose(tools, checked, cautions) if choose is not None else sorted(preselected)
     if picked is None:
         picked = sorted(preselected)
     include = None if set(picked) >= set(names) else [t for t in names if t in picked]

@@ -26,9 +26,13 @@ def _ask(setting: Setting) -> str | None:
     return str(answer) or None
 
 
-def _choose(tools: list[tuple[str, str]], preselected: set[str]) -> list[str] | None:
-    choices = [questionary.Choice(f"{name}  {description.splitlines()[0] if description else ''}".rstrip(),
-                                  value=name, checked=name in preselected) for name, description in tools]
+def _choose(tools: list[tuple[str, str]], preselected: set[str], cautions: set[str]) -> list[str] | None:
+    def label(name: str, description: str) -> str:
+        mark = "  [changes things: uncheck it if you do not need it]" if name in cautions else ""
+        return f"{name}  {description.splitlines()[0] if description else ''}".rstrip() + mark
+
+    choices = [questionary.Choice(label(name, description), value=name, checked=name in preselected)
+               for name, description in tools]
     picked = questionary.checkbox("Tools to offer (space toggles, enter saves):", choices=choices).ask()
     if picked is None:
         raise KeyboardInterrupt

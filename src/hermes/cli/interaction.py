@@ -72,13 +72,20 @@ def _ask_form(message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
         spec = spec if isinstance(spec, dict) else {}
         label = str(spec.get("title") or name) + ("" if name in required else " (optional)")
         kind, default = spec.get("type"), spec.get("default")
-        options = spec.get("oneOf")
-        listed = spec.get("enum")
-        choices = listed if isinstance(listed, list) and listed else \
-            [o.get("const") for o in options if isinstance(o, dict)] if isinstance(options, list) else []
-        if choices:
-            value: Any = questionary.select(label, choices=[str(c) for c in choices],
-                                            default=str(default) if default in choices else None).ask()
+        raw_items = spec.get("items")
+        items: dict[str, Any] = raw_items if isinstance(raw_items, dict) else {}
+        if kind == "array" and options_of(items):
+            # Multi-select (2025-11-25): the answer is a list of the chosen values, never one string.
+            picked = default if isinstance(default, list) else []
+            value: Any = questionary.checkbox(label, choices=[questionary.Choice(title, value=const,
+                                                                                 checked=const in picked)
+                                                               for const, title in options_of(items)]).ask()
+        elif options_of(spec):
+            choices = options_of(spec)
+            value = questionary.select(label, choices=[questionary.Choice(title, value=const)
+                                                       for const, title in choices],
+                                       default=next((title for const, title in choices if const == default),
+                                                    None)).ask()
         elif kind == "boolean":
             value = questionary.confirm(label, default=bool(default) if default is not None else False).ask()
         else:
@@ -90,6 +97,24 @@ def _ask_form(message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
             continue
         answer[name] = value
     return answer
+
+
+def options_of(spec: dict[str, Any]) -> list[tuple[Any, str]]:
+    """The choices a field offers as (value, what the user reads): `enum` (with the legacy `enumNames`),
+    or `oneOf`/`anyOf` entries of `const` and `title`."""
+    listed = spec.get("enum")
+    if isinstance(listed, list) and listed:
+        names = spec.get("enumNames")
+        titles = names if isinstance(names, list) and len(names) == len(listed) else listed
+        return [(value, str(title)) for value, title in zip(listed, titles, strict=True)]
+    for key in ("oneOf", "anyOf"):
+        options = spec.get(key)
+        if isinstance(options, list):
+            found = [(o["const"], str(o.get("title") or o["const"])) for o in options
+                     if isinstance(o, dict) and "const" in o]
+            if found:
+                return found
+    return []
 
 
 def _number(text: str, kind: str) -> int | float | str:

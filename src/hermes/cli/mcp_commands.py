@@ -53,7 +53,8 @@ def catalog_command(as_json: bool) -> None:
                     "warnings": warnings})
         return
     print_table(["NAME", "STATE", "AUTH", "DESCRIPTION"],
-                [[r.entry.name, r.state.value, r.entry.auth, r.entry.description] for r in rows])
+                [[r.entry.name, r.state.value, r.entry.auth, r.entry.description] for r in rows],
+                shrink=["DESCRIPTION"])
     if custom:
         say("")
         print_table(["CUSTOM SERVER", "STATE", "TRANSPORT"], [[c.name, c.state.value, c.transport] for c in custom])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 
 import questionary
@@ -40,6 +41,10 @@ def _actions(state: CatalogState) -> list[questionary.Choice]:
             questionary.Choice("Remove", value="remove"), questionary.Choice("Back", value="back")]
 
 
+def _fit(text: str, room: int) -> str:
+    return text if len(text) <= room else text[:room - 1] + "…"
+
+
 def run_picker(home: Home) -> int:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         say("`hermes mcp` is interactive and needs a terminal; use `hermes mcp catalog` and "
@@ -49,13 +54,16 @@ def run_picker(home: Home) -> int:
         rows, custom, _ = catalog_states(home)
         states = {r.entry.name: r.state for r in rows} | {c.name: c.state for c in custom}
         width = max(len(n) for n in states) if states else 10
-        choices = [questionary.Choice(f"{r.entry.name:<{width}}  {r.state.value:<22} {r.entry.description}",
+        room = max(20, shutil.get_terminal_size().columns - width - 30)  # the description fits the line
+        choices = [questionary.Choice(f"{r.entry.name:<{width}}  {r.state.value:<22} {_fit(r.entry.description, room)}",
                                       value=r.entry.name) for r in rows]
         choices += [questionary.Choice(f"{c.name:<{width}}  {c.state.value:<22} (custom)", value=c.name)
                     for c in custom]
         choices.append(questionary.Choice("Quit", value=_QUIT))
         picked = questionary.select("MCP servers (enter to choose, ctrl-c to quit):", choices=choices).ask()
-        if picked is None or picked == _QUIT:
+        if picked is None:
+            return 130  # Ctrl-C: interrupted, as every other command says it
+        if picked == _QUIT:
             return 0
         name = str(picked)
         action = questionary.select(f"{name} [{states[name].value}]:", choices=_actions(states[name])).ask()

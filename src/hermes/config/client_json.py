@@ -120,8 +120,14 @@ def translate(server: str, data: Any, *, move_secrets: bool = True) -> Translate
             entry["headers"] = {}
             for key, value in headers.items():
                 entry["headers"][key] = _kept(result, server, key, value, variable_name(server, key), move_secrets)
-        if _TYPES.get(kind) == "sse":
+        # Cursor (and older clients) name no type: a URL ending in /sse is the legacy SSE transport there.
+        from urllib.parse import urlsplit
+
+        legacy = not kind and urlsplit(filled).path.rstrip("/").endswith("/sse")
+        if _TYPES.get(kind) == "sse" or legacy:
             entry["transport"] = "sse"
+            if legacy:
+                notes.append(f"{server}: its url ends in /sse, so it is imported as an SSE server (transport: sse)")
     else:
         raise UsageError(f"Server '{server}' needs 'command' (stdio) or 'url' (HTTP).")
     if data.get("disabled") is True or data.get("enabled") is False:
