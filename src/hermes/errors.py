@@ -18,7 +18,7 @@ before building an error from anything a server or a user's file produced.
         mcp         ServerNotConnected; LoginRequired, LoginFailed (mcp.oauth)
         plugins     PluginInstallError, GitError, NoSuchPlugin (exit 3)
         catalog     NoSuchEntry (exit 3)
-        agent       ModelError, NoModel (exit 2)
+        agent       ModelError, NoModel (exit 2), TranscriptError (exit 2)
 """
 
 from __future__ import annotations
