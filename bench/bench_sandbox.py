@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 
 from bench.common import PYTHON, TOOLBOX, median, report, temp_home
-from hermes.mcp.sandbox import support
+from hermes.mcp.sandbox_support import support
 from hermes.session.core import Session
 
 BLOCK = 200

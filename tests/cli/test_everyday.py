@@ -376,7 +376,7 @@ def test_a_first_npx_start_fetches_its_package_outside_the_connect_timeout(home:
     (folder / "npx").write_text(
         f"#!{sys.executable}\n"
         "import os, sys, time\n"
-        "fetched = os.path.expanduser('~/.npm/fetches')\n"
+        "fetched = os.path.join(os.environ.get('npm_config_cache') or os.path.expanduser('~/.npm'), 'fetches')\n"
         "if not os.path.exists(fetched):  # the package is not in the cache yet: fetch it\n"
         "    time.sleep(4)\n"
         "    with open(fetched, 'a') as f: f.write('fetched\\n')\n"
@@ -393,4 +393,6 @@ def test_a_first_npx_start_fetches_its_package_outside_the_connect_timeout(home:
     assert "first start: fetching the package with `npx -y --package=@example/server@1.0.0 -- node -e 0`" in log
     again = hermes("mcp", "test", "pkg", home=home, env=env)
     assert again.returncode == 0, again.stdout + again.stderr
-    assert (user / ".npm" / "fetches").read_text() == "fetched\n"  # once, not at every start
+    # Once, not at every start; into the server's own cache (a sandboxed server never writes the user's).
+    private = home.root / "cache" / "sandbox" / "pkg" / "npm" / "fetches"
+    assert private.read_text() == "fetched\n" and not (user / ".npm").exists()

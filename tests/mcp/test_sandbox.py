@@ -22,8 +22,9 @@ import pytest
 from hermes.config.model import ServerConfig
 from hermes.config.sandbox import Network, SandboxSettings
 from hermes.home import Home
-from hermes.mcp.sandbox import plan, support
+from hermes.mcp.sandbox import plan
 from hermes.mcp.sandbox_denials import DenialWatch
+from hermes.mcp.sandbox_support import support
 from tests.npm_tools import NpmTools
 from tests.support import PYTHON, SERVERS, hermes, write_config
 
@@ -89,8 +90,8 @@ def test_a_hostile_server_fails_at_each_attempt_and_each_denial_is_named(home: H
 
     key, ran = call(home, user, "read", path="~/.ssh/id_ed25519")
     assert key["is_error"] and CANARY not in ran.stdout + ran.stderr
-    assert "tried to read ~/.ssh/id_ed25519, which its sandbox hides (where secrets are kept)" in ran.stderr
-    assert "sandbox: {read: [~/.ssh]}" in ran.stderr
+    assert "tried to read ~/.ssh/id_ed25519, which its sandbox hides: secrets are kept there, and hermes " \
+           "shares them with no server" in ran.stderr
 
     dotenv, ran = call(home, user, "read", path=str(home.dotenv))
     assert dotenv["is_error"] and CANARY not in ran.stdout + ran.stderr
@@ -302,8 +303,9 @@ def test_a_plugins_arguments_share_nothing_outside_its_folder(tmp_path: Path) ->
     plugin.mkdir(parents=True)
     sandbox = _plan(tmp_path, [str(user), str(plugin)], SandboxSettings(arguments_grant=False), cwd=plugin,
                     configured_cwd=True)
-    assert str(user) not in sandbox.writable and str(plugin) in sandbox.writable
-    assert not sandbox.visible(str(user / ".ssh"))
+    # Its own folder is readable (not writable: it is the plugin's code); the user's home is not shared.
+    assert str(user) not in sandbox.writable and str(plugin) in sandbox.readable
+    assert not sandbox.visible(str(user / ".ssh")) and not sandbox.visible(str(user / "work"))
 
 
 def test_a_machine_that_refuses_user_namespaces_gets_the_reason_and_the_fix(home: Home, user: Path,
@@ -321,3 +323,111 @@ def test_a_machine_that_refuses_user_namespaces_gets_the_reason_and_the_fix(home
     assert "apparmor_restrict_unprivileged_userns" in ran.stdout
     assert "the sandbox is unavailable" in home.server_log("prober").read_text() or \
         "sandbox unavailable" in home.server_log("prober").read_text()
+
+
+# -- what an attack on the sandbox found, each held now ---------------------------------------------
+
+
+def test_a_server_pointing_home_elsewhere_still_cannot_see_the_real_home_s_secrets(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = tmp_path / "real-home"
+    (real / ".ssh").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(real))
+    fake = tmp_path / "fake-home"
+    fake.mkdir()
+    sandbox = plan(PYTHON, [str(real)], env={"HOME": str(fake), "PATH": os.environ["PATH"]}, cwd=str(tmp_path),
+                   configured_cwd=False, roots=(), settings=SandboxSettings(), hermes_home=str(tmp_path / "hh"))
+    assert str(real / ".ssh") in sandbox.hidden and not sandbox.visible(str(real / ".ssh"))
+
+
+def test_a_shebang_cannot_name_host_folders_into_the_sandbox(tmp_path: Path) -> None:
+    work = tmp_path / "user" / "work"
+    work.mkdir(parents=True)
+    target = tmp_path / "elsewhere"
+    (target / "keys").mkdir(parents=True)
+    script = work / "srv"
+    script.write_text(f"#!{work}/L/../../../elsewhere/bin/sh\n")
+    script.chmod(0o755)
+    (work / "L").symlink_to(work)
+    sandbox = _plan(tmp_path, [], cwd=work)
+    assert not any(p == str(target) or p.startswith(str(target) + "/") for p in sandbox.readable), sandbox.readable
+
+
+def test_a_symlink_planted_in_the_working_folder_grants_nothing_secret(tmp_path: Path) -> None:
+    work = tmp_path / "user" / "work"
+    work.mkdir(parents=True)
+    (work / "@scope").mkdir()
+    hermes_home = tmp_path / "user" / ".hermes"
+    hermes_home.mkdir()
+    (work / "@scope" / "pkg").symlink_to(hermes_home)
+    sandbox = _plan(tmp_path, ["@scope/pkg"], cwd=work)
+    assert str(hermes_home) not in sandbox.writable and str(hermes_home) not in sandbox.readable
+    assert not sandbox.visible(str(hermes_home / ".env"))
+
+
+def test_a_symlinked_secret_store_is_hidden_where_it_really_is(tmp_path: Path) -> None:
+    user = tmp_path / "user"
+    vault = tmp_path / "vault"
+    (vault / "aws").mkdir(parents=True)
+    (user).mkdir(parents=True, exist_ok=True)
+    _plan(tmp_path, [])  # makes the user's folders
+    (user / ".aws").rmdir()
+    (user / ".aws").symlink_to(vault / "aws")
+    sandbox = _plan(tmp_path, [str(vault)])
+    assert str(vault / "aws") in sandbox.hidden and not sandbox.visible(str(vault / "aws" / "credentials"))
+
+
+def test_launchers_get_a_cache_of_their_own_not_the_user_s(tmp_path: Path) -> None:
+    npx = tmp_path / "bin" / "npx"
+    npx.parent.mkdir()
+    npx.write_text("#!/bin/sh\n")
+    npx.chmod(0o755)
+    user = tmp_path / "user"
+    (user / ".npm").mkdir(parents=True)
+    cache = tmp_path / "hh" / "cache" / "sandbox" / "x"
+    sandbox = plan(str(npx), ["-y", "pkg"], env={"HOME": str(user), "PATH": os.environ["PATH"]}, cwd=str(tmp_path),
+                   configured_cwd=False, roots=(), settings=SandboxSettings(), hermes_home=str(tmp_path / "hh"),
+                   cache=str(cache))
+    assert sandbox.env["npm_config_cache"] == str(cache / "npm") and str(cache / "npm") in sandbox.writable
+    assert not sandbox.writable_path(str(user / ".npm" / "_npx"))
+
+
+def test_git_s_own_code_stays_read_only_in_a_writable_folder(tmp_path: Path) -> None:
+    work = tmp_path / "user" / "work"
+    (work / ".git" / "hooks").mkdir(parents=True)
+    (work / ".git" / "config").write_text("[core]\n")
+    sandbox = _plan(tmp_path, [], cwd=work)
+    assert sandbox.writable_path(str(work / "notes.md"))
+    assert not sandbox.writable_path(str(work / ".git" / "hooks" / "pre-commit"))
+    assert not sandbox.writable_path(str(work / ".git" / "config"))
+
+
+def test_a_plugin_s_own_folder_is_read_only_to_its_server(tmp_path: Path) -> None:
+    plugin = tmp_path / "user" / "plugin"
+    plugin.mkdir(parents=True)
+    sandbox = _plan(tmp_path, [], SandboxSettings(arguments_grant=False), cwd=plugin, configured_cwd=True)
+    assert sandbox.visible(str(plugin)) and not sandbox.writable_path(str(plugin / ".hermes-install.json"))
+
+
+@pytest.mark.parametrize("paths, rule", [
+    (["/tmp/\x00x"], "no control characters"),
+    (["/tmp/\ud800"], "a lone surrogate"),
+    (["/proc"], "the kernel's own view of the host"),
+    (["relative/path"], "must be an absolute path"),
+    ([f"/p{i}" for i in range(65)], "at most 64"),
+])
+def test_sandbox_paths_are_checked_when_the_config_is_read(paths: list[str], rule: str) -> None:
+    from hermes.validation import Invalid
+
+    with pytest.raises(Invalid) as caught:
+        ServerConfig.from_data({"command": "x", "sandbox": {"read": paths}}, "s")
+    assert rule in str(caught.value)
+
+
+def test_a_denial_never_shows_a_secret_the_server_echoed(home: Home, user: Path, tmp_path: Path) -> None:
+    write_config(home, {"mcp_servers": {"prober": {"command": PYTHON, "args": PROBER,
+                                                   "env": {"API_TOKEN": CANARY}}}})
+    target = tmp_path / "outside" / CANARY / "x.txt"
+    target.parent.mkdir(parents=True)
+    _, ran = call(home, user, "write", path=str(target))
+    assert "tried to create" in ran.stderr and CANARY not in ran.stdout + ran.stderr

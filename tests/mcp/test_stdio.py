@@ -18,7 +18,7 @@ from mcp import Client
 
 from hermes.home import Home
 from hermes.mcp.children import Watchdog
-from hermes.mcp.sandbox import support
+from hermes.mcp.sandbox_support import support
 from hermes.mcp.stdio import LineSplitter, MessageTooLarge, StdioProcess
 from hermes.security.redact import Redactor
 from tests.support import PYTHON, SERVERS, stdio_entry, wait_for, write_config

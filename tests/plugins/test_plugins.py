@@ -467,3 +467,19 @@ def test_the_shipped_blender_entry_matches_its_pinned_plugin_json() -> None:
     (blender,) = [e for e in _read(SHIPPED) if e.name == "blender"]
     assert (blender.version, blender.title, blender.shown_title) == ("0.2.0", None, "Blender")
     assert "arbitrary Python" in blender.description and "not a sandbox" in blender.description
+
+
+def test_a_plugin_server_works_only_in_the_plugin_or_its_data_folder(home: Home, tmp_path: Path) -> None:
+    """Its sandbox shares the working folder with it: a `cwd` that leaves the plugin is refused."""
+    from hermes.plugins.manifest import PluginError, load_plugin
+
+    root = tmp_path / "acme"
+    root.mkdir()
+    (root / "plugin.json").write_text(json.dumps({"name": "acme", "version": "1.0.0"}))
+    for cwd in ("/etc", "${PLUGIN_ROOT}/../..", "${PLUGIN_DATA}/../.."):
+        (root / "mcp.json").write_text(json.dumps({"mcpServers": {"s": {"command": "./serve", "cwd": cwd}}}))
+        with pytest.raises(PluginError) as caught:
+            load_plugin(root, home.plugin_data)
+        assert "mcpServers.s.cwd" in str(caught.value) and "must be inside the plugin" in str(caught.value)
+    (root / "mcp.json").write_text(json.dumps({"mcpServers": {"s": {"command": "./serve", "cwd": "${PLUGIN_DATA}"}}}))
+    assert load_plugin(root, home.plugin_data).servers["s"].cwd == str(home.plugin_data / "acme")

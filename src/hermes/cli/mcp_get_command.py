@@ -19,7 +19,7 @@ from hermes.config.model import PinPolicy, ServerConfig
 from hermes.config.store import ConfigStore
 from hermes.errors import NoSuchServer
 from hermes.home import Home
-from hermes.security.redact import mask_url
+from hermes.security.redact import Redactor, mask_url
 from hermes.validation import suggestion
 
 
@@ -27,7 +27,9 @@ def _settings(entry: ServerConfig) -> dict[str, Any]:
     """The entry as configured, with every env and header value hidden (names only)."""
     data: dict[str, Any] = {"transport": entry.transport_name}
     if entry.command:
-        data |= {"command": entry.command, "args": list(entry.args)}
+        # An argument may be a literal token (`--api-key=sk-…`): hidden by its shape, like in any output.
+        redact = Redactor()
+        data |= {"command": entry.command, "args": [redact(arg) for arg in entry.args]}
         if entry.cwd:
             data["cwd"] = entry.cwd
         if entry.env:
@@ -56,7 +58,7 @@ def _sandbox(home: Home, name: str, entry: ServerConfig) -> dict[str, Any]:
 
     from hermes.config.resolve import ResolvedServer, resolve_server
     from hermes.errors import HermesError
-    from hermes.mcp.sandbox import describe
+    from hermes.mcp.sandbox_support import describe
 
     store = ConfigStore(home)
     try:

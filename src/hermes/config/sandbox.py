@@ -71,8 +71,8 @@ class SandboxSettings:
             enabled=enabled,
             network=Network(network) if network else None,
             ports=optional(data, "ports", loc, lambda v, at: items(v, at, port), ()),
-            read=optional(data, "read", loc, texts, nothing),
-            write=optional(data, "write", loc, texts, nothing),
+            read=optional(data, "read", loc, _paths, nothing),
+            write=optional(data, "write", loc, _paths, nothing),
         )
         if settings.ports and settings.network is not Network.LOOPBACK:
             raise Invalid((*loc, "ports"), "lists host loopback ports, which only 'network: loopback' uses")
@@ -104,6 +104,30 @@ class SandboxSettings:
         if self.write:
             data["write"] = list(self.write)
         return data
+
+
+MAX_PATHS = 64
+# The kernel's own views: binding them would show the host's processes and devices.
+_NEVER_SHARED = ("/proc", "/sys", "/dev")
+
+
+def _paths(value: Any, loc: Loc) -> tuple[str, ...]:
+    paths = texts(value, loc)
+    if len(paths) > MAX_PATHS:
+        raise Invalid(loc, f"lists {len(paths)} paths; at most {MAX_PATHS}")
+    for index, path in enumerate(paths):
+        where = (*loc, index)
+        try:
+            path.encode("utf-8")
+        except UnicodeEncodeError:
+            raise Invalid(where, "is not valid text (a lone surrogate)") from None
+        if not path or "\x00" in path or not path.isprintable():
+            raise Invalid(where, "must be a path (no control characters)")
+        if not path.startswith(("/", "~")):
+            raise Invalid(where, f"must be an absolute path or start with ~ (got {shown(path)})")
+        if any(path == place or path.startswith(place + "/") for place in _NEVER_SHARED):
+            raise Invalid(where, f"{shown(path)} is the kernel's own view of the host; it is never shared")
+    return paths
 
 
 def read_mode(value: Any, loc: Loc) -> SandboxMode:

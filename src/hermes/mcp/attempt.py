@@ -128,8 +128,8 @@ class Attempt:
                 outcome = Exited(f"the server exited (exit code {link.process.returncode})")
             problem = link.process.sandbox_problem
             if problem is not None and isinstance(outcome, (Exited, Failed)):
-                outcome = type(outcome)(f"its sandbox could not be set up ({problem}); set `sandbox: off` in its "
-                                        f"entry to run it unsandboxed")
+                outcome = type(outcome)(f"its sandbox could not be set up ({problem}); `hermes mcp get "
+                                        f"{self.name}` shows what it shares")
         return outcome
 
     async def _classify(self, exc: BaseException, link: Link | None) -> Ended:

@@ -321,7 +321,8 @@ class ServerConnection:
         attempt = self._attempt
         process = attempt.live.link.process if attempt is not None and attempt.live is not None else None
         if process is not None:
-            process.observe("\n".join(block.text for block in result.content if isinstance(block, types.TextContent)))
+            text = "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
+            process.observe(self._opener.redactor(text))
 
     async def request(self, request: UpstreamRequest[T]) -> T:
         """Resources, prompts and completions (see `hermes.mcp.requests`)."""

@@ -40,10 +40,14 @@ def _record(path: Path) -> dict[str, float]:
     return {k: v for k, v in data.items() if isinstance(v, (int, float))} if isinstance(data, dict) else {}
 
 
-def needs_warming(record: Path, command: str | None, args: tuple[str, ...]) -> list[str] | None:
-    """The warm command of a launcher that has not fetched this package yet; None otherwise."""
+def _key(warm: list[str], cache: str | None) -> str:
+    return " ".join(warm) + (f" (cache {cache})" if cache else "")
+
+
+def needs_warming(record: Path, command: str | None, args: tuple[str, ...], cache: str | None) -> list[str] | None:
+    """The warm command of a launcher that has not fetched this package (into this cache) yet; None otherwise."""
     warm = warm_command(command, args)
-    if warm is None or " ".join(warm) in _record(record):
+    if warm is None or _key(warm, cache) in _record(record):
         return None
     return warm
 
@@ -73,7 +77,7 @@ async def warm_first(record: Path, warm: list[str], *, env: dict[str, str], cwd:
             if code == 0:
                 log(f"[hermes] fetched in {seconds:.1f} s")
                 records = _record(record)
-                records[" ".join(warm)] = time.time()
+                records[_key(warm, sandbox.cache if sandbox else None)] = time.time()
                 with contextlib.suppress(OSError):
                     atomic_write(record, json.dumps(records, indent=1) + "\n")
             else:

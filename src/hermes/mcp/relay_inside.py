@@ -21,6 +21,7 @@ import sys
 import threading
 
 _CHUNK = 65536
+_MAX_CONNECTIONS = 64  # per port; more are refused rather than exhausting the descriptors
 
 
 def _pump(source: socket.socket, sink: socket.socket) -> None:
@@ -54,13 +55,24 @@ def _carry(client: socket.socket, path: str) -> None:
 def _listen(port: int, path: str) -> None:
     listener = socket.create_server(("127.0.0.1", port), reuse_port=False)
 
+    slots = threading.BoundedSemaphore(_MAX_CONNECTIONS)
+
+    def carry(client: socket.socket) -> None:
+        try:
+            _carry(client, path)
+        finally:
+            slots.release()
+
     def accept() -> None:
         while True:
             try:
                 client, _ = listener.accept()
             except OSError:
                 return
-            threading.Thread(target=_carry, args=(client, path), daemon=True).start()
+            if not slots.acquire(blocking=False):
+                client.close()
+                continue
+            threading.Thread(target=carry, args=(client,), daemon=True).start()
 
     threading.Thread(target=accept, daemon=True).start()
 

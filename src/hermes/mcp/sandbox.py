@@ -24,17 +24,15 @@ the server.
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from hermes.config.resolve import ResolvedServer
-from hermes.config.sandbox import Network, SandboxMode, SandboxSettings
+from hermes.config.sandbox import Network, SandboxSettings
 from hermes.security.environment import ALLOWED
 
 # Folders under a user's home that hold credentials or browser state: hidden even when the server
@@ -54,43 +52,6 @@ _RESOLVER_STATE = ("/run/systemd/resolve", "/run/NetworkManager", "/run/resolvco
 RELAY_DIR = "/run/hermes-relay"
 RELAY_SCRIPT = Path(__file__).with_name("relay_inside.py")
 _SHEBANG_BYTES = 256
-_PREFLIGHT_TIMEOUT = 10.0
-
-
-@dataclass(frozen=True)
-class Support:
-    """Whether bubblewrap can build a sandbox here; when not, why, in one sentence."""
-
-    available: bool
-    bwrap: str | None = None
-    problem: str = ""
-
-
-@functools.cache
-def _support(path: str | None) -> Support:
-    if not sys.platform.startswith("linux"):
-        return Support(False, problem="the sandbox needs Linux (bubblewrap)")
-    bwrap = shutil.which("bwrap", path=path)
-    if bwrap is None:
-        return Support(False, problem="bubblewrap (bwrap) is not installed; install the 'bubblewrap' package")
-    probe = [bwrap, "--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--unshare-net", "--unshare-pid",
-             "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"]
-    try:
-        result = subprocess.run(probe, stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace",
-                                timeout=_PREFLIGHT_TIMEOUT, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return Support(False, bwrap, f"bubblewrap could not be run ({exc})")
-    if result.returncode != 0:
-        said = next((line for line in result.stderr.splitlines() if line.strip()), f"exit code {result.returncode}")
-        hint = " (user namespaces are restricted here: on Ubuntu, allow them for bwrap with an AppArmor profile " \
-               "or sysctl kernel.apparmor_restrict_unprivileged_userns=0)" if "ermission denied" in said else ""
-        return Support(False, bwrap, f"bubblewrap cannot create a sandbox here: {said.strip()}{hint}")
-    return Support(True, bwrap)
-
-
-def support(path: str | None) -> Support:
-    """Whether the sandbox works on this machine (checked once per process; a few milliseconds)."""
-    return _support(path)
 
 
 @dataclass(frozen=True)
@@ -107,6 +68,8 @@ class Plan:
     relay_python: str | None = None  # the interpreter that runs the in-sandbox relay (`loopback`)
     symlinks: tuple[tuple[str, str], ...] = ()  # (target, link): paths given through a symlink
     env: Mapping[str, str] = field(default_factory=dict)  # what the sandbox adds to the server's environment
+    homes: tuple[str, ...] = ()  # every folder that is the user's home (emptied, like `home`)
+    secrets: tuple[str, ...] = ()  # the secret stores and HERMES_HOME, wherever they are
 
     def _deepest(self, path: str) -> str | None:
         """What decides a path's fate: the deepest mount over it ('empty', 'ro', 'rw', 'hidden'), None: the
@@ -114,7 +77,7 @@ class Plan:
         the deepest one wins (a mask wins over a bind of the same path)."""
         real = os.path.normpath(path)
         best: tuple[int, int, str] | None = None
-        layers = [(place, 0, "empty") for place in (*_EMPTIED, self.home)]
+        layers = [(place, 0, "empty") for place in (*_EMPTIED, self.home, *self.homes)]
         layers += [(bound, 1, "ro") for bound in self.readable] + [(bound, 1, "rw") for bound in self.writable]
         layers += [(hidden, 2, "hidden") for hidden in self.hidden]
         for place, order, kind in layers:
@@ -151,16 +114,6 @@ def tilde(path: str, home: str) -> str:
 
 def _real(path: str) -> str:
     return os.path.realpath(path)
-
-
-def _prefix(program: str) -> str:
-    """The install prefix of a program: `…/venv` for `…/venv/bin/python`, else its folder."""
-    folder = os.path.dirname(program)
-    return os.path.dirname(folder) if os.path.basename(folder) in ("bin", "sbin") else folder
-
-
-def _hidden_by_default(path: str, home: str) -> bool:
-    return any(_within(path, place) for place in (*_EMPTIED, home))
 
 
 def _interpreter(program: str, search: str | None) -> str | None:
@@ -200,14 +153,28 @@ def _paths_in(value: str, cwd: str, *, relative: bool = True) -> list[str]:
     return found
 
 
+def _user_homes(env: Mapping[str, str]) -> tuple[str, ...]:
+    """Every folder that is the user's home: the server's HOME, hermes's, and the account's own
+    (a server's `env:` may point HOME elsewhere; the real one's secrets stay hidden all the same)."""
+    homes = [env.get("HOME") or "", os.environ.get("HOME") or "", os.path.expanduser("~")]
+    with contextlib.suppress(KeyError, ImportError):
+        import pwd
+
+        homes.append(pwd.getpwuid(os.getuid()).pw_dir)
+    return tuple(dict.fromkeys(os.path.normpath(h) for h in homes if h and os.path.isabs(h) and h != "/"))
+
+
 @dataclass
 class _Builder:
-    home: str
+    homes: tuple[str, ...]
     cwd: str
     writable: set[str] = field(default_factory=set)
     readable: set[str] = field(default_factory=set)
     chosen: set[str] = field(default_factory=set)  # what the user named: wins over the hiding
     symlinks: set[tuple[str, str]] = field(default_factory=set)
+
+    def hidden_by_default(self, path: str) -> bool:
+        return any(_within(path, place) for place in (*_EMPTIED, *self.homes))
 
     def add(self, path: str, *, write: bool, chosen: bool = False) -> None:
         path = os.path.expanduser(path) if path.startswith("~") else path
@@ -215,44 +182,67 @@ class _Builder:
         real = _real(given)
         if real == "/" or not os.path.exists(real):
             return
-        if given != real and _hidden_by_default(given, self.home):
-            self.symlinks.add((real, given))
+        if given != real:
+            # Named through a symlink: the link may have been planted by a server in a folder it can
+            # write, so what it points to is shared as found, never as the user's own choice.
+            chosen = False
+            if self.hidden_by_default(given):
+                self.symlinks.add((real, given))
         (self.writable if write else self.readable).add(real)
         if chosen:
             self.chosen.add(real)
 
+    def add_prefix(self, program: str) -> None:
+        """The install folder of a program (`…/venv` for `…/venv/bin/python`), where the sandbox would
+        hide it; never a home folder, an emptied place or anything above them."""
+        for path in dict.fromkeys((os.path.normpath(program), _real(program))):
+            # Only a program that is really there: a `#!` line may name any path, and its folders
+            # must not become a way to see the host.
+            if os.path.isfile(_real(path)):
+                self.add_install_folder(os.path.dirname(path))
+
+    def add_install_folder(self, folder: str) -> None:
+        """A folder of programs and its prefix (`…/venv` for `…/venv/bin`), where the sandbox would hide it."""
+        if not self.hidden_by_default(folder):
+            return
+        prefix = os.path.dirname(folder) if os.path.basename(folder) in ("bin", "sbin") else folder
+        if any(_within(place, prefix) for place in (*_EMPTIED, *self.homes)):
+            prefix = folder
+        if not any(_within(place, prefix) for place in (*_EMPTIED, *self.homes)):
+            self.add(prefix, write=False)
+
     def add_program(self, program: str, search: str | None) -> None:
-        """A program and what it needs to start, where the sandbox would hide them."""
-        for path in {program, _real(program)}:
-            prefix = _prefix(path)
-            if _hidden_by_default(prefix, self.home) and prefix not in (self.home, *_EMPTIED):
-                self.add(prefix, write=False)
-            elif _hidden_by_default(path, self.home):
-                self.add(os.path.dirname(path), write=False)
+        """A program and what it needs to start: its install folder, and the interpreter its `#!` names."""
+        self.add_prefix(program)
         interpreter = _interpreter(program, search)
-        if interpreter is not None and interpreter != program:
-            for path in {interpreter, _real(interpreter)}:
-                if _hidden_by_default(path, self.home):
-                    self.add(_prefix(path), write=False)
+        if interpreter is not None and os.path.isabs(interpreter) and interpreter != program:
+            self.add_prefix(_real(interpreter))
 
 
-def _launcher_caches(program: str, home: str, environ: Mapping[str, str]) -> list[str]:
-    """Caches a package launcher writes even when warm (npm and uv take locks to read)."""
+def _launcher_env(program: str, cache: str | None) -> dict[str, str]:
+    """A package launcher's cache for this server alone: a server that could write the user's own
+    npm or uv cache could plant code that runs later outside any sandbox."""
     name = os.path.basename(program)
+    if cache is None:
+        return {}
     if name in ("npx", "npm", "pnpm", "node"):
-        return [environ.get("npm_config_cache") or os.path.join(home, ".npm")]
+        return {"npm_config_cache": os.path.join(cache, "npm")}
     if name in ("uvx", "uv"):
-        cache = environ.get("UV_CACHE_DIR") or os.path.join(environ.get("XDG_CACHE_HOME") or
-                                                            os.path.join(home, ".cache"), "uv")
-        return [cache, os.path.join(environ.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share"), "uv")]
-    return []
+        return {"UV_CACHE_DIR": os.path.join(cache, "uv")}
+    return {}
+
+
+def _inside_any(path: str, places: Iterable[str]) -> bool:
+    return any(_within(path, place) for place in places)
 
 
 def plan(program: str, args: Iterable[str], *, env: Mapping[str, str], cwd: str, configured_cwd: bool,
-         roots: Iterable[str], settings: SandboxSettings, hermes_home: str, ports: Iterable[int] = ()) -> Plan:
+         roots: Iterable[str], settings: SandboxSettings, hermes_home: str, ports: Iterable[int] = (),
+         cache: str | None = None) -> Plan:
     """The sandbox for one start of `program args` (resolved already), from what it was configured with."""
-    home = os.path.normpath(env.get("HOME") or os.path.expanduser("~"))
-    builder = _Builder(home, cwd)
+    homes = _user_homes(env)
+    home = homes[0] if homes else "/nonexistent"
+    builder = _Builder(homes, cwd)
     search = env.get("PATH")
     network = settings.effective_network
     relayed = tuple(sorted({*settings.ports, *ports})) if network is Network.LOOPBACK else ()
@@ -261,24 +251,25 @@ def plan(program: str, args: Iterable[str], *, env: Mapping[str, str], cwd: str,
         builder.add_program(sys.executable, search)
         builder.add(str(RELAY_SCRIPT.parent), write=False)
     for folder in (search or "").split(os.pathsep):
-        if folder and os.path.isabs(folder) and _hidden_by_default(folder, home) and os.path.isdir(folder):
-            prefix = _prefix(os.path.join(folder, "x"))
-            builder.add(prefix if prefix not in (home, os.path.join(home, ".local"), *_EMPTIED) else folder,
-                        write=False)
-    for cache in _launcher_caches(program, home, env):
-        if _within(cache, home) and not os.path.exists(cache):
-            os.makedirs(cache, mode=0o700, exist_ok=True)
-        builder.add(cache, write=True)
+        if folder and os.path.isabs(folder) and builder.hidden_by_default(folder) and os.path.isdir(folder):
+            builder.add_install_folder(folder)
+    plan_env = _launcher_env(program, cache)
+    for private in plan_env.values():
+        os.makedirs(private, mode=0o700, exist_ok=True)
+        builder.add(private, write=True, chosen=True)
+    managed = os.path.join(env.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share"), "uv", "python")
+    if os.path.basename(program) in ("uvx", "uv") and os.path.isdir(managed):
+        builder.add(managed, write=False)  # uv's own Pythons, read-only
     # A plugin's own files: what its arguments name inside its folder, and nothing it names elsewhere.
     inside = [_real(cwd)] if not settings.arguments_grant else None
     for arg in args:
         for path in _paths_in(arg, cwd):
-            if inside is None or any(_within(_real(path), folder) for folder in inside):
-                builder.add(path, write=os.path.isdir(path), chosen=inside is None)
+            if inside is None or _inside_any(_real(path), inside):
+                builder.add(path, write=os.path.isdir(path) and inside is None, chosen=inside is None)
     for name, value in env.items():
         if name not in (*ALLOWED, "PWD") and not name.startswith("XDG_"):
             for path in _paths_in(value, cwd, relative=False):
-                if inside is None or any(_within(_real(path), folder) for folder in inside):
+                if inside is None or _inside_any(_real(path), inside):
                     builder.add(path, write=False, chosen=inside is None)
     for root in roots:
         builder.add(root[len("file://"):] if root.startswith("file://") else root, write=True, chosen=True)
@@ -287,11 +278,16 @@ def plan(program: str, args: Iterable[str], *, env: Mapping[str, str], cwd: str,
     for path in settings.write:
         builder.add(path, write=True, chosen=True)
     working = _real(cwd)
-    shareable = configured_cwd or not (working == "/" or _within(home, working) or
+    shareable = configured_cwd or not (working == "/" or _inside_any(home, [working]) or
                                        any(_within(working, system) for system in _SYSTEM))
     if shareable:
-        builder.add(working, write=True)
-    plan_env: dict[str, str] = {}
+        # A plugin's folder is its code and its install record: readable, not writable.
+        builder.add(working, write=settings.arguments_grant, chosen=configured_cwd)
+    secrets = _secret_paths(homes, hermes_home)
+    # Nothing the user did not name comes from inside a secret place (a bind of HERMES_HOME/mcp-tokens,
+    # of ~/.ssh/…, whatever path led there).
+    for bound in (builder.writable, builder.readable):
+        bound -= {p for p in bound if p not in builder.chosen and _inside_any(p, secrets)}
     tmpdir = env.get("TMPDIR")
     if tmpdir and not any(_within(_real(tmpdir), bound) for bound in builder.writable):
         plan_env["TMPDIR"] = "/tmp"
@@ -299,16 +295,32 @@ def plan(program: str, args: Iterable[str], *, env: Mapping[str, str], cwd: str,
         # Launchers retry the registry for minutes when it is unreachable; the warm cache is enough.
         plan_env.update({"npm_config_prefer_offline": "true", "UV_OFFLINE": "1"})
     draft = Plan(network, relayed, home, working if shareable else None, tuple(sorted(builder.writable)),
-                 (), (), sys.executable if relayed else None, tuple(sorted(builder.symlinks)), plan_env)
+                 (), (), sys.executable if relayed else None, tuple(sorted(builder.symlinks)), plan_env,
+                 homes=homes)
     # A read-only bind matters only where the server would not see the path otherwise, once.
     readable = sorted(path for path in builder.readable - builder.writable
                       if not draft.visible(path) or path in builder.chosen)
     readable = [path for path in readable if not any(_within(path, other) and other != path for other in readable)]
-    draft = replace(draft, readable=tuple(readable))
-    # Hide only what the server could otherwise see, and never what the user named on purpose.
-    secrets = [os.path.join(home, store) for store in SECRET_STORES] + [os.path.normpath(_real(hermes_home))]
+    # Where git runs code of its own accord (hooks, config's aliases and helpers): read-only in a
+    # writable folder, so a server cannot plant what the user's next `git commit` would run.
+    guarded = [os.path.join(folder, ".git", part) for folder in builder.writable for part in ("hooks", "config")]
+    readable += [path for path in guarded if os.path.lexists(path) and not os.path.islink(path)]
+    draft = replace(draft, readable=tuple(sorted(set(readable))))
+    # Hide what the server could otherwise see (a secret place inside a shared folder), unless the
+    # user named that very place.
     hidden = tuple(sorted(h for h in secrets if os.path.lexists(h) and draft.visible(h) and h not in builder.chosen))
-    return replace(draft, hidden=hidden)
+    return replace(draft, hidden=hidden, secrets=tuple(secrets))
+
+
+def _secret_paths(homes: tuple[str, ...], hermes_home: str) -> list[str]:
+    """The secret stores of every home, and HERMES_HOME, each also where a symlink leads."""
+    found: list[str] = []
+    for place in [os.path.join(h, store) for h in homes for store in SECRET_STORES] + [hermes_home]:
+        found.append(os.path.normpath(place))
+        if os.path.islink(place):
+            found.append(_real(place))
+    found.append(_real(hermes_home))
+    return list(dict.fromkeys(found))
 
 
 def bwrap_argv(bwrap: str, sandbox: Plan, cwd: str, *, relay_dir: str | None = None) -> list[str]:
@@ -318,7 +330,7 @@ def bwrap_argv(bwrap: str, sandbox: Plan, cwd: str, *, relay_dir: str | None = N
     if sandbox.network is not Network.ALL:
         argv.append("--unshare-net")
     argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    for place in dict.fromkeys((*_EMPTIED, sandbox.home)):
+    for place in dict.fromkeys((*_EMPTIED, sandbox.home, *sandbox.homes)):
         if os.path.isdir(place) and place != "/":
             argv += ["--tmpfs", place]
     if sandbox.network is Network.ALL:
@@ -346,6 +358,10 @@ def bwrap_argv(bwrap: str, sandbox: Plan, cwd: str, *, relay_dir: str | None = N
     return argv
 
 
+def launcher_cache(hermes_home: str, server: str) -> str:
+    return os.path.join(hermes_home, "cache", "sandbox", server)
+
+
 @dataclass(frozen=True)
 class SandboxRequest:
     """What a stdio transport needs to build its server's sandbox once the program is resolved."""
@@ -355,42 +371,8 @@ class SandboxRequest:
     roots: tuple[str, ...]
     hermes_home: str
     ports: tuple[int, ...] = ()  # host loopback ports known only at connect time (an app's endpoint)
+    cache: str | None = None  # this server's own package-launcher cache (npx, uvx)
 
     def plan_for(self, program: str, args: list[str], env: Mapping[str, str], cwd: str, configured_cwd: bool) -> Plan:
         return plan(program, args, env=env, cwd=cwd, configured_cwd=configured_cwd, roots=self.roots,
-                    settings=self.settings, hermes_home=self.hermes_home, ports=self.ports)
-
-
-def sandboxed(mode: SandboxMode, settings: SandboxSettings) -> bool:
-    """Whether this server is meant to run in the sandbox (before asking whether the machine can)."""
-    return mode is not SandboxMode.OFF and settings.enabled and sys.platform.startswith("linux")
-
-
-def describe(server: ResolvedServer, mode: SandboxMode, environ: Mapping[str, str], hermes_home: str,
-             cwd: str) -> dict[str, object]:
-    """The sandbox a start of `server` would get now, for `hermes mcp get` (no process is started)."""
-    from hermes.mcp.children import resolve_command
-    from hermes.security.environment import child_environment
-
-    settings = server.config.sandbox
-    if not sandboxed(mode, settings):
-        why = "mcp.sandbox: off" if mode is SandboxMode.OFF else \
-            "sandbox: off in its entry" if not settings.enabled else "no sandbox on this system"
-        return {"state": f"off ({why})"}
-    found = support(environ.get("PATH"))
-    if not found.available:
-        if mode is SandboxMode.REQUIRED:
-            return {"state": f"refused: it must run sandboxed (mcp.sandbox: required), but {found.problem}"}
-        return {"state": f"unavailable: {found.problem}; the server runs with your full rights"}
-    env = child_environment(environ, server.env)
-    work = server.cwd or cwd
-    try:
-        program = resolve_command(server.command or "", env.get("PATH"), work)
-    except FileNotFoundError:
-        return {"state": f"on (network {settings.effective_network.value}); its command is not installed"}
-    sandbox = plan(program, server.args, env=env, cwd=work, configured_cwd=server.cwd is not None,
-                   roots=server.config.roots or (), settings=settings, hermes_home=hermes_home)
-    return {"state": "on", "network": sandbox.network.value, "ports": list(sandbox.ports),
-            "writes": [tilde(p, sandbox.home) for p in sandbox.writable],
-            "reads": [tilde(p, sandbox.home) for p in sandbox.readable],
-            "hidden": [tilde(p, sandbox.home) for p in sandbox.hidden]}
+                    settings=self.settings, hermes_home=self.hermes_home, ports=self.ports, cache=self.cache)

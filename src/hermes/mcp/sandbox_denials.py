@@ -54,6 +54,9 @@ class DenialWatch:
                 exists = os.path.lexists(path) or os.path.lexists(os.path.dirname(path))
                 if exists and not self.plan.writable_path(path):
                     folder = path if os.path.isdir(path) else os.path.dirname(path)
+                    if folder == "/" or any(folder == h or h.startswith(folder.rstrip("/") + "/")
+                                            for h in (*self.plan.homes, self.plan.home)):
+                        folder = path  # never advise sharing a whole home folder (or more) for one file
                     return (f"server '{self.server}' tried to write {self._show(path)}, which its sandbox keeps "
                             f"read-only; allow it with `sandbox: {{write: [{self._show(folder)}]}}` in its "
                             f"config entry")
@@ -61,10 +64,11 @@ class DenialWatch:
             for path in self._paths(line):
                 if os.path.lexists(path) and not self.plan.visible(path):
                     store = next((s for s in self._stores() if path == s or path.startswith(s + "/")), None)
-                    kind = " (where secrets are kept)" if store else ""
+                    if store is not None:
+                        return (f"server '{self.server}' tried to read {self._show(path)}, which its sandbox "
+                                f"hides: secrets are kept there, and hermes shares them with no server")
                     return (f"server '{self.server}' tried to read {self._show(path)}, which its sandbox "
-                            f"hides{kind}; allow it with `sandbox: {{read: [{self._show(store or path)}]}}` in "
-                            f"its config entry")
+                            f"hides; allow it with `sandbox: {{read: [{self._show(path)}]}}` in its config entry")
                 parent = os.path.dirname(path)
                 if not os.path.lexists(path) and os.path.isdir(parent) and not self.plan.visible(parent):
                     # Creating a file where the sandbox shows an empty place: the folder is not there inside.
@@ -100,7 +104,8 @@ class DenialWatch:
                 f"(network: {network}); allow it with {fix} in its config entry")
 
     def _stores(self) -> list[str]:
-        return [*self.plan.hidden, *(os.path.join(self.plan.home, store) for store in SECRET_STORES)]
+        return [*self.plan.secrets, *self.plan.hidden, *(os.path.join(self.plan.home, store)
+                                                         for store in SECRET_STORES)]
 
     def _paths(self, line: str) -> list[str]:
         return [os.path.normpath(os.path.expanduser(p).rstrip(".:")) for p in _PATH.findall(line)]

@@ -18,6 +18,7 @@ import anyio
 import anyio.abc
 
 _CHUNK = 65536
+_MAX_CONNECTIONS = 64  # per port, as inside: more are refused
 
 
 async def _pump(source: anyio.abc.ByteStream, sink: anyio.abc.ByteStream) -> None:
@@ -63,8 +64,13 @@ class HostRelay:
 
 
 def _handler(port: int) -> Callable[[anyio.abc.SocketStream], Awaitable[None]]:
+    slots = anyio.Semaphore(_MAX_CONNECTIONS)
+
     async def handle(client: anyio.abc.SocketStream) -> None:
-        async with client:
+        if slots.value == 0:
+            await client.aclose()
+            return
+        async with slots, client:
             try:
                 host = await _connect_host(port)
             except OSError:

@@ -28,7 +28,8 @@ from hermes.errors import HermesError
 from hermes.files import BoundedLog
 from hermes.mcp.children import Watchdog
 from hermes.mcp.endpoint import Endpoint, EndpointSource, Identity
-from hermes.mcp.sandbox import SandboxRequest, sandboxed, support
+from hermes.mcp.sandbox import SandboxRequest, launcher_cache
+from hermes.mcp.sandbox_support import sandboxed, support
 from hermes.mcp.sdk import TransportStreams, create_http_client
 from hermes.mcp.stdio import MAX_MESSAGE_BYTES, StdioProcess
 from hermes.security.credentials import secret_setting
@@ -141,17 +142,18 @@ class TransportOpener:
         port = urlsplit(endpoint.url).port if endpoint is not None and endpoint.url else None
         home = str(self.hermes_home or self.logs.parent)
         roots = tuple(server.config.roots or ())
-        return SandboxRequest(found.bwrap, settings, roots, home, (port,) if port else ()), "on"
+        return SandboxRequest(found.bwrap, settings, roots, home, (port,) if port else (),
+                              launcher_cache(home, name)), "on"
 
     async def warm(self, name: str, server: ResolvedServer) -> None:
         """A launcher's first start fetches its package first, on a budget of its own (see `first_start`)."""
         from hermes.mcp.first_start import needs_warming, warm_first
 
         record = (self.hermes_home or self.logs.parent) / "cache" / "warmed.json"
-        warm = needs_warming(record, server.command, server.args)
+        request, _ = await self._sandbox(name, server, None)
+        warm = needs_warming(record, server.command, server.args, request.cache if request else None)
         if warm is None:
             return
-        request, _ = await self._sandbox(name, server, None)
         env = child_environment(self.parent_environ, server.env, windows=self.windows)
         with BoundedLog(self.logs / f"mcp-{name}.log") as log:
             def line(text: str) -> None:

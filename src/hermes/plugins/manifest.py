@@ -9,6 +9,7 @@ ambiguous is an error naming the file, the key and the rule: stdio commands must
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -168,11 +169,21 @@ def _server_config(name: str, entry: Any, root: Path, data_dir: Path) -> ServerC
             values["env"] = {k: _expand(v, root, data_dir) if isinstance(v, str) else v
                              for k, v in values["env"].items()}
         values["cwd"] = _expand(values["cwd"], root, data_dir) if isinstance(values.get("cwd"), str) else str(root)
+        _own_folder(values["cwd"], (*loc, "cwd"), root, data_dir)
     else:
         required(data, "url", loc, _remote_url, why=f"is required for a {kind} server")
         if kind == "sse":
             values["transport"] = "sse"
     return ServerConfig.read(values, loc)
+
+
+def _own_folder(cwd: str, loc: Loc, root: Path, data_dir: Path) -> None:
+    """A plugin's server works in the plugin's folder or its data folder, never elsewhere (its sandbox
+    shares the working folder with it)."""
+    real = Path(os.path.realpath(cwd))
+    if not any(real == place or place in real.parents for place in (Path(os.path.realpath(root)),
+                                                                     Path(os.path.realpath(data_dir)))):
+        raise Invalid(loc, "must be inside the plugin (${PLUGIN_ROOT}) or its data folder (${PLUGIN_DATA})")
 
 
 _RUNTIME_PLACES = ("args", "env", "headers")
