@@ -19,10 +19,18 @@ from hermes.home import Home
 from tests.support import PATIENCE, PYTHON, fast_entry, wait_for, write_config
 
 
+def _command_line(process: psutil.Process) -> str:
+    # A short-lived child (the sandbox's preflight, a finished helper) may be gone or a zombie by now.
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:
+        return ""
+
+
 def _server_of(pid: int) -> psutil.Process:
     me = psutil.Process(pid)
-    assert wait_for(lambda: any("fast.py" in " ".join(p.cmdline()) for p in me.children(recursive=True)))
-    return next(p for p in me.children(recursive=True) if "fast.py" in " ".join(p.cmdline()))
+    assert wait_for(lambda: any("fast.py" in _command_line(p) for p in me.children(recursive=True)))
+    return next(p for p in me.children(recursive=True) if "fast.py" in _command_line(p))
 
 
 def _gone(process: psutil.Process) -> bool:

@@ -100,7 +100,13 @@ def test_serve_http_requires_the_printed_token(home: Home, tmp_path: Path) -> No
 
 def _servers(host: psutil.Process) -> list[psutil.Process]:
     """The session's server processes (not its watchdog shell)."""
-    return [p for p in host.children() if "/bin/sh" not in p.cmdline()[:1]]
+    def program(process: psutil.Process) -> list[str]:
+        try:
+            return process.cmdline()[:1]
+        except psutil.Error:  # gone, or a zombie already (the sandbox's preflight)
+            return ["/bin/sh"]
+
+    return [p for p in host.children() if "/bin/sh" not in program(p)]
 
 
 def test_sigkilled_serve_leaves_no_children(home: Home, tmp_path: Path) -> None:

@@ -20,9 +20,11 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.prompts.base import AssistantMessage, UserMessage
 from mcp.server.mcpserver.utilities.types import Image
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field
 
-# Sampling, elicitation and logging are deprecated for 2026-era clients; this server speaks to 2025 ones.
+# Logging is deprecated for 2026-era clients; sampling and elicitation reach them as input-required
+# rounds (SEP-2322), and 2025 ones as requests on the session.
 warnings.simplefilter("ignore")
 parser = argparse.ArgumentParser()
 parser.add_argument("--http", metavar="PORTFILE")
@@ -34,6 +36,26 @@ PNG = base64.b64decode(
 WAV = base64.b64decode("UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=")
 
 app = MCPServer("conformance-upstream", instructions="Test tools for the MCP conformance suite.")
+Asked = types.InputRequiredResult
+
+
+async def ask(ctx: Context, request: types.ElicitRequest | types.CreateMessageRequest) -> object:
+    """One question for the client, in its era: a 2026-07-28 client is answered an input-required
+    round and retries with the answer; a 2025 one gets a request on the session. The answer, or
+    the round to return."""
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        answers = ctx.input_responses or {}
+        return answers["q"] if "q" in answers else types.InputRequiredResult(input_requests={"q": request})
+    if isinstance(request, types.ElicitRequest):
+        assert isinstance(request.params, types.ElicitRequestFormParams)
+        return await ctx.session.elicit_form(request.params.message, request.params.requested_schema,
+                                             related_request_id=ctx.request_id)
+    return await ctx.session.create_message(messages=request.params.messages,
+                                            max_tokens=request.params.max_tokens, related_request_id=ctx.request_id)
+
+
+def form(message: str, schema: dict[str, object]) -> types.ElicitRequest:
+    return types.ElicitRequest(params=types.ElicitRequestFormParams(message=message, requested_schema=schema))
 
 
 @app.tool(description="Answer with one simple text.")
@@ -88,10 +110,13 @@ async def test_tool_with_progress(ctx: Context) -> str:
 
 
 @app.tool(description="Ask the client's model to answer a prompt (sampling).")
-async def test_sampling(prompt: str, ctx: Context) -> str:
-    answer = await ctx.session.create_message(
+async def test_sampling(prompt: str, ctx: Context) -> str | Asked:
+    answer = await ask(ctx, types.CreateMessageRequest(params=types.CreateMessageRequestParams(
         messages=[types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))],
-        max_tokens=100)
+        max_tokens=100)))
+    if isinstance(answer, Asked):
+        return answer
+    assert isinstance(answer, types.CreateMessageResult)
     content = answer.content
     text = content.text if isinstance(content, types.TextContent) else str(content)
     return f"LLM response: {text}"
@@ -103,10 +128,13 @@ class UserDetails(BaseModel):
 
 
 @app.tool(description="Ask the user for details (elicitation).")
-async def test_elicitation(message: str, ctx: Context) -> str:
-    result = await ctx.elicit(message=message, schema=UserDetails)
+async def test_elicitation(message: str, ctx: Context) -> str | Asked:
+    result = await ask(ctx, form(message, UserDetails.model_json_schema()))
+    if isinstance(result, Asked):
+        return result
+    assert isinstance(result, types.ElicitResult)
     if result.action == "accept":
-        return f"User provided: {result.data.model_dump()}"
+        return f"User provided: {UserDetails.model_validate(result.content).model_dump()}"
     return f"User {result.action}"
 
 
@@ -119,13 +147,18 @@ class WithDefaults(BaseModel):
 
 
 @app.tool(description="Ask with defaults for every field (SEP-1034).")
-async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
-    result = await ctx.elicit(message="Please review and update the form fields with defaults", schema=WithDefaults)
-    return f"Elicitation completed: action={result.action}, content={getattr(result, 'data', None)}"
+async def test_elicitation_sep1034_defaults(ctx: Context) -> str | Asked:
+    result = await ask(ctx, form("Please review and update the form fields with defaults",
+                                 WithDefaults.model_json_schema()))
+    if isinstance(result, Asked):
+        return result
+    assert isinstance(result, types.ElicitResult)
+    data = WithDefaults.model_validate(result.content) if result.action == "accept" else None
+    return f"Elicitation completed: action={result.action}, content={data}"
 
 
 @app.tool(description="Ask with every kind of enum (SEP-1330).")
-async def test_elicitation_sep1330_enums(ctx: Context) -> str:
+async def test_elicitation_sep1330_enums(ctx: Context) -> str | Asked:
     schema = {"type": "object", "properties": {
         "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
         "titledSingle": {"type": "string", "oneOf": [{"const": "value1", "title": "First Option"},
@@ -138,7 +171,10 @@ async def test_elicitation_sep1330_enums(ctx: Context) -> str:
                                                              {"const": "value2", "title": "Second Choice"},
                                                              {"const": "value3", "title": "Third Choice"}]}},
     }}
-    result = await ctx.session.elicit_form("Please select options", schema, related_request_id=ctx.request_id)
+    result = await ask(ctx, form("Please select options", schema))
+    if isinstance(result, Asked):
+        return result
+    assert isinstance(result, types.ElicitResult)
     return f"Elicitation completed: action={result.action}, content={result.content}"
 
 

@@ -87,6 +87,8 @@ def crash() -> str:
 @app.tool(name="add-tool", description="Add a tool named 'fresh' and announce the change.")
 async def add_tool(ctx: Context) -> str:
     app.add_tool(lambda: "fresh result", name="fresh", description="Added at run time.")
+    # Both eras: a 2026-07-28 client hears it on its `subscriptions/listen` stream, a 2025 one on the session.
+    await ctx.notify_tools_changed()
     await ctx.session.send_tool_list_changed()
     return "added"
 

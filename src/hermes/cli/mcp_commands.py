@@ -96,7 +96,8 @@ def test_command(name: str, as_json: bool) -> None:
     if as_json:
         print_json(report.to_json())
     elif report.ok:
-        say(f"{name}: connected in {report.connect_ms} ms ({report.transport}), "
+        era = f", MCP {report.protocol}" if report.protocol else ""
+        say(f"{name}: connected in {report.connect_ms} ms ({report.transport}{era}), "
             f"server {report.server_info or 'unnamed'}", fg="green")
         say(f"{len(report.tools)} tools offered, {report.selected} selected by the config:")
         for tool in report.tools:

@@ -113,7 +113,11 @@ class PinPolicy(StrEnum):
 
 
 _SERVER_KEYS = {"command", "args", "env", "cwd", "url", "headers", "transport", "auth", "oauth", "enabled",
-                "timeout", "connect_timeout", "tools", "roots", "approval", "sampling", "pin", "sandbox"}
+                "timeout", "connect_timeout", "tools", "roots", "approval", "sampling", "pin", "sandbox",
+                "protocol"}
+# How hermes speaks to a server: `auto` offers 2026-07-28 (server/discover) and falls back to the
+# 2025-11-25 handshake when the server does not take it; `legacy` always handshakes; a version adopts it.
+PROTOCOLS = ("auto", "legacy", "2026-07-28")
 _TRANSPORTS = ("streamable-http", "http", "sse", "stdio")
 
 
@@ -148,6 +152,7 @@ class ServerConfig:
     sampling: SamplingSettings = field(default_factory=SamplingSettings)  # what it may ask of the model
     pin: PinPolicy = PinPolicy.BLOCK  # changed tool definitions: held back (block), warned about, or not pinned
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)  # what a stdio server may reach
+    protocol: str = "auto"  # which MCP era to speak (see PROTOCOLS)
 
     @classmethod
     def read(cls, value: Any, loc: Loc) -> ServerConfig:
@@ -171,6 +176,7 @@ class ServerConfig:
             sampling=optional(data, "sampling", loc, SamplingSettings.read, SamplingSettings()),
             pin=PinPolicy(optional(data, "pin", loc, choice(*(p.value for p in PinPolicy)), PinPolicy.BLOCK.value)),
             sandbox=optional(data, "sandbox", loc, SandboxSettings.read_setting, SandboxSettings()),
+            protocol=optional(data, "protocol", loc, choice(*PROTOCOLS), "auto"),
         )
         if config.command and config.url:
             raise Invalid(loc, "has both 'command' and 'url'; a server is either stdio or HTTP, not both")

@@ -16,12 +16,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
+import anyio.abc
 import httpx2
 import mcp_types as types
 from anyio.abc import TaskGroup
 from mcp import Client
 from mcp.client.session import IncomingMessage
+from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from hermes import __version__
 from hermes.apps.liveness import AppFacts, Finding, LiveEndpointUnavailable
@@ -37,6 +40,7 @@ from hermes.mcp.transports import Link, TransportOpener
 from hermes.security.invisible import visible, visible_value
 
 CLIENT_INFO = types.Implementation(name="hermes", version=__version__)
+_LISTEN_RETRY, _LISTEN_RETRY_MAX = 1.0, 30.0
 
 
 @dataclass(frozen=True)
@@ -95,21 +99,24 @@ class Attempt:
                     self.identity = link.identity
                     if link.process is not None:
                         link.process.on_denial = self._denied
-                    client = Client(link.transport, mode="legacy", message_handler=self._on_message,
-                                    client_info=CLIENT_INFO, cache=None, **self._callbacks.client_options())
+                    # Every log level, as a handshake-era server sends them: the server's log file gets all.
+                    client = Client(link.transport, mode=self._config.protocol, message_handler=self._on_message,
+                                    client_info=CLIENT_INFO, log_level="debug", **self._callbacks.client_options())
                     await stack.enter_async_context(client)
+                    tasks = await stack.enter_async_context(anyio.create_task_group())
+                    self._tasks = tasks
+                    if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                        # Listening before listing: no change between the two can be missed.
+                        await tasks.start(self._listen, client)
                     tools = self._redacted(await list_all_tools(client))
                     scope.deadline = math.inf
                     self.live = Live(client, link, tools, anyio.current_time() - started)
                     if link.process is not None:
                         link.process.settled = True
+                        tasks.start_soon(self._post_exit, link)
                     self._connected(self.live)
-                    async with anyio.create_task_group() as tasks:
-                        self._tasks = tasks
-                        if link.process is not None:
-                            tasks.start_soon(self._post_exit, link)
-                        outcome = await self.mailbox.wait()
-                        tasks.cancel_scope.cancel()
+                    outcome = await self.mailbox.wait()
+                    tasks.cancel_scope.cancel()
             if outcome is None:
                 outcome = Stopped() if self.mailbox.outcome is not None else Failed(
                     f"did not finish starting within {self._config.connect_timeout:g} s (connect_timeout)")
@@ -137,6 +144,10 @@ class Attempt:
         # Our own errors (an OAuth login that is needed, say) explain more than the HTTP status.
         own = isinstance(leaf(exc), HermesError)
         http_failure = link.http.failure if link and not own else None
+        said = leaf(exc)
+        if http_failure and isinstance(said, MCPError) and said.error.message:
+            # The status alone drops the server's reason ("missing _meta keys …"): keep its words.
+            http_failure = f"{http_failure}: {said.error.message}"
         reason = self._clean(http_failure or describe_failure(
             exc, command=process.command if process else None, url=link.url if link else None,
             returncode=process.returncode if process else None))
@@ -153,6 +164,37 @@ class Attempt:
         assert link.process is not None
         await link.process.exited.wait()
         self.mailbox.post(Exited(f"the server exited (exit code {link.process.returncode})"))
+
+    async def _listen(self, client: Client, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+                      ) -> None:
+        """2026-07-28 has no standing stream: list changes come on a `subscriptions/listen` request.
+        Its events also reach `_on_message` (as the notifications they stand for); a dropped stream is
+        listened to again, after a fresh look at the tools (nothing is replayed). Started once the
+        server acknowledged (or refused) the subscription."""
+        backoff, waiting = _LISTEN_RETRY, True
+        while True:
+            try:
+                async with client.listen(tools_list_changed=True, prompts_list_changed=True,
+                                         resources_list_changed=True) as subscription:
+                    if waiting:
+                        task_status.started()
+                        waiting = False
+                    backoff = _LISTEN_RETRY
+                    async for _ in subscription:
+                        pass
+                return  # the server ended the subscription on purpose
+            except (ListenNotSupportedError, MCPError):
+                if waiting:
+                    task_status.started()
+                return  # it does not serve subscriptions/listen: no list changes to hear
+            except (SubscriptionLost, httpx2.HTTPError, anyio.BrokenResourceError, anyio.ClosedResourceError,
+                    anyio.EndOfStream):
+                if waiting:
+                    task_status.started()
+                    waiting = False
+                await anyio.sleep(backoff)
+                backoff = min(backoff * 2, _LISTEN_RETRY_MAX)
+                await self._refresh_tools(client)
 
     async def _on_message(self, message: IncomingMessage) -> None:
         live, tasks = self.live, self._tasks

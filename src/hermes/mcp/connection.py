@@ -228,6 +228,7 @@ class ServerConnection:
         self._attempts.bump()
         self._publish(state=ConnectionState.CONNECTED, reason="", stderr_tail="", tools=tuple(live.tools),
                       capabilities=live.client.server_capabilities, server_info=live.client.server_info,
+                      protocol=live.client.protocol_version or "",
                       connect_seconds=live.seconds, attempts=self._attempts.count,
                       pid=process.pid if process else None, sandbox=process.sandbox_state if process else "",
                       live_pid=live.link.identity[1] if live.link.identity else None)

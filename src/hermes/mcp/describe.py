@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 
 import httpx2
 from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED
 
 from hermes.errors import HermesError, leaf
 
@@ -47,7 +48,7 @@ def describe_failure(exc: BaseException, *, command: str | None = None, url: str
     if isinstance(exc, httpx2.TimeoutException):
         return "the HTTP request timed out"
     if isinstance(exc, MCPError):
-        if returncode is not None:
+        if returncode is not None and exc.error.code == CONNECTION_CLOSED:
             return f"the server exited during the handshake (exit code {returncode})"
         return f"the server reported an error: {exc.error.message}"
     if returncode is not None:

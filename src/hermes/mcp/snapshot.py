@@ -33,6 +33,7 @@ class ConnectionSnapshot:
     live_pid: int | None = None  # for an app-bound server: the app process the connection goes to
     app_bound: bool = False  # the endpoint comes from an app's runtime file
     app: AppFacts | None = None  # the last look at the app's runtime file (app-bound servers)
+    protocol: str = ""  # the MCP revision the connection speaks ("2026-07-28", "2025-11-25", ...)
     sandbox: str = ""  # how the stdio server's sandbox stands, in words ("on (network none)", "off (…)")
     denials: tuple[str, ...] = ()  # what its sandbox refused it, each as a sentence for the user
 

@@ -33,7 +33,7 @@ async def probe(home: Home, name: str) -> ProbeReport:
                                stderr_tail=session.redactor(snapshot.stderr_tail), sandbox=sandbox, denials=denials)
         info = snapshot.server_info
         return ProbeReport(
-            name, transport, True, state, sandbox=sandbox, denials=denials,
+            name, transport, True, state, sandbox=sandbox, denials=denials, protocol=snapshot.protocol,
             server_info=session.redactor(f"{info.name} {info.version}".strip()) if info else None,
             connect_ms=round((snapshot.connect_seconds or 0) * 1000, 1),
             tools=[ProbedTool(t.name, first_line(t.description), tool_allowed(t.name, config.tools))

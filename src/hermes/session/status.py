@@ -93,6 +93,7 @@ class ProbeReport:
     reason: str | None = None
     stderr_tail: str | None = None
     sandbox: str = ""  # how a stdio server's sandbox stood ("on (network none)", "off (…)")
+    protocol: str = ""  # the MCP revision the connection spoke
     denials: list[str] = field(default_factory=list)  # what its sandbox refused it during the attempt
 
     @property
@@ -103,7 +104,7 @@ class ProbeReport:
         data: dict[str, Any] = {"name": self.name, "transport": self.transport, "ok": self.ok,
                                 "state": self.state.value}
         if self.ok:
-            data |= {"server_info": self.server_info, "connect_ms": self.connect_ms,
+            data |= {"server_info": self.server_info, "connect_ms": self.connect_ms, "protocol": self.protocol,
                      "tools": [asdict(t) for t in self.tools], "selected": self.selected, "warnings": self.warnings}
         else:
             data |= {"reason": self.reason, "stderr_tail": self.stderr_tail}

@@ -136,8 +136,8 @@ async def login(home: Home, name: str, *, timeout: float = LOGIN_TIMEOUT, open_b
                 await tasks.start(serve_asgi, app, bind_loopback(port))
                 try:
                     http = create_http_client(headers=dict(server.headers), auth=provider)
-                    async with http, Client(streamable_http_client(server.url, http_client=http), mode="legacy",
-                                            cache=None) as client:
+                    async with http, Client(streamable_http_client(server.url, http_client=http),
+                                            mode=server.config.protocol, cache=None) as client:
                         tools = len((await client.list_tools()).tools)
                 finally:
                     tasks.cancel_scope.cancel()
