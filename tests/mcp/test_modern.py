@@ -105,3 +105,24 @@ def test_a_refusal_over_http_keeps_the_server_s_own_words(home: Home, tmp_path: 
         pool.close()
     assert tested.returncode == 1 and "HTTP 400" in tested.stdout, tested.stdout
     assert "missing _meta keys: io.modelcontextprotocol/protocolVersion" in tested.stdout, tested.stdout
+
+
+async def test_a_subscribed_resource_is_heard_on_the_listen_stream(home: Home, tmp_path: Path) -> None:
+    """No resources/subscribe in 2026-07-28: the URI joins the connection's listen stream."""
+    heard: list[str] = []
+
+    async def updated(server: str, uri: str) -> None:
+        heard.append(f"{server} {uri}")
+
+    write_config(home, {"mcp_servers": {"m": stdio_entry("modern_only.py")}})
+    async with Session(home, handlers=ClientHandlers(resource_updated=updated)) as session:
+        await session.upstream.subscribe("m", "note://first", True)
+        await session.call("mcp__m__touch", {})
+        await wait_until(lambda: heard == ["m note://first"])
+        await session.upstream.subscribe("m", "note://first", False)
+        await session.call("mcp__m__touch", {})
+        # Events come in order on the one stream: once the tool change is heard, an update of the
+        # resource left would have been heard before it.
+        await session.call("mcp__m__grow", {})
+        await wait_until(lambda: "mcp__m__grown" in session.surface().tools)
+        assert heard == ["m note://first"]

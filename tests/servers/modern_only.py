@@ -64,6 +64,12 @@ async def grow(ctx: Context) -> str:
     return "grown"
 
 
+@app.tool(description="Announce that note://first changed.")
+async def touch(ctx: Context) -> str:
+    await ctx.notify_resource_updated("note://first")
+    return "touched"
+
+
 @app.resource("note://first", mime_type="text/plain", description="A note.")
 def first_note() -> str:
     return "the first note"

@@ -41,6 +41,7 @@ from hermes.security.invisible import visible, visible_value
 
 CLIENT_INFO = types.Implementation(name="hermes", version=__version__)
 _LISTEN_RETRY, _LISTEN_RETRY_MAX = 1.0, 30.0
+_LISTEN_ACK_WAIT = 10.0
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,9 @@ class Attempt:
         self.sandbox = ""  # how the sandbox of this attempt's process stood
         self._scope: anyio.CancelScope | None = None
         self._tasks: TaskGroup | None = None
+        self._resources: set[str] = set()  # resources subscribed to on a 2026-07-28 listen stream
+        self._relisten = anyio.Event()
+        self._acknowledged = anyio.Event()
 
     def abandon(self) -> None:
         """Stop an attempt that has not connected yet (a connected one ends through its mailbox)."""
@@ -165,27 +169,53 @@ class Attempt:
         await link.process.exited.wait()
         self.mailbox.post(Exited(f"the server exited (exit code {link.process.returncode})"))
 
+    @property
+    def modern(self) -> bool:
+        live = self.live
+        return live is not None and live.client.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+    async def watch_resource(self, uri: str, on: bool) -> None:
+        """Subscribe to (or leave) a resource on a 2026-07-28 connection: the listen stream is
+        opened again with the new set of URIs; returns once the server acknowledged it."""
+        (self._resources.add if on else self._resources.discard)(uri)
+        acknowledged = self._acknowledged = anyio.Event()
+        self._relisten.set()
+        with anyio.move_on_after(_LISTEN_ACK_WAIT):
+            await acknowledged.wait()
+
     async def _listen(self, client: Client, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
                       ) -> None:
-        """2026-07-28 has no standing stream: list changes come on a `subscriptions/listen` request.
-        Its events also reach `_on_message` (as the notifications they stand for); a dropped stream is
-        listened to again, after a fresh look at the tools (nothing is replayed). Started once the
-        server acknowledged (or refused) the subscription."""
+        """2026-07-28 has no standing stream: list changes (and updates of the resources subscribed
+        to) come on a `subscriptions/listen` request. Its events also reach `_on_message`, as the
+        notifications they stand for. A dropped stream is listened to again, after a fresh look at
+        the tools (nothing is replayed). Started once the server acknowledged (or refused) it."""
         backoff, waiting = _LISTEN_RETRY, True
         while True:
+            self._relisten = anyio.Event()
             try:
                 async with client.listen(tools_list_changed=True, prompts_list_changed=True,
-                                         resources_list_changed=True) as subscription:
+                                         resources_list_changed=True,
+                                         resource_subscriptions=sorted(self._resources)) as subscription:
                     if waiting:
                         task_status.started()
                         waiting = False
+                    self._acknowledged.set()
                     backoff = _LISTEN_RETRY
-                    async for _ in subscription:
-                        pass
-                return  # the server ended the subscription on purpose
+                    async with anyio.create_task_group() as drain:
+                        async def until_changed() -> None:
+                            await self._relisten.wait()
+                            drain.cancel_scope.cancel()
+
+                        drain.start_soon(until_changed)
+                        async for _ in subscription:
+                            pass
+                        drain.cancel_scope.cancel()
+                if not self._relisten.is_set():
+                    return  # the server ended the subscription on purpose
             except (ListenNotSupportedError, MCPError):
                 if waiting:
                     task_status.started()
+                self._acknowledged.set()
                 return  # it does not serve subscriptions/listen: no list changes to hear
             except (SubscriptionLost, httpx2.HTTPError, anyio.BrokenResourceError, anyio.ClosedResourceError,
                     anyio.EndOfStream):

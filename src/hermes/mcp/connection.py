@@ -53,7 +53,7 @@ from hermes.mcp.outcomes import (
     Signal,
     Stopped,
 )
-from hermes.mcp.requests import UpstreamRequest
+from hermes.mcp.requests import Subscribe, UpstreamRequest
 from hermes.mcp.snapshot import ConnectionSnapshot, ServerNotConnected
 from hermes.mcp.states import WAITING_FOR_RELOAD, ConnectionState
 from hermes.mcp.tasks import Progress, call_as_task, runs_as_task
@@ -327,6 +327,11 @@ class ServerConnection:
 
     async def request(self, request: UpstreamRequest[T]) -> T:
         """Resources, prompts and completions (see `hermes.mcp.requests`)."""
+        attempt = self._attempt
+        if isinstance(request, Subscribe) and attempt is not None and attempt.modern:
+            # 2026-07-28 has no resources/subscribe: the URI joins the connection's listen stream.
+            await attempt.watch_resource(request.uri, request.on)
+            return None  # Subscribe answers nothing
         return await self._send(request.send)
 
     async def roots_changed(self) -> None:
