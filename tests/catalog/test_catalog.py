@@ -180,3 +180,15 @@ def test_the_pinned_install_step_runs_before_the_probe(home: Home, tmp_path: Pat
                  transport={"type": "stdio", "command": PYTHON, "args": [BOX]}, auth={"type": "none"})
     again = hermes("mcp", "install", "box", "--yes", home=home)
     assert again.returncode == 0 and "failed (exit code 1: no network); trying the server anyway" in again.stderr
+
+
+def test_without_a_terminal_or_yes_a_failed_install_changes_nothing(home: Home) -> None:
+    _local_entry(home, auth={"type": "none"}, transport={"type": "stdio", "command": PYTHON,
+                                                         "args": ["-c", "raise SystemExit(4)"]})
+    write_config(home, {"mcp_servers": {"other": {"command": "x"}}})
+    before = home.config.read_bytes()
+    ran = hermes("mcp", "install", "box", home=home)
+    assert ran.returncode != 0 and "Nothing was changed" in ran.stdout + ran.stderr, ran.stdout + ran.stderr
+    assert home.config.read_bytes() == before
+    kept = hermes("mcp", "install", "box", "--yes", home=home)
+    assert "Keeping it in config.yaml, disabled (--yes)." in kept.stdout + kept.stderr

@@ -396,3 +396,23 @@ def test_a_first_npx_start_fetches_its_package_outside_the_connect_timeout(home:
     # Once, not at every start; into the server's own cache (a sandboxed server never writes the user's).
     private = home.root / "cache" / "sandbox" / "pkg" / "npm" / "fetches"
     assert private.read_text() == "fetched\n" and not (user / ".npm").exists()
+
+
+def test_a_reader_that_leaves_the_pipe_early_ends_hermes_quietly(home: Home) -> None:
+    """`hermes mcp list | head -1`: no 'unexpected error', the exit status of a SIGPIPE'd program."""
+    import subprocess
+    import sys
+
+    write_config(home, {"mcp_servers": {f"s{i}": {"command": f"srv{i}"} for i in range(400)}})
+    process = subprocess.Popen([sys.executable, "-m", "hermes", "mcp", "list"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, env={**os.environ, "HERMES_HOME": str(home.root)})
+    assert process.stdout is not None and process.stdout.readline()
+    process.stdout.close()
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 141 and b"unexpected" not in err and b"Traceback" not in err, err
+
+
+def test_the_tool_catalog_as_json(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"box": fast_entry()}})
+    shown = json.loads(hermes("tools", "catalog", "--json", home=home).stdout)
+    assert shown["catalog"].startswith("Tools available through tool_search") and "echo" in shown["catalog"]

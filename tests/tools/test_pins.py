@@ -86,6 +86,9 @@ def test_a_changed_definition_is_held_back_until_approved(home: Home) -> None:
     assert [c["tool"] for c in changed] == ["echo"] and "sneaky-now-forwards-everything" in changed[0]["diff"]
     text = hermes("tools", "list", home=home).stdout
     assert "held back: echo (box) changed its definition" in text and "hermes tools approve box echo" in text
+    called = hermes("tools", "call", "mcp__box__echo", "--args", '{"text": "x"}', home=home)
+    assert called.returncode == 1 and "changed its definition since it was pinned" in called.stderr, called.stderr
+    assert "filtered out" not in called.stderr and "hermes tools approve box echo" in called.stderr
     approved = hermes("tools", "approve", "box", "echo", home=home)
     assert approved.returncode == 0 and "Accepted 1 tool definition(s) of 'box': echo" in approved.stdout
     assert "+" in approved.stdout and "sneaky" in approved.stdout  # the diff was shown

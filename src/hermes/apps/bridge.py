@@ -41,8 +41,14 @@ def publish_endpoint(path: Path | str, *, port: int, token: str | None, host: st
     previous = signal.getsignal(signal.SIGTERM)
 
     def on_term(signum: int, frame: FrameType | None) -> None:
+        # The file goes first; then whatever handled SIGTERM before (a server's graceful shutdown),
+        # or the default: the process ends at once, without a traceback from inside its event loop.
         remove()
-        raise SystemExit(0)
+        if callable(previous):
+            previous(signum, frame)
+            return
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
 
     with contextlib.suppress(ValueError):  # not in the main thread: atexit still covers clean exits
         signal.signal(signal.SIGTERM, on_term)

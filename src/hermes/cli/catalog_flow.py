@@ -46,11 +46,15 @@ def _probe(home: Home, name: str) -> ProbeReport:
 
 def run_install(home: Home, name: str, given: dict[str, str], *, interactive: bool,
                 override: Override | None = None) -> int:
+    yes = not interactive
     interactive = interactive and sys.stdin.isatty()
 
     def confirm(reason: str) -> bool:
         say(f"The server did not start: {reason}")
         if not interactive:
+            if not yes:  # no terminal to ask, and no --yes: nothing is kept
+                say("Nothing was changed (no terminal to ask whether to keep it; --yes keeps it, disabled).")
+                return False
             say("Keeping it in config.yaml, disabled (--yes).")
             return True
         answer = questionary.confirm("Save it anyway, disabled, to fix later?", default=True).ask()

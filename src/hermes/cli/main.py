@@ -9,6 +9,7 @@ traceback. The mapping lives in the root group's `invoke`, so tests that drive t
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 import warnings
@@ -127,6 +128,8 @@ class HermesGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
             ctx.exit(130)
+        except BrokenPipeError:
+            _reader_left()
         except Exception as exc:
             click.echo(f"Error: {unexpected(exc)}", err=True)
             ctx.exit(1)
@@ -156,6 +159,16 @@ def _quiet_unraisable(unraisable: Any) -> None:
     sys.__unraisablehook__(unraisable)
 
 
+def _reader_left() -> None:
+    """`hermes … | head`: the reader closed the pipe. Nothing is wrong; stop quietly, as `cat` does
+    (exit 141, what a SIGPIPE death reports), and let nothing try to write there again."""
+    import os
+
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    sys.exit(141)
+
+
 def main() -> None:
     sys.unraisablehook = _quiet_unraisable
     # The SDK's deprecation notices speak to SDK developers; a user of hermes can do nothing about them.
@@ -163,5 +176,8 @@ def main() -> None:
     warnings.filterwarnings("ignore", message=r".* as of \d{4}-\d{2}-\d{2}")
     try:
         cli.main(prog_name="hermes")
+        sys.stdout.flush()
     except KeyboardInterrupt:
         sys.exit(130)
+    except BrokenPipeError:
+        _reader_left()

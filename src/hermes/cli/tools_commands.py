@@ -239,7 +239,8 @@ def _tags(meta: Any) -> list[str]:
 
 @tools_group.command("catalog")
 @platform_option
-def catalog_command(platform: str | None) -> None:
+@json_option
+def catalog_command(platform: str | None, as_json: bool) -> None:
     """The deferred tool catalog text a model would see (byte-stable for the same state)."""
     from hermes.session.core import Session, SessionSettings
 
@@ -249,6 +250,9 @@ def catalog_command(platform: str | None) -> None:
 
     with progress("Connecting to the configured MCP servers…"):
         text = interrupts.run(run)
+    if as_json:
+        print_json({"catalog": text})
+        return
     click.echo(text, nl=False)
 
 

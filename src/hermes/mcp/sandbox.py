@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import sys
 from collections.abc import Iterable, Mapping
@@ -134,6 +135,21 @@ def _interpreter(program: str, search: str | None) -> str | None:
     return words[0]
 
 
+_NAMED_PROGRAM = re.compile(r"(?<![\w.])(/[\w.+@-]+(?:/[\w.+@-]+)+)")
+_SCRIPT_HEAD = 16 * 1024
+
+
+def _programs_named_in(script: str) -> list[str]:
+    """Absolute paths of programs a launcher script names (its first few kilobytes)."""
+    try:
+        with open(script, "rb") as handle:
+            head = handle.read(_SCRIPT_HEAD).decode(errors="replace")
+    except OSError:
+        return []
+    return [path for path in dict.fromkeys(_NAMED_PROGRAM.findall(head))
+            if os.path.isfile(path) and os.access(path, os.X_OK)][:16]
+
+
 def _paths_in(value: str, cwd: str, *, relative: bool = True) -> list[str]:
     """Existing paths a command-line value names: `/x`, `./x` or `a/b` (from cwd), `--opt=/x`, `a:b` lists."""
     if value.startswith("-") and "=" in value:
@@ -201,6 +217,17 @@ class _Builder:
             if os.path.isfile(_real(path)):
                 self.add_install_folder(os.path.dirname(path))
 
+    def add_code_folder(self, script: str) -> None:
+        """What a script named in the arguments loads beside itself: its folder, or for a file in a
+        node package the folder holding the outermost `node_modules` (Node looks up from there)."""
+        real = _real(script)
+        parts = real.split("/")
+        folder = "/".join(parts[:parts.index("node_modules")]) if "node_modules" in parts else os.path.dirname(real)
+        if any(_within(place, folder) for place in (*_EMPTIED, *self.homes)) or not folder:
+            folder = os.path.dirname(real)
+        if not any(_within(place, folder) for place in (*_EMPTIED, *self.homes)):
+            self.add(folder, write=False)
+
     def add_install_folder(self, folder: str) -> None:
         """A folder of programs and its prefix (`…/venv` for `…/venv/bin`), where the sandbox would hide it."""
         if not self.hidden_by_default(folder):
@@ -266,6 +293,8 @@ def plan(program: str, args: Iterable[str], *, env: Mapping[str, str], cwd: str,
         for path in _paths_in(arg, cwd):
             if inside is None or _inside_any(_real(path), inside):
                 builder.add(path, write=os.path.isdir(path) and inside is None, chosen=inside is None)
+                if os.path.isfile(path):
+                    builder.add_code_folder(path)
     for name, value in env.items():
         if name not in (*ALLOWED, "PWD") and not name.startswith("XDG_"):
             for path in _paths_in(value, cwd, relative=False):
@@ -283,6 +312,10 @@ def plan(program: str, args: Iterable[str], *, env: Mapping[str, str], cwd: str,
     if shareable:
         # A plugin's folder is its code and its install record: readable, not writable.
         builder.add(working, write=settings.arguments_grant, chosen=configured_cwd)
+    if _interpreter(program, search) is not None and not _inside_any(_real(program), builder.writable):
+        # A launcher script (`exec /opt/tool/bin/x "$@"`) the server cannot rewrite: what it runs comes too.
+        for named in _programs_named_in(program):
+            builder.add_program(named, search)
     secrets = _secret_paths(homes, hermes_home)
     # Nothing the user did not name comes from inside a secret place (a bind of HERMES_HOME/mcp-tokens,
     # of ~/.ssh/…, whatever path led there).

@@ -124,6 +124,9 @@ class Calls:
             for skipped in surface.skipped:
                 if skipped.name == name:
                     return self._failed(f"Tool '{name}' was skipped: {skipped.why}.")
+            for changed in session.held_back():
+                if changed.server == server and registered_name(server, changed.tool) == name:
+                    return self._failed(changed.sentence())
             for offered in snapshot.tools:
                 if registered_name(server, offered.name) == name:
                     return self._failed(_filtered(offered.name, server))

@@ -46,6 +46,7 @@ from hermes.session.surfacing import ToolSurface
 from hermes.session.upstream import Upstream
 from hermes.session.why import why_unavailable
 from hermes.tools.call_result import CallResult
+from hermes.tools.pins import ChangedTool
 from hermes.tools.surface import Surface
 from hermes.tools.toolsets import servers_for_platform
 from hermes.tools.unavailable import Unavailable
@@ -147,6 +148,9 @@ class Session:
     def source_of(self, name: str) -> str:
         desired = self.lifecycle.desired.get(name)
         return desired.source if desired else "unknown"
+
+    def held_back(self) -> list[ChangedTool]:
+        return self.tools.changed_tools()
 
     def platform_servers(self) -> set[str]:
         return servers_for_platform(self.snapshots(), self.lifecycle.config.platform_toolsets, self.platform)

@@ -15,6 +15,7 @@ from hermes.home import Home
 from hermes.mcp.snapshot import ConnectionSnapshot
 from hermes.security.redact import Redactor
 from hermes.session.lifecycle import Lifecycle
+from hermes.tools.pins import ChangedTool
 from hermes.tools.surface import Surface
 from hermes.tools.unavailable import Unavailable
 
@@ -38,3 +39,6 @@ class SessionView(Protocol):
     def platform_servers(self) -> set[str]: ...
 
     def why(self, name: str) -> Unavailable | AppStatus: ...
+
+    def held_back(self) -> list[ChangedTool]:
+        """Tools whose definitions changed since they were pinned (kept from the model until accepted)."""
