@@ -7,7 +7,7 @@ Only commands that connect import the session (and with it the `mcp` SDK); `--he
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -53,7 +53,7 @@ def catalog_command(as_json: bool) -> None:
                     "warnings": warnings})
         return
     print_table(["NAME", "STATE", "AUTH", "DESCRIPTION"],
-                [[r.entry.name, r.state.value, r.entry.auth, r.entry.description] for r in rows],
+                [[r.entry.name, r.state.value, _auth_label(r.entry), r.entry.description] for r in rows],
                 shrink=["DESCRIPTION"])
     if custom:
         say("")
@@ -80,6 +80,13 @@ def install_command(name: str, settings: tuple[str, ...], yes: bool, override_co
         override = Override(override_command, list(override_args), override_url)
     sys.exit(run_install(Home.from_env(), name, pairs(settings, "=", "--set"), interactive=not yes,
                          override=override))
+
+
+def _auth_label(entry: Any) -> str:
+    """What installing asks for: a key (a secret setting), plain settings (a folder), OAuth, or nothing."""
+    if entry.auth == "api_key" and not any(setting.secret for setting in entry.settings):
+        return "settings"
+    return str(entry.auth)
 
 
 @mcp_group.command("test")
