@@ -8,6 +8,7 @@ Failures of upstream requests reach the client as MCP errors with redacted messa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import weakref
 from collections.abc import Awaitable
@@ -17,8 +18,10 @@ import mcp_types as types
 from mcp.server.connection import Connection
 from mcp.shared.exceptions import MCPError
 from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from hermes.live.naming import Naming
+from hermes.live.rounds import Rounds
 from hermes.live.routing import Ctx, Router
 from hermes.mcp.sdk import client_connection
 from hermes.session.core import Session
@@ -32,6 +35,7 @@ class Forwarder:
         self.naming = naming
         self.router = router
         self.deferred = deferred
+        self.rounds = Rounds()  # calls of 2026-07-28 clients waiting for their answers
         self._session: Session | None = None
         self._subscribers: dict[str, weakref.WeakSet[Connection]] = {}  # resource URI -> subscribed clients
 
@@ -71,19 +75,35 @@ class Forwarder:
         return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(found, indent=1))],
                                     structured_content={"tools": found})
 
-    async def call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(self, ctx: Ctx, params: types.CallToolRequestParams
+                        ) -> types.CallToolResult | types.InputRequiredResult:
         self.router.seen(ctx)
         if self.deferred and params.name == SEARCH_TOOL:
             return self._search(str((params.arguments or {}).get("query", "")))
         tool = self.naming.tools(self.session.surface()).get(params.name)
         registered = tool.name if tool is not None else params.name
+        server = tool.server if tool is not None else None
 
         async def relay(progress: float, total: float | None, message: str | None) -> None:
-            await ctx.session.report_progress(progress, total, message)
+            with contextlib.suppress(Exception):  # a parked call's first request may have ended
+                await ctx.session.report_progress(progress, total, message)
 
-        with self.router.in_flight(tool.server if tool is not None else None, ctx):
-            result = await self.session.call(registered, dict(params.arguments or {}), on_progress=relay)
-        return result.to_mcp()
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            with self.router.in_flight(server, ctx):
+                result = await self.session.call(registered, dict(params.arguments or {}), on_progress=relay)
+            return result.to_mcp()
+        # A 2026-07-28 client: what the upstream asks during the call comes back as input-required rounds.
+        if params.request_state:
+            return await self.rounds.call(self.rounds.resumed(params.request_state,
+                                                              dict(params.input_responses or {})), None)
+        parked = self.rounds.start()
+
+        async def run() -> types.CallToolResult:
+            with self.router.in_flight(server, ctx, parked):
+                result = await self.session.call(registered, dict(params.arguments or {}), on_progress=relay)
+            return result.to_mcp()
+
+        return await self.rounds.call(parked, run)
 
     # -- resources and templates -----------------------------------------------------------------
 

@@ -1,15 +1,21 @@
 """Which downstream client an upstream server's request goes to, and the clients `serve` knows.
 
-Upstream requests (sampling, elicitation, logs) carry nothing that says which call caused them, so
-they go to the client whose call to that server is in flight, the latest first; roots go to the
-latest client (a server asks for them at start, often before any client has called anything).
+An upstream request (sampling, elicitation, a log) goes to the client whose call caused it, never to
+another: when the upstream speaks 2026-07-28 the request is asked inside that very call (the call is
+known exactly); when it speaks the handshake era it arrives on its own, and belongs to the one call
+of that server in flight. With two calls of one server in flight, or none, nobody can tell whose it
+is, and it is refused rather than guessed. A 2026-07-28 client has no back-channel: its calls are
+parked (`rounds`) and the request becomes an input-required round. Roots go to the one client
+connected (a server asks for them at start, often before any call).
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import weakref
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import anyio
@@ -20,6 +26,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import BaseModel
 
+from hermes.live.rounds import Parked
 from hermes.mcp.handlers import ClientHandlers
 from hermes.mcp.sdk import client_connection
 
@@ -31,10 +38,27 @@ ROOTS = types.ClientCapabilities(roots=types.RootsCapability())
 CLIENT_ARRIVAL_WAIT = 10.0
 
 
+@dataclass(eq=False)
+class Call:
+    """A client's call in flight, and where its upstream's questions go when the client has no
+    back-channel (a 2026-07-28 client: `parked`)."""
+
+    ctx: Ctx
+    parked: Parked | None = None
+
+
+# The call whose work runs in this task: an upstream speaking 2026-07-28 asks within it.
+_CURRENT: contextvars.ContextVar[Call | None] = contextvars.ContextVar("hermes_serve_call", default=None)
+
+
+class Unknowable(Exception):
+    """Nobody can tell which client an upstream request belongs to."""
+
+
 class Router:
     def __init__(self) -> None:
         self.clients: weakref.WeakSet[Connection] = weakref.WeakSet()
-        self._calls: dict[str, list[Ctx]] = {}
+        self._calls: dict[str, list[Call]] = {}
         self._latest: Ctx | None = None
         self.client_arrived = anyio.Event()
 
@@ -46,21 +70,36 @@ class Router:
             self.clients.add(connection)
 
     @contextlib.contextmanager
-    def in_flight(self, server: str | None, ctx: Ctx) -> Iterator[None]:
-        """While a client's call to `server` runs, that server's requests go to this client."""
-        if server is None:
-            yield
-            return
-        calls = self._calls.setdefault(server, [])
-        calls.append(ctx)
+    def in_flight(self, server: str | None, ctx: Ctx, parked: Parked | None = None) -> Iterator[None]:
+        """While a client's call to `server` runs, that server's requests go to this call's client."""
+        call = Call(ctx, parked)
+        token = _CURRENT.set(call)
+        calls = self._calls.setdefault(server, []) if server is not None else []
+        calls.append(call)
         try:
             yield
         finally:
-            calls.remove(ctx)
+            calls.remove(call)
+            _CURRENT.reset(token)
+
+    def _call_for(self, server: str) -> Call:
+        """The call an upstream request of `server` belongs to; `Unknowable` when none can be named."""
+        current = _CURRENT.get()
+        if current is not None:
+            return current
+        calls = self._calls.get(server) or []
+        if len(calls) == 1:
+            return calls[0]
+        if calls:
+            raise Unknowable(f"{len(calls)} clients' calls to '{server}' are running and its request does not "
+                             f"say which one it belongs to; hermes refuses it rather than ask the wrong client")
+        raise Unknowable(f"no client's call to '{server}' is running, so there is no one to ask")
 
     def _context_for(self, server: str) -> Ctx | None:
-        calls = self._calls.get(server)
-        return calls[-1] if calls else self._latest
+        """Roots: the client connected, when there is exactly one (or the call that asks)."""
+        with contextlib.suppress(Unknowable):
+            return self._call_for(server).ctx
+        return self._latest if len(self.clients) <= 1 else None
 
     def handlers(self) -> ClientHandlers:
         """What the session's servers may ask, answered by the client connected here."""
@@ -69,17 +108,23 @@ class Router:
 
     async def sampling(self, server: str, params: types.CreateMessageRequestParams
                        ) -> types.CreateMessageResult | types.ErrorData:
-        ctx = self._context_for(server)
-        if ctx is None or not ctx.session.check_client_capability(_SAMPLING):
+        try:
+            call = self._call_for(server)
+        except Unknowable as exc:
+            return types.ErrorData(code=types.INVALID_REQUEST, message=f"hermes mcp serve: {exc}.")
+        if not call.ctx.session.check_client_capability(_SAMPLING):
             return types.ErrorData(code=types.INVALID_REQUEST, message="The client connected to hermes mcp serve "
                                                                        "does not offer sampling.")
-        return await self._ask(ctx, types.CreateMessageRequest(params=params), types.CreateMessageResult)
+        return await self._ask(call, types.CreateMessageRequest(params=params), types.CreateMessageResult)
 
     async def elicitation(self, server: str, params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
-        ctx = self._context_for(server)
-        if ctx is None or not ctx.session.check_client_capability(_ELICITATION):
+        try:
+            call = self._call_for(server)
+        except Unknowable as exc:
+            return types.ErrorData(code=types.INVALID_REQUEST, message=f"hermes mcp serve: {exc}.")
+        if not call.ctx.session.check_client_capability(_ELICITATION):
             return types.ElicitResult(action="decline")
-        return await self._ask(ctx, types.ElicitRequest(params=params), types.ElicitResult)
+        return await self._ask(call, types.ElicitRequest(params=params), types.ElicitResult)
 
     async def roots(self, server: str) -> list[types.Root]:
         if self._context_for(server) is None:
@@ -89,23 +134,35 @@ class Router:
                 await self.client_arrived.wait()
         ctx = self._context_for(server)
         if ctx is not None and ctx.session.check_client_capability(ROOTS):
-            answer = await self._ask(ctx, types.ListRootsRequest(), types.ListRootsResult)
+            current = _CURRENT.get()
+            call = current if current is not None and current.ctx is ctx else Call(ctx)
+            answer = await self._ask(call, types.ListRootsRequest(), types.ListRootsResult)
             if isinstance(answer, types.ListRootsResult):
                 return list(answer.roots)
         # A client without roots chose none: an explicit empty answer, never hermes's own folder.
         return []
 
     async def log(self, server: str, params: types.LoggingMessageNotificationParams) -> None:
-        calls = self._calls.get(server)
-        if calls:
-            with contextlib.suppress(Exception):
-                await calls[-1].session.send_log_message(params.level, params.data, logger=params.logger or server,
-                                                         related_request_id=calls[-1].request_id)
+        with contextlib.suppress(Unknowable):
+            call = self._call_for(server)
+            if call.parked is None:
+                with contextlib.suppress(Exception):
+                    await call.ctx.session.send_log_message(params.level, params.data,
+                                                            logger=params.logger or server,
+                                                            related_request_id=call.ctx.request_id)
 
-    async def _ask(self, ctx: Ctx, request: Any, result_type: type[M]) -> M | types.ErrorData:
+    async def _ask(self, call: Call, request: Any, result_type: type[M]) -> M | types.ErrorData:
+        ctx = call.ctx
+        if call.parked is not None:
+            # No back-channel (2026-07-28): the question becomes the client's next input-required round.
+            answer = await call.parked.ask(request)
+            if isinstance(answer, result_type):
+                return answer
+            return types.ErrorData(code=types.INTERNAL_ERROR,
+                                   message="The client connected to hermes mcp serve did not answer in time.")
         # Tied to the call that caused it while that call runs (over HTTP it travels on that call's
         # stream); otherwise on the connection itself, since a finished request's stream is gone.
-        in_flight = any(ctx in calls for calls in self._calls.values())
+        in_flight = any(call in calls for calls in self._calls.values())
         metadata = ServerMessageMetadata(related_request_id=ctx.request_id) if in_flight else None
         try:
             return await ctx.session.send_request(request, result_type, metadata=metadata)

@@ -28,6 +28,7 @@ from typing import Any, cast
 import anyio
 import mcp_types as types
 from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import ListenHandler
 
@@ -79,6 +80,9 @@ class Aggregator:
             on_subscriptions_listen=ListenHandler(self.announcer.bus))
         self.server.add_notification_handler("notifications/initialized", types.NotificationParams,
                                              self._client_ready)
+        # The state of an input-required round names a parked call: sealed, so a client can neither
+        # forge one nor alter it (the SDK's lowlevel server leaves this boundary to its user).
+        self.server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience="hermes"))
 
     def handlers(self) -> ClientHandlers:
         """What the session's servers may ask, answered by the client connected here."""
@@ -134,6 +138,7 @@ async def serve(home: Home, options: ServeOptions) -> None:
     async with Session(home, settings, handlers=aggregator.handlers()) as session, \
             anyio.create_task_group() as tasks:
         aggregator.attach(session)
+        aggregator.forwarder.rounds.attach(tasks)
         await tasks.start(publish_control, session)
         tasks.start_soon(aggregator.announcer.run)
         if options.http:

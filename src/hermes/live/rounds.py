@@ -1,0 +1,139 @@
+"""A 2026-07-28 client's call through `serve` whose upstream asks something: input-required rounds.
+
+A client of the 2026-07-28 revision has no back-channel: what an upstream server asks during a call
+(a form for the user, the client's model, its roots) must reach it as an `InputRequiredResult`, and
+its answers come back on a retry of the same call. So the upstream call is *parked*: it keeps running
+in `serve`'s own task group while the client's request returns the question, under a `requestState`
+that names the parked call (sealed by the SDK's request-state boundary, so a client cannot forge or
+alter it); the retry hands the answers to the waiting upstream request and waits for the next
+question or the result. A call whose client never comes back is given up after `PARK_LIMIT`.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import anyio.abc
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+
+PARK_LIMIT = 300.0  # seconds a question waits for the client's retry
+_MAX_PARKED = 256
+
+
+@dataclass
+class _Question:
+    request: Any
+    answered: anyio.Event = field(default_factory=anyio.Event)
+    answer: Any = None
+    sent: bool = False
+
+
+class Parked:
+    """One upstream call waiting, between rounds, for its client's answers."""
+
+    def __init__(self, ident: str) -> None:
+        self.id = ident
+        self.questions: dict[str, _Question] = {}
+        self.result: types.CallToolResult | None = None
+        self.failure: BaseException | None = None
+        self.done = anyio.Event()
+        self.finished_at: float | None = None
+        self._changed = anyio.Event()
+        self._count = 0
+
+    async def ask(self, request: Any) -> Any:
+        """What the upstream asks, answered by the client on its next round (None: no answer came)."""
+        self._count += 1
+        key = f"q{self._count}"
+        question = self.questions[key] = _Question(request)
+        self._changed.set()
+        with anyio.move_on_after(PARK_LIMIT):
+            await question.answered.wait()
+        self.questions.pop(key, None)
+        return question.answer
+
+    def answer(self, responses: dict[str, Any]) -> None:
+        for key, response in responses.items():
+            question = self.questions.get(key)
+            if question is not None and question.sent and not question.answered.is_set():
+                question.answer = response
+                question.answered.set()
+
+    async def next_round(self) -> types.CallToolResult | types.InputRequiredResult:
+        """The call's result once it has one, or the questions the client has not seen yet."""
+        while True:
+            unsent = {key: q for key, q in self.questions.items() if not q.sent}
+            if unsent:
+                for question in unsent.values():
+                    question.sent = True
+                return types.InputRequiredResult(input_requests={k: q.request for k, q in unsent.items()},
+                                                 request_state=self.id)
+            if self.done.is_set():
+                if self.failure is not None:
+                    raise self.failure
+                assert self.result is not None
+                return self.result
+            self._changed = anyio.Event()
+            await self._changed.wait()
+
+    async def run(self, call: Callable[[], Awaitable[types.CallToolResult]]) -> None:
+        try:
+            self.result = await call()
+        except Exception as exc:  # the client hears it on its next round
+            self.failure = exc
+        finally:
+            self.finished_at = anyio.current_time()
+            self.done.set()
+            self._changed.set()
+
+
+class Rounds:
+    """The parked calls of one `serve`."""
+
+    def __init__(self) -> None:
+        self._parked: dict[str, Parked] = {}
+        self._tasks: anyio.abc.TaskGroup | None = None
+
+    def attach(self, tasks: anyio.abc.TaskGroup) -> None:
+        self._tasks = tasks
+
+    def start(self) -> Parked:
+        now = anyio.current_time()
+        for ident, old in list(self._parked.items()):  # results no client came back for
+            if old.finished_at is not None and now - old.finished_at > PARK_LIMIT:
+                del self._parked[ident]
+        if len(self._parked) >= _MAX_PARKED:
+            raise MCPError(code=types.INTERNAL_ERROR, message="hermes mcp serve has too many calls waiting for "
+                                                              "their client's answers; try again later")
+        parked = Parked(secrets.token_urlsafe(16))
+        self._parked[parked.id] = parked
+        return parked
+
+    def resumed(self, state: str, responses: dict[str, Any]) -> Parked:
+        parked = self._parked.get(state)
+        if parked is None:
+            raise MCPError(code=types.INVALID_PARAMS, message="this input-required round is no longer known to "
+                                                              "hermes (it expired or was answered); call the tool "
+                                                              "again")
+        parked.answer(responses)
+        return parked
+
+    async def call(self, parked: Parked, run: Callable[[], Awaitable[types.CallToolResult]] | None
+                   ) -> types.CallToolResult | types.InputRequiredResult:
+        """Start the call (first round) or go on with it; the next round's answer to the client."""
+        if run is not None:
+            assert self._tasks is not None, "Rounds.attach() before the first call"
+            self._tasks.start_soon(parked.run, run)
+        try:
+            outcome = await parked.next_round()
+        except BaseException:
+            self._parked.pop(parked.id, None)
+            raise
+        if not isinstance(outcome, types.InputRequiredResult):
+            self._parked.pop(parked.id, None)
+        return outcome

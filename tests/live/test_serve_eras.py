@@ -1,0 +1,109 @@
+"""`hermes mcp serve` for a client of MCP 2026-07-28 in its default mode (no back-channel).
+
+The official SDK `Client` in its default mode negotiates 2026-07-28 with `serve`. What an upstream
+server asks during a call (a form, the client's model) reaches that client as input-required rounds
+of the call, answered by its own callbacks; over HTTP two clients calling the same upstream at once
+never get each other's questions. Both upstream eras: the test server answers in the era it is
+spoken to.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from hermes.home import Home
+from tests.support import PYTHON, start_serve_http, stdio_entry, write_config
+
+pytestmark = pytest.mark.anyio
+
+
+def _serve(home: Home) -> StdioServerParameters:
+    return StdioServerParameters(command=PYTHON, args=["-m", "hermes", "mcp", "serve", "--only", "conf",
+                                                       "--no-prefix"],
+                                 env={"HERMES_HOME": str(home.root), "NO_COLOR": "1", "PATH": os.environ["PATH"]})
+
+
+def _callbacks(name: str) -> dict[str, Any]:
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"username": name, "email": f"{name}@example.org"})
+
+    async def sample(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+        return types.CreateMessageResult(role="assistant", model="stand-in",
+                                         content=types.TextContent(type="text", text=f"{name}'s model"))
+
+    return {"elicitation_callback": elicit, "sampling_callback": sample}
+
+
+@pytest.mark.parametrize("upstream", ["auto", "legacy"])
+async def test_a_default_mode_sdk_client_gets_the_upstream_s_questions_as_rounds(home: Home, upstream: str) -> None:
+    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py", protocol=upstream)}})
+    async with Client(_serve(home), **_callbacks("ada")) as client:
+        assert client.protocol_version == "2026-07-28"
+        asked = await client.call_tool("test_elicitation", {"message": "Who are you?"})
+        assert not asked.is_error and "ada@example.org" in asked.content[0].text, asked  # type: ignore[union-attr]
+        sampled = await client.call_tool("test_sampling", {"prompt": "6x7?"})
+        assert sampled.content[0].text == "LLM response: ada's model", sampled  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_two_http_clients_never_get_each_other_s_questions(home: Home, tmp_path: Path, mode: str) -> None:
+    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py")}})
+    process, url, token = start_serve_http(home, tmp_path / "serve.log")
+    answers: dict[str, str] = {}
+    try:
+        async def one(name: str) -> None:
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http, \
+                    Client(streamable_http_client(url, http_client=http), mode=mode, **_callbacks(name)) as client:
+                result = await client.call_tool("mcp__conf__test_elicitation", {"message": f"for {name}"})
+                answers[name] = result.content[0].text  # type: ignore[union-attr]
+
+        async with anyio.create_task_group() as tasks:
+            for name in ("ada", "grace"):
+                tasks.start_soon(one, name)
+    finally:
+        process.terminate()
+        process.wait()
+    assert "ada@example.org" in answers["ada"] and "grace" not in answers["ada"], answers
+    assert "grace@example.org" in answers["grace"] and "ada" not in answers["grace"], answers
+
+
+async def test_a_question_nobody_can_place_is_refused_not_misrouted(home: Home, tmp_path: Path) -> None:
+    """A handshake-era upstream's question says nothing of its call: with two calls of that server in
+    flight, hermes cannot tell whose it is, and refuses it; neither client is asked the other's."""
+    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py", protocol="legacy")}})
+    process, url, token = start_serve_http(home, tmp_path / "serve.log")
+    asked: list[str] = []
+    results: dict[str, str] = {}
+    try:
+        async def one(name: str) -> None:
+            async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+                asked.append(f"{name}: {params.message}")
+                return types.ElicitResult(action="accept", content={"username": name, "email": "x@example.org"})
+
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http, \
+                    Client(streamable_http_client(url, http_client=http), mode="legacy",
+                           elicitation_callback=elicit) as client:
+                result = await client.call_tool("mcp__conf__test_elicitation", {"message": f"for {name}"})
+                results[name] = result.content[0].text  # type: ignore[union-attr]
+
+        async with anyio.create_task_group() as tasks:
+            for name in ("ada", "grace"):
+                tasks.start_soon(one, name)
+    finally:
+        process.terminate()
+        process.wait()
+    assert all(entry.split(": ")[1] == f"for {entry.split(':')[0]}" for entry in asked), asked
+    # Each call ended with its own answer, or with the refusal: never with the other client's.
+    assert set(results) == {"ada", "grace"}
+    for name, text in results.items():
+        other = "grace" if name == "ada" else "ada"
+        assert other not in text, results
