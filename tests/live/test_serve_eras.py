@@ -107,3 +107,20 @@ async def test_a_question_nobody_can_place_is_refused_not_misrouted(home: Home, 
     for name, text in results.items():
         other = "grace" if name == "ada" else "ada"
         assert other not in text, results
+
+
+async def test_a_server_s_sampling_bounds_hold_behind_serve(home: Home) -> None:
+    seen: list[int] = []
+
+    async def sample(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+        seen.append(params.max_tokens)
+        return types.CreateMessageResult(role="assistant", model="m", content=types.TextContent(type="text", text="ok"))
+
+    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py", sampling={"max_tokens_cap": 7})}})
+    async with Client(_serve(home), sampling_callback=sample) as client:
+        sampled = await client.call_tool("test_sampling", {"prompt": "long answer please"})
+        assert sampled.content[0].text == "LLM response: ok" and seen == [7], (sampled, seen)  # type: ignore[union-attr]
+    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py", sampling={"enabled": False})}})
+    async with Client(_serve(home), sampling_callback=sample) as client:
+        refused = await client.call_tool("test_sampling", {"prompt": "x"})
+    assert seen == [7] and "sampling.enabled: false" in refused.content[0].text, refused  # type: ignore[union-attr]

@@ -9,8 +9,6 @@ server's prompt; the reply goes back to that server only.
 from __future__ import annotations
 
 import json
-import time
-from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -20,18 +18,14 @@ import mcp_types as types
 from hermes.agent.approval import Decision
 from hermes.agent.provider import ModelError, Provider, tool_definition
 from hermes.config.agent_settings import SamplingSettings
+from hermes.mcp.sampling_limits import SamplingLimits, blocks, refusal
 
 # JSON-RPC error code MCP suggests for "the user rejected the sampling request".
 USER_REJECTED = -1
 SamplingApproval = Callable[[str, types.CreateMessageRequestParams], Awaitable[Decision]]
 
 
-def _refusal(message: str, code: int = types.INVALID_REQUEST) -> types.ErrorData:
-    return types.ErrorData(code=code, message=message)
-
-
-def _blocks(content: Any) -> list[Any]:
-    return content if isinstance(content, list) else [content]
+_refusal = refusal
 
 
 def openai_messages(params: types.CreateMessageRequestParams) -> list[dict[str, Any]]:
@@ -42,7 +36,7 @@ def openai_messages(params: types.CreateMessageRequestParams) -> list[dict[str, 
     for message in params.messages:
         text: list[str] = []
         tool_calls: list[dict[str, Any]] = []
-        for block in _blocks(message.content):
+        for block in blocks(message.content):
             if isinstance(block, types.TextContent):
                 text.append(block.text)
             elif isinstance(block, types.ToolUseContent):
@@ -65,12 +59,6 @@ def openai_messages(params: types.CreateMessageRequestParams) -> list[dict[str, 
     return messages
 
 
-def tool_rounds(params: types.CreateMessageRequestParams) -> int:
-    """How many times the model has already asked for the server's tools in this conversation."""
-    return sum(1 for m in params.messages if m.role == "assistant"
-               and any(isinstance(b, types.ToolUseContent) for b in _blocks(m.content)))
-
-
 class SamplingBroker:
     """Answers every server's sampling requests with the chat's model."""
 
@@ -80,18 +68,8 @@ class SamplingBroker:
         self.provider = provider
         self.settings_for = settings_for
         self.approve = approve
-        self._recent: dict[str, deque[float]] = {}
+        self._limits = SamplingLimits()
         self._always: set[str] = set()
-
-    def _over_rate(self, server: str, settings: SamplingSettings) -> bool:
-        now = time.monotonic()
-        recent = self._recent.setdefault(server, deque())
-        while recent and now - recent[0] > 60:
-            recent.popleft()
-        if len(recent) >= settings.max_rpm:
-            return True
-        recent.append(now)
-        return False
 
     async def _allowed(self, server: str, params: types.CreateMessageRequestParams,
                        settings: SamplingSettings) -> bool:
@@ -108,17 +86,12 @@ class SamplingBroker:
                        ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
         settings = self.settings_for(server)
         model = self.provider.settings.name
-        if not settings.enabled:
-            return _refusal(f"Sampling is off for MCP server '{server}' (sampling.enabled: false).")
         if settings.allowed_models and model not in settings.allowed_models:
             return _refusal(f"MCP server '{server}' may sample only with {', '.join(settings.allowed_models)}; "
                             f"the configured model is '{model}'.")
-        if tool_rounds(params) >= settings.max_tool_rounds and params.tools:
-            return _refusal(f"MCP server '{server}' reached its {settings.max_tool_rounds} tool rounds for one "
-                            f"sampling conversation (sampling.max_tool_rounds).")
-        if self._over_rate(server, settings):
-            return _refusal(f"MCP server '{server}' asked for more than {settings.max_rpm} samplings in a minute "
-                            f"(sampling.max_rpm).")
+        refused = self._limits.refused(server, params, settings)
+        if refused is not None:
+            return refused
         if not await self._allowed(server, params, settings):
             why = "the user declined it" if self.approve is not None else \
                 "no one can approve it in a one-shot run (set sampling.auto_approve: true for this server)"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -26,8 +26,10 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import BaseModel
 
+from hermes.config.agent_settings import SamplingSettings
 from hermes.live.rounds import Parked
 from hermes.mcp.handlers import ClientHandlers
+from hermes.mcp.sampling_limits import SamplingLimits, capped
 from hermes.mcp.sdk import client_connection
 
 Ctx = ServerRequestContext[Any]
@@ -57,6 +59,9 @@ class Unknowable(Exception):
 
 class Router:
     def __init__(self) -> None:
+        # Each server's `sampling:` bounds apply behind `serve` as in chat (set once the session is known).
+        self.sampling_settings: Callable[[str], SamplingSettings] = lambda server: SamplingSettings()
+        self._limits = SamplingLimits()
         self.clients: weakref.WeakSet[Connection] = weakref.WeakSet()
         self._calls: dict[str, list[Call]] = {}
         self._latest: Ctx | None = None
@@ -115,7 +120,16 @@ class Router:
         if not call.ctx.session.check_client_capability(_SAMPLING):
             return types.ErrorData(code=types.INVALID_REQUEST, message="The client connected to hermes mcp serve "
                                                                        "does not offer sampling.")
-        return await self._ask(call, types.CreateMessageRequest(params=params), types.CreateMessageResult)
+        settings = self.sampling_settings(server)
+        refused = self._limits.refused(server, params, settings)
+        if refused is not None:
+            return refused
+        with anyio.move_on_after(settings.timeout):
+            return await self._ask(call, types.CreateMessageRequest(params=capped(params, settings)),
+                                   types.CreateMessageResult)
+        return types.ErrorData(code=types.INTERNAL_ERROR, message=f"The client connected to hermes mcp serve did not "
+                                                                  f"answer within {settings.timeout:g} s "
+                                                                  f"(sampling.timeout of '{server}').")
 
     async def elicitation(self, server: str, params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
         try:

@@ -33,6 +33,7 @@ from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import ListenHandler
 
 from hermes import __version__, interrupts
+from hermes.config.agent_settings import SamplingSettings
 from hermes.home import Home
 from hermes.live.announce import Announcer
 from hermes.live.control import publish_control
@@ -94,6 +95,12 @@ class Aggregator:
         """The session to serve (created with this aggregator's `handlers()`)."""
         self.forwarder.attach(session)
         session.tools.listen(self.announcer.changed)
+
+        def sampling_of(server: str) -> SamplingSettings:
+            config = session.server_config(server)
+            return config.sampling if config is not None else SamplingSettings()
+
+        self.router.sampling_settings = sampling_of
 
     async def _set_level(self, ctx: Ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
         return types.EmptyResult()
