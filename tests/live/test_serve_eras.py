@@ -124,3 +124,14 @@ async def test_a_server_s_sampling_bounds_hold_behind_serve(home: Home) -> None:
     async with Client(_serve(home), sampling_callback=sample) as client:
         refused = await client.call_tool("test_sampling", {"prompt": "x"})
     assert seen == [7] and "sampling.enabled: false" in refused.content[0].text, refused  # type: ignore[union-attr]
+
+
+async def test_a_2026_client_without_the_capability_a_tool_needs_gets_32021(home: Home) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py")}})
+    async with Client(_serve(home)) as client:  # no elicitation callback: the capability is not declared
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("test_elicitation", {"message": "Who are you?"})
+    assert caught.value.error.code == types.MISSING_REQUIRED_CLIENT_CAPABILITY
+    assert "elicitation" in str(caught.value.error.data)

@@ -85,7 +85,7 @@ class Parked:
         try:
             self.result = await call()
         except Exception as exc:  # the client hears it on its next round
-            self.failure = exc
+            self.failure = self.failure or exc
         finally:
             self.finished_at = anyio.current_time()
             self.done.set()

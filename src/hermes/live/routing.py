@@ -57,6 +57,17 @@ class Unknowable(Exception):
     """Nobody can tell which client an upstream request belongs to."""
 
 
+def _requires(call: Call, capability: types.ClientCapabilities, what: str) -> None:
+    """A 2026-07-28 client that lacks what the call needs is told so: -32021 with the capability, as
+    the revision asks (a handshake-era client keeps today's answer: the upstream hears no)."""
+    if call.parked is not None and call.parked.failure is None:
+        data = types.MissingRequiredClientCapabilityErrorData(required_capabilities=capability)
+        call.parked.failure = MCPError(code=types.MISSING_REQUIRED_CLIENT_CAPABILITY,
+                                       message=f"This tool needs the client's {what} capability, which the "
+                                               f"client did not declare.",
+                                       data=data.model_dump(mode="json", by_alias=True, exclude_none=True))
+
+
 class Router:
     def __init__(self) -> None:
         # Each server's `sampling:` bounds apply behind `serve` as in chat (set once the session is known).
@@ -118,6 +129,7 @@ class Router:
         except Unknowable as exc:
             return types.ErrorData(code=types.INVALID_REQUEST, message=f"hermes mcp serve: {exc}.")
         if not call.ctx.session.check_client_capability(_SAMPLING):
+            _requires(call, _SAMPLING, "sampling")
             return types.ErrorData(code=types.INVALID_REQUEST, message="The client connected to hermes mcp serve "
                                                                        "does not offer sampling.")
         settings = self.sampling_settings(server)
@@ -137,6 +149,7 @@ class Router:
         except Unknowable as exc:
             return types.ErrorData(code=types.INVALID_REQUEST, message=f"hermes mcp serve: {exc}.")
         if not call.ctx.session.check_client_capability(_ELICITATION):
+            _requires(call, _ELICITATION, "elicitation")
             return types.ElicitResult(action="decline")
         return await self._ask(call, types.ElicitRequest(params=params), types.ElicitResult)
 
