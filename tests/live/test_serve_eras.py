@@ -135,3 +135,22 @@ async def test_a_2026_client_without_the_capability_a_tool_needs_gets_32021(home
             await client.call_tool("test_elicitation", {"message": "Who are you?"})
     assert caught.value.error.code == types.MISSING_REQUIRED_CLIENT_CAPABILITY
     assert "elicitation" in str(caught.value.error.data)
+
+
+def test_the_typescript_sdk_calls_a_task_tool_with_plain_call_tool(home: Home, npm: Any) -> None:
+    """server-everything's task-only tool, through serve: hermes runs the task, the TypeScript client
+    (which refuses a tool that needs `tasks` it does not have) sees an ordinary tool and calls it."""
+    import json
+    import shutil
+    import subprocess
+
+    write_config(home, {"mcp_servers": {"everything": {"command": npm.everything[0], "args": npm.everything[1:]}}})
+    script = npm.root / "ts_call.mjs"  # beside node_modules, where Node resolves the SDK from
+    shutil.copy(Path(__file__).parents[1] / "clients" / "ts_call.mjs", script)
+    ran = subprocess.run([npm.node, str(script), "mcp__everything__simulate_research_query", '{"topic": "tea"}',
+                          "--", PYTHON, "-m", "hermes", "mcp", "serve"], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "HERMES_HOME": str(home.root), "NO_COLOR": "1"})
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    seen = json.loads(ran.stdout.strip().splitlines()[-1])
+    assert seen["listed"] is not None and "execution" not in seen["listed"], seen["listed"]
+    assert not seen["result"].get("isError") and "Research Report" in seen["result"]["content"][0]["text"]

@@ -54,7 +54,8 @@ async def test_tool_definitions_results_and_progress_pass_through(everything_hom
         assert write.output_schema is not None  # server-filesystem declares one for every tool
         research = tools["mcp__everything__simulate_research_query"]
         assert research.title == "Simulate Research Query"
-        assert research.execution is not None and research.execution.task_support == "required"
+        # Task-only upstream; hermes runs the task itself, so here it is an ordinary tool (no `tasks` needed).
+        assert research.execution is None
         assert tools["mcp__everything__get_structured_content"].output_schema is not None
         assert not any(name.endswith(("__list_resources", "__get_prompt")) for name in tools)
 

@@ -24,6 +24,7 @@ from hermes.live.naming import Naming
 from hermes.live.rounds import Rounds
 from hermes.live.routing import Ctx, Router
 from hermes.mcp.sdk import client_connection
+from hermes.mcp.tasks import runs_as_task
 from hermes.session.core import Session
 from hermes.tools.deferred import SEARCH_TOOL, found_tools
 
@@ -57,7 +58,12 @@ class Forwarder:
         tools = []
         for name, tool in self.naming.tools(self.session.surface()).items():
             definition = tool.definition or types.Tool(name=name, input_schema=tool.input_schema)
-            tools.append(definition.model_copy(update={"name": name}))
+            update: dict[str, object] = {"name": name}
+            if runs_as_task(definition):
+                # hermes runs the task upstream itself and answers the call when it is done: to the client
+                # it is an ordinary tool (one that needs `tasks` would be refused by clients without it).
+                update["execution"] = None
+            tools.append(definition.model_copy(update=update))
         return types.ListToolsResult(tools=tools)
 
     def _search_tool(self) -> types.Tool:

@@ -2,7 +2,8 @@
 
 Any MCP client (an IDE, a desktop assistant, the MCP Inspector) gets hermes's filtered, redacted,
 restarted and gated tools through one entry, and everything that is not hermes's own business passes
-through untouched: tool titles, annotations, output schemas, execution hints, icons and `_meta`;
+through untouched: tool titles, annotations, output schemas, icons and `_meta` (a task tool is
+listed as an ordinary one: hermes runs the task itself);
 results' structured content and their images, audio, resources and links; progress (with the
 client's own token); upstream resources, resource templates and prompts (names prefixed like tools)
 and completions. What upstream servers ask of their client (sampling, elicitation, roots) is asked
