@@ -99,14 +99,15 @@ def test_serve_http_requires_the_printed_token(home: Home, tmp_path: Path) -> No
 
 
 def _servers(host: psutil.Process) -> list[psutil.Process]:
-    """The session's server processes (not its watchdog shell)."""
-    def program(process: psutil.Process) -> list[str]:
+    """The session's server processes."""
+    def line(process: psutil.Process) -> str:
         try:
-            return process.cmdline()[:1]
-        except psutil.Error:  # gone, or a zombie already (the sandbox's preflight)
-            return ["/bin/sh"]
+            return " ".join(process.cmdline())
+        except psutil.Error:  # gone, or a zombie already
+            return ""
 
-    return [p for p in host.children() if "/bin/sh" not in program(p)]
+    # The test servers' own processes: not the watchdog shell, not the sandbox's one-off preflight.
+    return [p for p in host.children() if "/tests/servers/" in line(p)]
 
 
 def test_sigkilled_serve_leaves_no_children(home: Home, tmp_path: Path) -> None:
