@@ -21,7 +21,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from hermes.home import Home
-from tests.support import PYTHON, start_serve_http, stdio_entry, write_config
+from tests.support import PATIENCE, PYTHON, start_serve_http, stdio_entry, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -154,3 +154,29 @@ def test_the_typescript_sdk_calls_a_task_tool_with_plain_call_tool(home: Home, n
     seen = json.loads(ran.stdout.strip().splitlines()[-1])
     assert seen["listed"] is not None and "execution" not in seen["listed"], seen["listed"]
     assert not seen["result"].get("isError") and "Research Report" in seen["result"]["content"][0]["text"]
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_an_upstream_prompt_change_reaches_clients_of_both_eras(home: Home, mode: str) -> None:
+    write_config(home, {"mcp_servers": {"m": stdio_entry("modern_only.py")}})
+    params = StdioServerParameters(command=PYTHON, args=["-m", "hermes", "mcp", "serve"],
+                                   env={"HERMES_HOME": str(home.root), "NO_COLOR": "1", "PATH": os.environ["PATH"]})
+    heard = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.PromptListChangedNotification):
+            heard.set()
+
+    async with Client(params, mode=mode, message_handler=on_message) as client:
+        assert "mcp__m__farewell" not in {p.name for p in (await client.list_prompts()).prompts}
+        with anyio.fail_after(PATIENCE):  # a bound on a failure, not a wait for time
+            if mode == "auto":
+                async with client.listen(prompts_list_changed=True) as subscription:
+                    await client.call_tool("mcp__m__grow_prompt", {})
+                    async for event in subscription:
+                        assert type(event).__name__ == "PromptsListChanged"
+                        break
+            else:
+                await client.call_tool("mcp__m__grow_prompt", {})
+                await heard.wait()
+        assert "mcp__m__farewell" in {p.name for p in (await client.list_prompts()).prompts}

@@ -16,6 +16,7 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.prompts.base import Prompt
 from mcp.shared.exceptions import MCPError
 
 parser = argparse.ArgumentParser()
@@ -61,6 +62,14 @@ async def ask(ctx: Context) -> str | types.InputRequiredResult:
 async def grow(ctx: Context) -> str:
     app.add_tool(lambda: "grown result", name="grown", description="Added at run time.")
     await ctx.notify_tools_changed()
+    return "grown"
+
+
+@app.tool(description="Add the prompt 'farewell' and announce it.")
+async def grow_prompt(ctx: Context) -> str:
+    app.add_prompt(Prompt.from_function(lambda name: f"Say goodbye to {name}.", name="farewell",
+                                        description="Say goodbye."))
+    await ctx.notify_prompts_changed()
     return "grown"
 
 

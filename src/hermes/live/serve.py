@@ -90,6 +90,7 @@ class Aggregator:
         """What the session's servers may ask, answered by the client connected here."""
         handlers = self.router.handlers()
         handlers.resource_updated = self.forwarder.relay_update
+        handlers.list_changed = self.announcer.upstream_changed
         return handlers
 
     def attach(self, session: Session) -> None:

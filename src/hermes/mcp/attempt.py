@@ -234,6 +234,10 @@ class Attempt:
             tasks.start_soon(self._refresh_tools, live.client)
         elif isinstance(message, types.ResourceUpdatedNotification):
             tasks.start_soon(self._callbacks.resource_updated, str(message.params.uri))
+        elif isinstance(message, types.PromptListChangedNotification):
+            tasks.start_soon(self._callbacks.list_changed, "prompts")
+        elif isinstance(message, types.ResourceListChangedNotification):
+            tasks.start_soon(self._callbacks.list_changed, "resources")
 
     async def _refresh_tools(self, client: Client) -> None:
         try:

@@ -34,6 +34,7 @@ ElicitationHandler = Callable[[str, types.ElicitRequestParams], Awaitable[types.
 RootsHandler = Callable[[str], Awaitable[list[types.Root]]]
 LogHandler = Callable[[str, types.LoggingMessageNotificationParams], Awaitable[None]]
 ResourceUpdatedHandler = Callable[[str, str], Awaitable[None]]  # (server, uri)
+ListChangedHandler = Callable[[str, str], Awaitable[None]]  # (server, "prompts" | "resources")
 
 NO_MODEL = ("hermes has no model to sample with here: configure `model:` in config.yaml (see `hermes chat`), "
             "or allow sampling for this server")
@@ -47,6 +48,7 @@ class ClientHandlers:
     logging: LogHandler | None = None  # besides the server's log file, which always gets the message
     sampling_with_tools: bool = False  # the sampling handler can also offer the server's tools to the model
     resource_updated: ResourceUpdatedHandler | None = None  # a subscribed resource changed upstream
+    list_changed: ListChangedHandler | None = None  # a server's prompts or resources changed
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -122,6 +124,10 @@ class ServerCallbacks:
     async def resource_updated(self, uri: str) -> None:
         if self.handlers.resource_updated is not None:
             await self.handlers.resource_updated(self.server, uri)
+
+    async def list_changed(self, kind: str) -> None:
+        if self.handlers.list_changed is not None:
+            await self.handlers.list_changed(self.server, kind)
 
     def close(self) -> None:
         if self._log is not None:
