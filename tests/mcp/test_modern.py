@@ -18,7 +18,7 @@ import pytest
 from hermes.home import Home
 from hermes.mcp.handlers import ClientHandlers
 from hermes.session.core import Session
-from tests.support import PYTHON, SERVERS, ServerPool, hermes, stdio_entry, wait_until, write_config
+from tests.support import PYTHON, SERVERS, ServerPool, hermes, stdio_entry, wait_for, wait_until, write_config
 
 pytestmark = pytest.mark.anyio
 SERVER = SERVERS / "modern_only.py"
@@ -126,3 +126,17 @@ async def test_a_subscribed_resource_is_heard_on_the_listen_stream(home: Home, t
         await session.call("mcp__m__grow", {})
         await wait_until(lambda: "mcp__m__grown" in session.surface().tools)
         assert heard == ["m note://first"]
+
+
+def test_mcp_get_shows_the_protocol_a_running_session_speaks(home: Home, tmp_path: Path) -> None:
+    from tests.support import start_serve_http
+
+    write_config(home, {"mcp_servers": {"m": stdio_entry("modern_only.py"),
+                                        "old": stdio_entry("tools_only.py", protocol="legacy")}})
+    process, _, _ = start_serve_http(home, tmp_path / "serve.log")
+    try:
+        assert wait_for(lambda: "MCP 2026-07-28" in hermes("mcp", "get", "m", home=home).stdout)
+        assert wait_for(lambda: "MCP 2025-11-25" in hermes("mcp", "get", "old", home=home).stdout)
+    finally:
+        process.terminate()
+        process.wait()

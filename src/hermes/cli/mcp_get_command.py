@@ -111,7 +111,8 @@ def get_command(name: str, as_json: bool) -> None:
                 say(f"    {label}: {', '.join(sandbox[key]) or 'nothing'}")
     live_status = data["live"]
     if live_status:
+        era = f", MCP {live_status['protocol']}" if live_status.get("protocol") else ""
         say(f"  running session {live_status['session_pid']}: {live_status.get('state')}, "
-            f"{live_status.get('tools')} tools")
+            f"{live_status.get('tools')} tools{era}")
     else:
         say(f"  no running session; `hermes mcp test {name}` connects and lists its tools.")

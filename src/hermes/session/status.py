@@ -30,6 +30,8 @@ class ServerStatus:
     on_platform: bool
     unavailable: dict[str, Any] | None = None  # the payload a model gets when calling its tools
     app: dict[str, Any] | None = None  # {name, availability} for an app-bound server
+    protocol: str = ""  # the MCP revision a connected server speaks
+    sandbox: str = ""  # how a stdio server's sandbox stands
 
     @property
     def why_unavailable(self) -> str:
@@ -140,5 +142,6 @@ def status_rows(session: SessionView) -> list[ServerStatus]:
             tools=len(surface.for_server(name)), tools_offered=len(snapshot.tools), restarts=snapshot.restarts,
             pid=snapshot.pid if snapshot.connected else None,
             connect_ms=round(seconds * 1000, 1) if seconds else None, on_platform=name in allowed,
-            unavailable=unavailable, app=app))
+            unavailable=unavailable, app=app, protocol=snapshot.protocol if snapshot.connected else "",
+            sandbox=snapshot.sandbox))
     return rows
