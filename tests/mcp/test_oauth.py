@@ -291,3 +291,23 @@ def test_an_unreachable_oauth_server_is_one_sentence_without_asyncio_noise(home:
     out = tested.stdout + tested.stderr
     assert tested.returncode == 1 and "nothing answered at" in out
     assert "Task exception was never retrieved" not in out and "Traceback" not in out, out
+
+
+def test_a_client_registration_belongs_to_its_authorization_server(home: Home) -> None:
+    """SEP-2352: the same resource behind another issuer gets a registration of its own."""
+    from types import SimpleNamespace
+
+    from mcp.shared.auth import OAuthClientInformationFull
+
+    from hermes.mcp.oauth.storage import FileTokenStorage
+
+    url = "https://mcp.example.com/mcp"
+    storage = FileTokenStorage(home, "prot", url)
+    storage.context = SimpleNamespace(oauth_metadata=SimpleNamespace(issuer="https://auth.one.example/"))
+    anyio.run(storage.set_client_info, OAuthClientInformationFull(client_id="one", redirect_uris=["http://127.0.0.1:1/cb"]))
+    again = FileTokenStorage(home, "prot", url)
+    again.context = SimpleNamespace(oauth_metadata=SimpleNamespace(issuer="https://auth.one.example/"))
+    assert anyio.run(again.get_client_info).client_id == "one"
+    moved = FileTokenStorage(home, "prot", url)
+    moved.context = SimpleNamespace(oauth_metadata=SimpleNamespace(issuer="https://auth.two.example/"))
+    assert anyio.run(moved.get_client_info) is None

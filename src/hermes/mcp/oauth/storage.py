@@ -145,12 +145,22 @@ class FileTokenStorage:
         wanted = self.stored().get("wanted_scope")
         return wanted if isinstance(wanted, str) and wanted else None
 
+    def _issuer(self) -> str | None:
+        """The authorization server this flow talks to, once its metadata is known."""
+        metadata = getattr(self.context, "oauth_metadata", None)
+        issuer = getattr(metadata, "issuer", None)
+        return str(issuer) if issuer else None
+
     async def get_client_info(self) -> Any:
         from mcp.shared.auth import OAuthClientInformationFull
 
         data = read_json(client_path(self.home, self.server))
         if data is not None and data.pop("resource", None) == self.resource:
-            return OAuthClientInformationFull.model_validate(data)
+            # A registration is the authorization server's (SEP-2352): another issuer for this resource
+            # means registering anew, never presenting one server's client id to another.
+            issuer, current = data.pop("issuer", None), self._issuer()
+            if issuer is None or current is None or issuer == current:
+                return OAuthClientInformationFull.model_validate(data)
         if self.preregistered is not None:
             return OAuthClientInformationFull.model_validate(self.preregistered)
         return None
@@ -158,4 +168,6 @@ class FileTokenStorage:
     async def set_client_info(self, client_info: Any) -> None:
         ensure_folder(self.home)
         record = client_info.model_dump(mode="json", exclude_none=True)
-        write_json(client_path(self.home, self.server), {**record, "resource": self.resource})
+        issuer = self._issuer()
+        write_json(client_path(self.home, self.server), {**record, "resource": self.resource,
+                                                         **({"issuer": issuer} if issuer else {})})
