@@ -178,6 +178,84 @@ async def test_elicitation_sep1330_enums(ctx: Context) -> str | Asked:
     return f"Elicitation completed: action={result.action}, content={result.content}"
 
 
+# The 2026-07-28 suite's input-required fixtures (SEP-2322): each round is the tool's own answer.
+NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+def sampling_request(text: str, max_tokens: int) -> types.CreateMessageRequest:
+    return types.CreateMessageRequest(params=types.CreateMessageRequestParams(
+        messages=[types.SamplingMessage(role="user", content=types.TextContent(type="text", text=text))],
+        max_tokens=max_tokens))
+
+
+def _said(answer: object) -> str:
+    if isinstance(answer, types.ElicitResult):
+        return str(answer.content or {})
+    if isinstance(answer, types.CreateMessageResult) and isinstance(answer.content, types.TextContent):
+        return answer.content.text
+    if isinstance(answer, types.ListRootsResult):
+        return ", ".join(str(root.uri) for root in answer.roots)
+    return str(answer)
+
+
+@app.tool(description="SEP-2322: ask for a name, then greet.")
+async def test_input_required_result_elicitation(ctx: Context) -> str | Asked:
+    answers = ctx.input_responses or {}
+    if "user_name" not in answers:
+        return Asked(input_requests={"user_name": form("What is your name?", NAME_FORM)})
+    answer = answers["user_name"]
+    name = (answer.content or {}).get("name") if isinstance(answer, types.ElicitResult) else None
+    return f"Hello, {name}!"
+
+
+@app.tool(description="SEP-2322: ask the client's model, then answer with its words.")
+async def test_input_required_result_sampling(ctx: Context) -> str | Asked:
+    answers = ctx.input_responses or {}
+    if "capital_question" not in answers:
+        return Asked(input_requests={"capital_question": sampling_request("What is the capital of France?", 100)})
+    return f"The model said: {_said(answers['capital_question'])}"
+
+
+@app.tool(description="SEP-2322: ask for the client's roots, then list them.")
+async def test_input_required_result_list_roots(ctx: Context) -> str | Asked:
+    answers = ctx.input_responses or {}
+    if "client_roots" not in answers:
+        return Asked(input_requests={"client_roots": types.ListRootsRequest()})
+    return f"Roots: {_said(answers['client_roots'])}"
+
+
+@app.tool(description="SEP-2322: one question with state, checked on the retry.")
+async def test_input_required_result_request_state(ctx: Context) -> str | Asked:
+    answers = ctx.input_responses or {}
+    if "confirm" not in answers:
+        schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+        return Asked(input_requests={"confirm": form("Please confirm", schema)}, request_state="round-1")
+    return "state-ok" if ctx.request_state == "round-1" else f"unexpected state {ctx.request_state!r}"
+
+
+@app.tool(description="SEP-2322: three questions in one round.")
+async def test_input_required_result_multiple_inputs(ctx: Context) -> str | Asked:
+    answers = ctx.input_responses or {}
+    wanted = {"user_name": form("What is your name?", NAME_FORM),
+              "greeting": sampling_request("Generate a greeting", 50), "client_roots": types.ListRootsRequest()}
+    if not set(wanted) <= set(answers):
+        return Asked(input_requests=wanted, request_state="multi")
+    return "; ".join(f"{key}: {_said(answers[key])}" for key in wanted)
+
+
+@app.tool(description="SEP-2322: two rounds of questions, then the answer.")
+async def test_input_required_result_multi_round(ctx: Context) -> str | Asked:
+    answers = ctx.input_responses or {}
+    if ctx.request_state is None or ("step1" in answers and ctx.request_state == "round-1"):
+        if "step1" not in answers:
+            return Asked(input_requests={"step1": form("Step 1: What is your name?", NAME_FORM)},
+                         request_state="round-1")
+        color = {"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]}
+        return Asked(input_requests={"step2": form("Step 2: What is your favorite color?", color)},
+                     request_state="round-2")
+    return f"Done: {_said(answers.get('step2'))}"
+
+
 @app.resource("test://static-text", mime_type="text/plain", description="A static text resource.")
 def static_text() -> str:
     return "This is the content of the static text resource."

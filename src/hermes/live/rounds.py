@@ -18,11 +18,13 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 PARK_LIMIT = 300.0  # seconds a question waits for the client's retry
 _MAX_PARKED = 256
+_GATHER_CHECKPOINTS = 20
 
 
 @dataclass
@@ -46,10 +48,13 @@ class Parked:
         self._changed = anyio.Event()
         self._count = 0
 
-    async def ask(self, request: Any) -> Any:
-        """What the upstream asks, answered by the client on its next round (None: no answer came)."""
+    async def ask(self, request: Any, key: str | None = None) -> Any:
+        """What the upstream asks, answered by the client on its next round (None: no answer came).
+        `key`: the upstream's own name for the question (a 2026-07-28 upstream's input request), kept
+        when it is free, so the client sees the server's keys."""
         self._count += 1
-        key = f"q{self._count}"
+        if not key or key in self.questions or len(key) > 256:
+            key = f"q{self._count}"
         question = self.questions[key] = _Question(request)
         self._changed.set()
         with anyio.move_on_after(PARK_LIMIT):
@@ -69,6 +74,11 @@ class Parked:
         while True:
             unsent = {key: q for key, q in self.questions.items() if not q.sent}
             if unsent:
+                # An upstream's round may hold several questions, asked side by side: let them all
+                # arrive, so the client gets them in one round too.
+                for _ in range(_GATHER_CHECKPOINTS):
+                    await anyio.lowlevel.checkpoint()
+                unsent = {key: q for key, q in self.questions.items() if not q.sent}
                 for question in unsent.values():
                     question.sent = True
                 return types.InputRequiredResult(input_requests={k: q.request for k, q in unsent.items()},

@@ -28,7 +28,7 @@ from pydantic import BaseModel
 
 from hermes.config.agent_settings import SamplingSettings
 from hermes.live.rounds import Parked
-from hermes.mcp.handlers import ClientHandlers
+from hermes.mcp.handlers import INPUT_KEY, ClientHandlers
 from hermes.mcp.sampling_limits import SamplingLimits, capped
 from hermes.mcp.sdk import client_connection
 
@@ -182,7 +182,7 @@ class Router:
         ctx = call.ctx
         if call.parked is not None:
             # No back-channel (2026-07-28): the question becomes the client's next input-required round.
-            answer = await call.parked.ask(request)
+            answer = await call.parked.ask(request, INPUT_KEY.get())
             if isinstance(answer, result_type):
                 return answer
             return types.ErrorData(code=types.INTERNAL_ERROR,

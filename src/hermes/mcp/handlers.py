@@ -14,8 +14,9 @@ whatever roots its client gives, and hermes's own working folder is nobody's cho
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -72,6 +73,20 @@ def path_roots(paths: list[str] | tuple[str, ...]) -> list[types.Root]:
     return roots
 
 
+# The key a 2026-07-28 server gave its question in an input-required round (the SDK's driver passes it
+# as the request id), so that whoever forwards the question (`serve`) can keep the server's own key.
+INPUT_KEY: contextvars.ContextVar[str | None] = contextvars.ContextVar("hermes_input_key", default=None)
+
+
+@contextlib.contextmanager
+def _asked_as(context: ClientRequestContext) -> Iterator[None]:
+    token = INPUT_KEY.set(str(context.request_id) if context.request_id is not None else None)
+    try:
+        yield
+    finally:
+        INPUT_KEY.reset(token)
+
+
 class ServerCallbacks:
     """The SDK callbacks of one upstream connection, bound to its server's name and log."""
 
@@ -88,13 +103,15 @@ class ServerCallbacks:
                        params: types.CreateMessageRequestParams) -> SamplingResult:
         if self.handlers.sampling is None:
             return types.ErrorData(code=types.INVALID_REQUEST, message=NO_MODEL)
-        return await self.handlers.sampling(self.server, _visible_model(params))
+        with _asked_as(context):
+            return await self.handlers.sampling(self.server, _visible_model(params))
 
     async def elicitation(self, context: ClientRequestContext,
                           params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
         if self.handlers.elicitation is None:
             return types.ElicitResult(action="decline")
-        return await self.handlers.elicitation(self.server, _visible_model(params))
+        with _asked_as(context):
+            return await self.handlers.elicitation(self.server, _visible_model(params))
 
     @property
     def offers_roots(self) -> bool:
@@ -104,7 +121,8 @@ class ServerCallbacks:
         if self.configured_roots is not None:
             return types.ListRootsResult(roots=path_roots(self.configured_roots))
         if self.handlers.roots is not None:
-            return types.ListRootsResult(roots=await self.handlers.roots(self.server))
+            with _asked_as(context):
+                return types.ListRootsResult(roots=await self.handlers.roots(self.server))
         return types.ListRootsResult(roots=[])  # never the folder hermes happens to run in
 
     async def logging(self, params: types.LoggingMessageNotificationParams) -> None:
