@@ -22,7 +22,7 @@ import pytest
 from hermes.config.model import ServerConfig
 from hermes.config.sandbox import Network, SandboxSettings
 from hermes.home import Home
-from hermes.mcp.sandbox import plan
+from hermes.mcp.sandbox import SandboxRequest, plan
 from hermes.mcp.sandbox_denials import DenialWatch
 from hermes.mcp.sandbox_support import support
 from tests.npm_tools import NpmTools
@@ -385,9 +385,9 @@ def test_launchers_get_a_cache_of_their_own_not_the_user_s(tmp_path: Path) -> No
     user = tmp_path / "user"
     (user / ".npm").mkdir(parents=True)
     cache = tmp_path / "hh" / "cache" / "sandbox" / "x"
-    sandbox = plan(str(npx), ["-y", "pkg"], env={"HOME": str(user), "PATH": os.environ["PATH"]}, cwd=str(tmp_path),
-                   configured_cwd=False, roots=(), settings=SandboxSettings(), hermes_home=str(tmp_path / "hh"),
-                   cache=str(cache))
+    request = SandboxRequest("bwrap", SandboxSettings(), (), str(tmp_path / "hh"), cache=str(cache))
+    sandbox = request.plan_for(str(npx), ["-y", "pkg"], {"HOME": str(user), "PATH": os.environ["PATH"]},
+                               str(tmp_path), False)
     assert sandbox.env["npm_config_cache"] == str(cache / "npm") and str(cache / "npm") in sandbox.writable
     assert not sandbox.writable_path(str(user / ".npm" / "_npx"))
 

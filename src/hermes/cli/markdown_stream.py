@@ -19,6 +19,7 @@ from rich.markdown import Markdown
 from hermes.cli.output import printable
 
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)", re.MULTILINE)
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
 
 
 class MarkdownStream:
@@ -46,9 +47,12 @@ class MarkdownStream:
 
     def _complete_blocks(self) -> int:
         """Where the complete blocks of the pending text end (0: none is complete yet)."""
-        end = 0
-        for match in re.finditer(r"\n[ \t]*\n", self._pending):
-            if len(_FENCE.findall(self._pending[:match.start()])) % 2 == 0:
+        end, fences, counted = 0, 0, 0
+        for match in _BLANK_LINE.finditer(self._pending):
+            # Fences are counted once, up to each blank line in turn: a single pass over the text.
+            fences += len(_FENCE.findall(self._pending, counted, match.start()))
+            counted = match.start()
+            if fences % 2 == 0:
                 end = match.end()
         return end
 

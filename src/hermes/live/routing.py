@@ -111,6 +111,19 @@ class Router:
                              f"say which one it belongs to; hermes refuses it rather than ask the wrong client")
         raise Unknowable(f"no client's call to '{server}' is running, so there is no one to ask")
 
+    def _call_offering(self, server: str, capability: types.ClientCapabilities, what: str
+                       ) -> Call | types.ErrorData | None:
+        """The call to ask on `server`'s behalf; ErrorData when nobody can be named; None when that
+        call's client lacks `capability` (a 2026-07-28 client then hears -32021)."""
+        try:
+            call = self._call_for(server)
+        except Unknowable as exc:
+            return types.ErrorData(code=types.INVALID_REQUEST, message=f"hermes mcp serve: {exc}.")
+        if not call.ctx.session.check_client_capability(capability):
+            _requires(call, capability, what)
+            return None
+        return call
+
     def _context_for(self, server: str) -> Ctx | None:
         """Roots: the client connected, when there is exactly one (or the call that asks)."""
         with contextlib.suppress(Unknowable):
@@ -124,12 +137,10 @@ class Router:
 
     async def sampling(self, server: str, params: types.CreateMessageRequestParams
                        ) -> types.CreateMessageResult | types.ErrorData:
-        try:
-            call = self._call_for(server)
-        except Unknowable as exc:
-            return types.ErrorData(code=types.INVALID_REQUEST, message=f"hermes mcp serve: {exc}.")
-        if not call.ctx.session.check_client_capability(_SAMPLING):
-            _requires(call, _SAMPLING, "sampling")
+        call = self._call_offering(server, _SAMPLING, "sampling")
+        if isinstance(call, types.ErrorData):
+            return call
+        if call is None:
             return types.ErrorData(code=types.INVALID_REQUEST, message="The client connected to hermes mcp serve "
                                                                        "does not offer sampling.")
         settings = self.sampling_settings(server)
@@ -144,12 +155,10 @@ class Router:
                                                                   f"(sampling.timeout of '{server}').")
 
     async def elicitation(self, server: str, params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
-        try:
-            call = self._call_for(server)
-        except Unknowable as exc:
-            return types.ErrorData(code=types.INVALID_REQUEST, message=f"hermes mcp serve: {exc}.")
-        if not call.ctx.session.check_client_capability(_ELICITATION):
-            _requires(call, _ELICITATION, "elicitation")
+        call = self._call_offering(server, _ELICITATION, "elicitation")
+        if isinstance(call, types.ErrorData):
+            return call
+        if call is None:
             return types.ElicitResult(action="decline")
         return await self._ask(call, types.ElicitRequest(params=params), types.ElicitResult)
 

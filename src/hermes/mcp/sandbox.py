@@ -93,17 +93,6 @@ class Plan:
     def writable_path(self, path: str) -> bool:
         return self._deepest(path) == "rw"
 
-    def summary(self) -> list[str]:
-        """The plan in a few lines, home folder as `~`."""
-        def show(paths: Iterable[str]) -> str:
-            return ", ".join(tilde(p, self.home) for p in paths) or "nothing"
-
-        network = self.network.value + (f" (host ports {', '.join(map(str, self.ports))})" if self.ports else "")
-        return [f"network: {network}",
-                f"writes: {show(self.writable)}",
-                f"reads (besides the system): {show(self.readable)}",
-                f"hidden: {show(self.hidden)}"]
-
 
 def _within(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
@@ -222,21 +211,22 @@ class _Builder:
         node package the folder holding the outermost `node_modules` (Node looks up from there)."""
         real = _real(script)
         parts = real.split("/")
-        folder = "/".join(parts[:parts.index("node_modules")]) if "node_modules" in parts else os.path.dirname(real)
-        if any(_within(place, folder) for place in (*_EMPTIED, *self.homes)) or not folder:
-            folder = os.path.dirname(real)
-        if not any(_within(place, folder) for place in (*_EMPTIED, *self.homes)):
-            self.add(folder, write=False)
+        package = "/".join(parts[:parts.index("node_modules")]) if "node_modules" in parts else ""
+        self._add_folder(package, os.path.dirname(real))
 
     def add_install_folder(self, folder: str) -> None:
         """A folder of programs and its prefix (`…/venv` for `…/venv/bin`), where the sandbox would hide it."""
-        if not self.hidden_by_default(folder):
-            return
-        prefix = os.path.dirname(folder) if os.path.basename(folder) in ("bin", "sbin") else folder
-        if any(_within(place, prefix) for place in (*_EMPTIED, *self.homes)):
-            prefix = folder
-        if not any(_within(place, prefix) for place in (*_EMPTIED, *self.homes)):
-            self.add(prefix, write=False)
+        if self.hidden_by_default(folder):
+            prefix = os.path.dirname(folder) if os.path.basename(folder) in ("bin", "sbin") else folder
+            self._add_folder(prefix, folder)
+
+    def _add_folder(self, wider: str, narrower: str) -> None:
+        """Share `wider` read-only; `narrower` when `wider` would take in a home folder or an emptied
+        place (or is empty); neither when both would."""
+        for folder in (wider, narrower):
+            if folder and not any(_within(place, folder) for place in (*_EMPTIED, *self.homes)):
+                self.add(folder, write=False)
+                return
 
     def add_program(self, program: str, search: str | None) -> None:
         """A program and what it needs to start: its install folder, and the interpreter its `#!` names."""
@@ -282,8 +272,7 @@ def plan(program: str, args: Iterable[str], *, env: Mapping[str, str], cwd: str,
             builder.add_install_folder(folder)
     plan_env = _launcher_env(program, cache)
     for private in plan_env.values():
-        os.makedirs(private, mode=0o700, exist_ok=True)
-        builder.add(private, write=True, chosen=True)
+        builder.add(private, write=True, chosen=True)  # shared once it exists (`SandboxRequest` makes it)
     managed = os.path.join(env.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share"), "uv", "python")
     if os.path.basename(program) in ("uvx", "uv") and os.path.isdir(managed):
         builder.add(managed, write=False)  # uv's own Pythons, read-only
@@ -407,5 +396,8 @@ class SandboxRequest:
     cache: str | None = None  # this server's own package-launcher cache (npx, uvx)
 
     def plan_for(self, program: str, args: list[str], env: Mapping[str, str], cwd: str, configured_cwd: bool) -> Plan:
+        """The plan of a start about to happen: the server's own launcher cache is made first."""
+        for private in _launcher_env(program, self.cache).values():
+            os.makedirs(private, mode=0o700, exist_ok=True)
         return plan(program, args, env=env, cwd=cwd, configured_cwd=configured_cwd, roots=self.roots,
                     settings=self.settings, hermes_home=self.hermes_home, ports=self.ports, cache=self.cache)

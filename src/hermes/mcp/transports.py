@@ -147,11 +147,15 @@ class TransportOpener:
 
     async def warm(self, name: str, server: ResolvedServer) -> None:
         """A launcher's first start fetches its package first, on a budget of its own (see `first_start`)."""
+        from hermes.config.launchers import warm_command
         from hermes.mcp.first_start import needs_warming, warm_first
 
+        if warm_command(server.command, server.args) is None:
+            return  # not a package launcher: nothing to fetch, nothing more to look at
         record = (self.hermes_home or self.logs.parent) / "cache" / "warmed.json"
         request, _ = await self._sandbox(name, server, None)
-        warm = needs_warming(record, server.command, server.args, request.cache if request else None)
+        warm = await anyio.to_thread.run_sync(needs_warming, record, server.command, server.args,
+                                              request.cache if request else None)
         if warm is None:
             return
         env = child_environment(self.parent_environ, server.env, windows=self.windows)
