@@ -18,10 +18,12 @@ DOWN = "\x1b[B"
 CONFORMANCE = stdio_entry("conformance_server.py", approval="never")
 
 
-def _chat(home: Home, cwd: Path) -> pexpect.spawn:
+def _chat(home: Home, cwd: Path, *, colour: bool = False) -> pexpect.spawn:
+    """`hermes chat` in a pty; plain text (NO_COLOR) unless `colour`, a colour terminal."""
+    environment = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    looks = {"TERM": "xterm-256color"} if colour else {"TERM": "xterm", "NO_COLOR": "1"}
     child = pexpect.spawn(PYTHON, ["-m", "hermes", "chat"], encoding="utf-8", timeout=PATIENCE, cwd=str(cwd),
-                          env={**os.environ, "HERMES_HOME": str(home.root), "TERM": "xterm", "NO_COLOR": "1"},
-                          dimensions=(40, 160))
+                          env={**environment, "HERMES_HOME": str(home.root), **looks}, dimensions=(40, 160))
     child.expect("/help lists commands")
     child.expect("›")
     return child
@@ -217,12 +219,7 @@ def test_answers_are_rendered_as_markdown_on_a_colour_terminal(home: Home, scrip
     answer = "# Scene report\n\nThe scene has **three** objects:\n\n- Cube\n- Light\n\n```python\nprint(1)\n```\n"
     model = scripted_model([{"content": answer}, {"content": "plain **again**"}])
     write_config(home, {"model": model_config(model), "mcp_servers": {}})
-    environment = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
-    child = pexpect.spawn(PYTHON, ["-m", "hermes", "chat"], encoding="utf-8", timeout=PATIENCE, cwd=str(tmp_path),
-                          env={**environment, "HERMES_HOME": str(home.root), "TERM": "xterm-256color"},
-                          dimensions=(40, 100))
-    child.expect("/help lists commands")
-    child.expect("›")
+    child = _chat(home, tmp_path, colour=True)
     _say(child, "what is in my scene?")
     child.expect("Scene report")
     child.expect("three")

@@ -10,6 +10,7 @@ spoken to.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -54,15 +55,16 @@ async def test_a_default_mode_sdk_client_gets_the_upstream_s_questions_as_rounds
         assert sampled.content[0].text == "LLM response: ada's model", sampled  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_two_http_clients_never_get_each_other_s_questions(home: Home, tmp_path: Path, mode: str) -> None:
-    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py")}})
+async def _two_clients_elicit(home: Home, tmp_path: Path, mode: str,
+                              callbacks: Callable[[str], dict[str, Any]]) -> dict[str, str]:
+    """'ada' and 'grace' call the upstream's elicitation tool at once through `serve --http`, each
+    with its own callbacks; what each call answered."""
     process, url, token = start_serve_http(home, tmp_path / "serve.log")
     answers: dict[str, str] = {}
     try:
         async def one(name: str) -> None:
             async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http, \
-                    Client(streamable_http_client(url, http_client=http), mode=mode, **_callbacks(name)) as client:
+                    Client(streamable_http_client(url, http_client=http), mode=mode, **callbacks(name)) as client:
                 result = await client.call_tool("mcp__conf__test_elicitation", {"message": f"for {name}"})
                 answers[name] = result.content[0].text  # type: ignore[union-attr]
 
@@ -72,6 +74,13 @@ async def test_two_http_clients_never_get_each_other_s_questions(home: Home, tmp
     finally:
         process.terminate()
         process.wait()
+    return answers
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_two_http_clients_never_get_each_other_s_questions(home: Home, tmp_path: Path, mode: str) -> None:
+    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py")}})
+    answers = await _two_clients_elicit(home, tmp_path, mode, _callbacks)
     assert "ada@example.org" in answers["ada"] and "grace" not in answers["ada"], answers
     assert "grace@example.org" in answers["grace"] and "ada" not in answers["grace"], answers
 
@@ -80,27 +89,16 @@ async def test_a_question_nobody_can_place_is_refused_not_misrouted(home: Home, 
     """A handshake-era upstream's question says nothing of its call: with two calls of that server in
     flight, hermes cannot tell whose it is, and refuses it; neither client is asked the other's."""
     write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py", protocol="legacy")}})
-    process, url, token = start_serve_http(home, tmp_path / "serve.log")
     asked: list[str] = []
-    results: dict[str, str] = {}
-    try:
-        async def one(name: str) -> None:
-            async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-                asked.append(f"{name}: {params.message}")
-                return types.ElicitResult(action="accept", content={"username": name, "email": "x@example.org"})
 
-            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http, \
-                    Client(streamable_http_client(url, http_client=http), mode="legacy",
-                           elicitation_callback=elicit) as client:
-                result = await client.call_tool("mcp__conf__test_elicitation", {"message": f"for {name}"})
-                results[name] = result.content[0].text  # type: ignore[union-attr]
+    def recording(name: str) -> dict[str, Any]:
+        async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+            asked.append(f"{name}: {params.message}")
+            return types.ElicitResult(action="accept", content={"username": name, "email": "x@example.org"})
 
-        async with anyio.create_task_group() as tasks:
-            for name in ("ada", "grace"):
-                tasks.start_soon(one, name)
-    finally:
-        process.terminate()
-        process.wait()
+        return {"elicitation_callback": elicit}
+
+    results = await _two_clients_elicit(home, tmp_path, "legacy", recording)
     assert all(entry.split(": ")[1] == f"for {entry.split(':')[0]}" for entry in asked), asked
     # Each call ended with its own answer, or with the refusal: never with the other client's.
     assert set(results) == {"ada", "grace"}
