@@ -44,6 +44,15 @@ def read_bounded(path: Path, limit: int, *, follow_symlinks: bool = True) -> byt
     FileNotFoundError when it does not exist; `UnreadableFile` when it is a FIFO, a device, a
     folder, a symlink (with `follow_symlinks=False`) or unreadable; `TooLarge` beyond `limit`.
     """
+    return _read_regular(path, limit, follow_symlinks=follow_symlinks, whole=True)
+
+
+def read_head(path: Path, limit: int, *, follow_symlinks: bool = True) -> bytes:
+    """The first `limit` bytes of a regular file (of any size), refused like `read_bounded`."""
+    return _read_regular(path, limit, follow_symlinks=follow_symlinks, whole=False)
+
+
+def _read_regular(path: Path, limit: int, *, follow_symlinks: bool, whole: bool) -> bytes:
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     if not follow_symlinks:
         flags |= getattr(os, "O_NOFOLLOW", 0)
@@ -61,17 +70,18 @@ def read_bounded(path: Path, limit: int, *, follow_symlinks: bool = True) -> byt
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise UnreadableFile(path, f"it is not a regular file ({_kind(info.st_mode)})")
-        if info.st_size > limit:
+        if whole and info.st_size > limit:
             raise TooLarge(path, f"it is larger than {limit} bytes")
         chunks: list[bytes] = []
         size = 0
-        while size <= limit:
-            chunk = os.read(fd, min(1 << 16, limit + 1 - size))
+        wanted = limit + 1 if whole else limit  # one byte more tells a file that grew past the limit
+        while size < wanted:
+            chunk = os.read(fd, min(1 << 16, wanted - size))
             if not chunk:
                 break
             chunks.append(chunk)
             size += len(chunk)
-        if size > limit:
+        if whole and size > limit:
             raise TooLarge(path, f"it is larger than {limit} bytes")
         return b"".join(chunks)
     except OSError as exc:

@@ -99,3 +99,16 @@ def test_only_the_newest_transcripts_are_kept(home: Home, scripted_model: Any, m
         _chat(home, scripted_model([{"content": f"answer {index}"}]), "-q", f"chat {index}")
     kept = sorted(Path(p).name for p in folder_of(home).glob("*.jsonl"))
     assert len(kept) == 3 and [s.first for s in recent(home)] == ["chat 4", "chat 3", "chat 2"]
+
+
+def test_a_fifo_or_a_symlink_among_the_transcripts_is_passed_over_never_waited_on(home: Home,
+                                                                                  scripted_model: Any) -> None:
+    import os
+
+    _chat(home, scripted_model([{"content": "one"}]), "-q", "hello")
+    [saved] = recent(home)
+    os.mkfifo(folder_of(home) / "20261201-000000-fifo.jsonl")
+    (folder_of(home) / "20261201-000000-link.jsonl").symlink_to(saved.path)
+    assert [s.id for s in recent(home)] == [saved.id]
+    ran = _chat(home, scripted_model([{"content": "two"}]), "-q", "again", "--resume", "20261201-000000-fifo")
+    assert ran.returncode == 2 and "No saved chat" in ran.stderr

@@ -23,7 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from hermes.errors import HermesError
-from hermes.files import TooLarge, UnreadableFile, atomic_write, open_private_append, private_dir, read_bounded
+from hermes.files import (
+    TooLarge,
+    UnreadableFile,
+    atomic_write,
+    open_private_append,
+    private_dir,
+    read_bounded,
+    read_head,
+)
 from hermes.home import Home
 
 KEEP = 200
@@ -109,8 +117,7 @@ def _prune(folder: Path) -> None:
 def _summary(path: Path) -> Summary | None:
     """The header and first user message of a transcript; None when it is not one."""
     try:
-        with path.open("rb") as handle:
-            head = handle.read(_HEADER_BYTES)
+        head = read_head(path, _HEADER_BYTES, follow_symlinks=False)  # never a FIFO's blocking open
     except OSError:
         return None
     lines = head.split(b"\n")
