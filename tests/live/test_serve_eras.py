@@ -125,14 +125,52 @@ async def test_a_server_s_sampling_bounds_hold_behind_serve(home: Home) -> None:
 
 
 async def test_a_2026_client_without_the_capability_a_tool_needs_gets_32021(home: Home) -> None:
+    """Sampling has no answer hermes could give for the client: the call fails with -32021 naming
+    it. A form the client cannot show is declined for it, and the server finishes its call."""
     from mcp.shared.exceptions import MCPError
 
     write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py")}})
-    async with Client(_serve(home)) as client:  # no elicitation callback: the capability is not declared
+    async with Client(_serve(home)) as client:  # no callbacks: neither sampling nor elicitation is declared
         with pytest.raises(MCPError) as caught:
-            await client.call_tool("test_elicitation", {"message": "Who are you?"})
+            await client.call_tool("test_sampling", {"prompt": "hello"})
+        declined = await client.call_tool("test_elicitation", {"message": "Who are you?"})
     assert caught.value.error.code == types.MISSING_REQUIRED_CLIENT_CAPABILITY
-    assert "elicitation" in str(caught.value.error.data)
+    assert caught.value.error.data == {"requiredCapabilities": {"sampling": {}}}, caught.value.error.data
+    assert declined.content[0].text == "User decline", declined  # type: ignore[union-attr]
+
+
+async def test_answers_a_2026_client_sends_with_its_first_request_answer_the_upstream(home: Home) -> None:
+    """SEP-2322 lets a client send answers before it is asked: they reach the upstream's question
+    of the same key, and answers nobody asked for are ignored."""
+    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py")}})
+    given = {"user_name": types.ElicitResult(action="accept", content={"name": "Alice"}),
+             "unasked": types.ElicitResult(action="accept", content={"x": "y"})}
+    async def never(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        raise AssertionError("the answer was given with the request; nobody should be asked")
+
+    async with Client(_serve(home), elicitation_callback=never) as client:
+        result = await client.session.call_tool("test_input_required_result_elicitation", {},
+                                                input_responses=given, allow_input_required=True)
+    assert isinstance(result, types.CallToolResult) and result.content[0].text == "Hello, Alice!", result  # type: ignore[union-attr]
+
+
+async def test_a_prompt_that_asks_first_comes_through_serve_in_rounds(home: Home) -> None:
+    """An upstream prompt answered in input-required rounds reaches a 2026-07-28 client as rounds of
+    its own; the retry of a prompt's round cannot finish a tool call."""
+    from mcp.shared.exceptions import MCPError
+
+    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py")}})
+    async with Client(_serve(home), **_callbacks("ada")) as client:
+        first = await client.session.get_prompt("test_input_required_result_prompt", allow_input_required=True)
+        assert isinstance(first, types.InputRequiredResult) and list(first.input_requests) == ["user_context"], first
+        with pytest.raises(MCPError):
+            await client.session.call_tool("test_simple_text", {}, request_state=first.request_state,
+                                           input_responses={}, allow_input_required=True)
+        answer = {"user_context": types.ElicitResult(action="accept", content={"context": "tea"})}
+        done = await client.session.get_prompt("test_input_required_result_prompt", input_responses=answer,
+                                               request_state=first.request_state, allow_input_required=True)
+    assert isinstance(done, types.GetPromptResult), done
+    assert "tea" in done.messages[0].content.text, done  # type: ignore[union-attr]
 
 
 def test_the_typescript_sdk_calls_a_task_tool_with_plain_call_tool(home: Home, npm: Any) -> None:

@@ -164,7 +164,9 @@ def test_http_answers_401_with_a_bearer_challenge_and_the_same_capabilities(home
         answered = httpx2.post(url, json=initialize, headers={**headers, "Authorization": f"Bearer {token}"})
         assert answered.status_code == 200
         body = answered.text
-        data = json.loads(body.split("data: ", 1)[1]) if body.startswith(("event:", "data:")) else answered.json()
+        # An SSE answer opens with the priming event (an id and empty data) a reconnecting client resumes from.
+        events = [line[len("data:"):].strip() for line in body.splitlines() if line.startswith("data:")]
+        data = json.loads(next(e for e in events if e)) if events else answered.json()
         capabilities: dict[str, Any] = data["result"]["capabilities"]
         assert capabilities["tools"]["listChanged"] is True and capabilities["prompts"]["listChanged"] is True
     finally:

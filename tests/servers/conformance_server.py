@@ -18,7 +18,7 @@ import warnings
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.mcpserver.prompts.base import AssistantMessage, UserMessage
+from mcp.server.mcpserver.prompts.base import AssistantMessage, Prompt, UserMessage
 from mcp.server.mcpserver.utilities.types import Image
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field
@@ -256,6 +256,87 @@ async def test_input_required_result_multi_round(ctx: Context) -> str | Asked:
     return f"Done: {_said(answers.get('step2'))}"
 
 
+@app.tool(description="SEP-2322: a round with its own state, which must come back exactly as it was sent.")
+async def test_input_required_result_tampered_state(ctx: Context) -> str | Asked:
+    answers = ctx.input_responses or {}
+    if "confirm" not in answers:
+        schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+        return Asked(input_requests={"confirm": form("Please confirm", schema)}, request_state="upstream-round-1")
+    if ctx.request_state != "upstream-round-1":
+        raise ToolError(f"requestState failed its check: {ctx.request_state!r}")
+    return "state intact"
+
+
+@app.tool(description="SEP-2322: ask only what the client declared it can answer (sampling, elicitation).")
+async def test_input_required_result_capabilities(ctx: Context) -> str | Asked:
+    declared = ctx.client_capabilities or types.ClientCapabilities()
+    wanted: dict[str, types.ElicitRequest | types.CreateMessageRequest] = {}
+    if declared.sampling is not None:
+        wanted["greeting"] = sampling_request("Generate a greeting", 50)
+    if declared.elicitation is not None:
+        wanted["user_name"] = form("What is your name?", NAME_FORM)
+    answers = ctx.input_responses or {}
+    if not set(wanted) <= set(answers):
+        return Asked(input_requests=wanted)
+    return "; ".join(f"{key}: {_said(answers[key])}" for key in wanted) or "nothing to ask"
+
+
+@app.tool(description="SEP-2575: needs the client's model (sampling) to work at all.")
+async def test_missing_capability(ctx: Context) -> str | Asked:
+    answer = await ask(ctx, sampling_request("Say hello", 20))
+    return answer if isinstance(answer, Asked) else f"The model said: {_said(answer)}"
+
+
+@app.tool(description="SEP-2243: a parameter mirrored into the Mcp-Param-Region header.")
+def test_custom_header(region: str) -> str:
+    return f"region {region}"
+
+
+@app.tool(description="The SSE polling scenario's tool: answers after a pause long enough to resume a stream.")
+async def test_reconnection() -> str:
+    await asyncio.sleep(0.2)
+    return "Reconnection test completed"
+
+
+_added = {"tools": 0, "prompts": 0}
+
+
+async def _announce(ctx: Context, kind: str) -> None:
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        await (ctx.notify_tools_changed() if kind == "tools" else ctx.notify_prompts_changed())
+    elif kind == "tools":
+        await ctx.session.send_tool_list_changed()
+    else:
+        await ctx.session.send_prompt_list_changed()
+
+
+@app.tool(description="SEP-2575: add a tool to this server's list and announce the change.")
+async def test_trigger_tool_change(ctx: Context) -> str:
+    _added["tools"] += 1
+    name = f"test_added_tool_{_added['tools']}"
+    app.add_tool(lambda: "added", name=name, description="A tool added while the server runs.")
+    await _announce(ctx, "tools")
+    return f"added {name}"
+
+
+@app.tool(description="SEP-2575: add a prompt to this server's list and announce the change.")
+async def test_trigger_prompt_change(ctx: Context) -> str:
+    _added["prompts"] += 1
+    name = f"test_added_prompt_{_added['prompts']}"
+    app.add_prompt(Prompt.from_function(lambda: "added", name=name, description="A prompt added while running."))
+    await _announce(ctx, "prompts")
+    return f"added {name}"
+
+
+@app.prompt(description="SEP-2322: a prompt that asks for context before it is rendered.")
+async def test_input_required_result_prompt(ctx: Context) -> str | Asked:
+    answers = ctx.input_responses or {}
+    if "user_context" not in answers:
+        schema = {"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]}
+        return Asked(input_requests={"user_context": form("What context should the prompt use?", schema)})
+    return f"Use this context: {_said(answers['user_context'])}"
+
+
 @app.resource("test://static-text", mime_type="text/plain", description="A static text resource.")
 def static_text() -> str:
     return "This is the content of the static text resource."
@@ -319,12 +400,20 @@ def json_schema_2020_12_tool() -> str:
     return "ok"
 
 
-# The decorator derives the schema from the signature; this tool's point is a hand-written 2020-12 one.
-app._tool_manager._tools["json_schema_2020_12_tool"].parameters = {
+# The decorator derives schemas from signatures; these tools' point is a hand-written one.
+app._tool_manager._tools["json_schema_2020_12_tool"].parameters = {  # SEP-1613 and SEP-2106's vocabulary
     "$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
-    "$defs": {"address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
-    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "$defs": {"address": {"$anchor": "addressDef", "type": "object",
+                          "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"},
+                   "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                   "phone": {"type": "string"}, "email": {"type": "string"}},
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]}, "else": {"required": ["email"]},
     "additionalProperties": False}
+app._tool_manager._tools["test_custom_header"].parameters = {
+    "type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}, "required": ["region"]}
 
 
 def main() -> None:

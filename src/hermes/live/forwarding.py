@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import weakref
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import mcp_types as types
@@ -29,6 +29,7 @@ from hermes.session.core import Session
 from hermes.tools.deferred import SEARCH_TOOL, found_tools
 
 T = TypeVar("T")
+R = TypeVar("R", bound=types.Result)
 
 
 class Forwarder:
@@ -94,20 +95,29 @@ class Forwarder:
             with contextlib.suppress(Exception):  # a parked call's first request may have ended
                 await ctx.session.report_progress(progress, total, message)
 
+        async def work() -> types.CallToolResult:
+            result = await self.session.call(registered, dict(params.arguments or {}), on_progress=relay)
+            return result.to_mcp()
+
+        return await self._asking(ctx, "tools/call", params, server, work)
+
+    async def _asking(self, ctx: Ctx, method: str, params: types.InputResponseRequestParams, server: str | None,
+                      work: Callable[[], Awaitable[R]]) -> R | types.InputRequiredResult:
+        """A request whose upstream may ask its client something on the way (a tool call, a prompt,
+        a resource read): the question goes to this request's client, on the request's stream for a
+        handshake-era client, as input-required rounds for a 2026-07-28 one."""
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             with self.router.in_flight(server, ctx):
-                result = await self.session.call(registered, dict(params.arguments or {}), on_progress=relay)
-            return result.to_mcp()
-        # A 2026-07-28 client: what the upstream asks during the call comes back as input-required rounds.
+                return await work()
         if params.request_state:
             return await self.rounds.call(self.rounds.resumed(params.request_state,
-                                                              dict(params.input_responses or {})), None)
-        parked = self.rounds.start()
+                                                              dict(params.input_responses or {}), method), None)
+        # Answers a client sends with its first request are kept for the questions they name.
+        parked = self.rounds.start(method, dict(params.input_responses or {}))
 
-        async def run() -> types.CallToolResult:
+        async def run() -> R:
             with self.router.in_flight(server, ctx, parked):
-                result = await self.session.call(registered, dict(params.arguments or {}), on_progress=relay)
-            return result.to_mcp()
+                return await work()
 
         return await self.rounds.call(parked, run)
 
@@ -140,13 +150,15 @@ class Forwarder:
         for server, template in await upstream.list_resource_templates():
             if _template_matches(template.uri_template, uri):
                 return server
-        raise MCPError(types.INVALID_PARAMS, f"No MCP server behind hermes offers the resource {uri}")
+        raise MCPError(types.INVALID_PARAMS, f"No MCP server behind hermes offers the resource {uri}", {"uri": uri})
 
-    async def read_resource(self, ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+    async def read_resource(self, ctx: Ctx, params: types.ReadResourceRequestParams
+                            ) -> types.ReadResourceResult | types.InputRequiredResult:
         self.router.seen(ctx)
         uri = str(params.uri)
-        server = await self._owner_of(uri)
-        return await self._upstream(self.session.upstream.read_resource(server, uri))
+        server = None if params.request_state else await self._owner_of(uri)
+        return await self._asking(ctx, "resources/read", params, server,
+                                  lambda: self._upstream(self.session.upstream.read_resource(str(server), uri)))
 
     async def subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
         uri = str(params.uri)
@@ -186,13 +198,15 @@ class Forwarder:
         return types.ListPromptsResult(prompts=[prompt.model_copy(update={"name": name})
                                                 for name, (_, prompt) in (await self._prompts()).items()])
 
-    async def get_prompt(self, ctx: Ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    async def get_prompt(self, ctx: Ctx, params: types.GetPromptRequestParams
+                         ) -> types.GetPromptResult | types.InputRequiredResult:
         self.router.seen(ctx)
         found = (await self._prompts()).get(params.name)
         if found is None:
             raise MCPError(types.INVALID_PARAMS, f"No prompt named '{params.name}' behind hermes")
         server, prompt = found
-        return await self._upstream(self.session.upstream.get_prompt(server, prompt.name, params.arguments))
+        return await self._asking(ctx, "prompts/get", params, server, lambda: self._upstream(
+            self.session.upstream.get_prompt(server, prompt.name, params.arguments)))
 
     async def complete(self, ctx: Ctx, params: types.CompleteRequestParams) -> types.CompleteResult:
         self.router.seen(ctx)
@@ -220,7 +234,8 @@ class Forwarder:
         try:
             return await request
         except MCPError as exc:
-            raise MCPError(exc.error.code, self.session.redactor(exc.error.message)) from None
+            redactor = self.session.redactor
+            raise MCPError(exc.error.code, redactor(exc.error.message), redactor.value(exc.error.data)) from None
         except Exception as exc:
             raise MCPError(types.INTERNAL_ERROR, self.session.redactor(f"{type(exc).__name__}: {exc}")) from None
 

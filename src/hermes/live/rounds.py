@@ -14,7 +14,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import anyio
 import anyio.abc
@@ -25,6 +25,7 @@ from mcp.shared.exceptions import MCPError
 PARK_LIMIT = 300.0  # seconds a question waits for the client's retry
 _MAX_PARKED = 256
 _GATHER_CHECKPOINTS = 20
+R = TypeVar("R", bound=types.Result)
 
 
 @dataclass
@@ -38,10 +39,12 @@ class _Question:
 class Parked:
     """One upstream call waiting, between rounds, for its client's answers."""
 
-    def __init__(self, ident: str) -> None:
+    def __init__(self, ident: str, method: str, answered: dict[str, Any] | None = None) -> None:
         self.id = ident
+        self._given = dict(answered or {})  # answers the client sent before it was asked (first request)
+        self.method = method  # the request it answers: a round of a tool call cannot finish a prompt
         self.questions: dict[str, _Question] = {}
-        self.result: types.CallToolResult | None = None
+        self.result: types.Result | None = None
         self.failure: BaseException | None = None
         self.done = anyio.Event()
         self.finished_at: float | None = None
@@ -52,6 +55,8 @@ class Parked:
         """What the upstream asks, answered by the client on its next round (None: no answer came).
         `key`: the upstream's own name for the question (a 2026-07-28 upstream's input request), kept
         when it is free, so the client sees the server's keys."""
+        if key is not None and key in self._given:
+            return self._given.pop(key)
         self._count += 1
         if not key or key in self.questions or len(key) > 256:
             key = f"q{self._count}"
@@ -62,6 +67,10 @@ class Parked:
         self.questions.pop(key, None)
         return question.answer
 
+    def waiting(self) -> bool:
+        """The call is stopped on questions its client has been sent and not answered yet."""
+        return any(q.sent and not q.answered.is_set() for q in self.questions.values())
+
     def answer(self, responses: dict[str, Any]) -> None:
         for key, response in responses.items():
             question = self.questions.get(key)
@@ -69,7 +78,7 @@ class Parked:
                 question.answer = response
                 question.answered.set()
 
-    async def next_round(self) -> types.CallToolResult | types.InputRequiredResult:
+    async def next_round(self) -> types.Result:
         """The call's result once it has one, or the questions the client has not seen yet."""
         while True:
             unsent = {key: q for key, q in self.questions.items() if not q.sent}
@@ -91,7 +100,7 @@ class Parked:
             self._changed = anyio.Event()
             await self._changed.wait()
 
-    async def run(self, call: Callable[[], Awaitable[types.CallToolResult]]) -> None:
+    async def run(self, call: Callable[[], Awaitable[types.Result]]) -> None:
         try:
             self.result = await call()
         except Exception as exc:  # the client hears it on its next round
@@ -112,7 +121,7 @@ class Rounds:
     def attach(self, tasks: anyio.abc.TaskGroup) -> None:
         self._tasks = tasks
 
-    def start(self) -> Parked:
+    def start(self, method: str, answered: dict[str, Any] | None = None) -> Parked:
         now = anyio.current_time()
         for ident, old in list(self._parked.items()):  # results no client came back for
             if old.finished_at is not None and now - old.finished_at > PARK_LIMIT:
@@ -120,22 +129,22 @@ class Rounds:
         if len(self._parked) >= _MAX_PARKED:
             raise MCPError(code=types.INTERNAL_ERROR, message="hermes mcp serve has too many calls waiting for "
                                                               "their client's answers; try again later")
-        parked = Parked(secrets.token_urlsafe(16))
+        parked = Parked(secrets.token_urlsafe(16), method, answered)
         self._parked[parked.id] = parked
         return parked
 
-    def resumed(self, state: str, responses: dict[str, Any]) -> Parked:
+    def resumed(self, state: str, responses: dict[str, Any], method: str) -> Parked:
         parked = self._parked.get(state)
-        if parked is None:
-            raise MCPError(code=types.INVALID_PARAMS, message="this input-required round is no longer known to "
-                                                              "hermes (it expired or was answered); call the tool "
-                                                              "again")
+        if parked is None or parked.method != method:
+            raise MCPError(code=types.INVALID_PARAMS, message="this input-required round is not known to hermes "
+                                                              f"for {method} (it expired, was answered, or belongs "
+                                                              f"to another request); send the request again")
         parked.answer(responses)
         return parked
 
-    async def call(self, parked: Parked, run: Callable[[], Awaitable[types.CallToolResult]] | None
-                   ) -> types.CallToolResult | types.InputRequiredResult:
-        """Start the call (first round) or go on with it; the next round's answer to the client."""
+    async def call(self, parked: Parked, run: Callable[[], Awaitable[R]] | None) -> R | types.InputRequiredResult:
+        """Start the request (first round) or go on with it; the next round's answer to the client.
+        A retry carries no type of its own: the parked request's result is what it was started with."""
         if run is not None:
             assert self._tasks is not None, "Rounds.attach() before the first call"
             self._tasks.start_soon(parked.run, run)
@@ -146,4 +155,4 @@ class Rounds:
             raise
         if not isinstance(outcome, types.InputRequiredResult):
             self._parked.pop(parked.id, None)
-        return outcome
+        return cast(R, outcome)

@@ -104,6 +104,10 @@ class Router:
         if current is not None:
             return current
         calls = self._calls.get(server) or []
+        if len(calls) > 1:
+            # A call stopped until its client answers (a round a 2026-07-28 client may never come back
+            # for) is not the one asking now.
+            calls = [call for call in calls if call.parked is None or not call.parked.waiting()] or calls
         if len(calls) == 1:
             return calls[0]
         if calls:
@@ -111,16 +115,17 @@ class Router:
                              f"say which one it belongs to; hermes refuses it rather than ask the wrong client")
         raise Unknowable(f"no client's call to '{server}' is running, so there is no one to ask")
 
-    def _call_offering(self, server: str, capability: types.ClientCapabilities, what: str
-                       ) -> Call | types.ErrorData | None:
+    def _call_offering(self, server: str, capability: types.ClientCapabilities, what: str, *,
+                       required: bool = True) -> Call | types.ErrorData | None:
         """The call to ask on `server`'s behalf; ErrorData when nobody can be named; None when that
-        call's client lacks `capability` (a 2026-07-28 client then hears -32021)."""
+        call's client lacks `capability` (a 2026-07-28 client then hears -32021 if it is `required`)."""
         try:
             call = self._call_for(server)
         except Unknowable as exc:
             return types.ErrorData(code=types.INVALID_REQUEST, message=f"hermes mcp serve: {exc}.")
         if not call.ctx.session.check_client_capability(capability):
-            _requires(call, capability, what)
+            if required:
+                _requires(call, capability, what)
             return None
         return call
 
@@ -155,7 +160,10 @@ class Router:
                                                                   f"(sampling.timeout of '{server}').")
 
     async def elicitation(self, server: str, params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
-        call = self._call_offering(server, _ELICITATION, "elicitation")
+        # A question the client cannot show is declined for it (the answer a person gives who
+        # does not fill a form in), so the server still gets its call done; sampling has no
+        # such answer, and a call that needs it fails with -32021 instead.
+        call = self._call_offering(server, _ELICITATION, "elicitation", required=False)
         if isinstance(call, types.ErrorData):
             return call
         if call is None:
