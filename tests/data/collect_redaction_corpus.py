@@ -48,6 +48,12 @@ def pieces(text: str) -> list[str]:
     return [text[i:i + PIECE] for i in range(0, min(len(text), 40 * PIECE), PIECE)]
 
 
+def _node_modules() -> Path:
+    from tests.npm_tools import install
+
+    return install().root / "node_modules"
+
+
 def docs() -> list[str]:
     found = []
     site = next((ROOT / ".venv" / "lib").glob("python3*/site-packages"))
@@ -55,7 +61,7 @@ def docs() -> list[str]:
         text = metadata.read_text(errors="replace")
         body = text.split("\n\n", 1)[1] if "\n\n" in text else ""
         found += pieces(body)
-    for readme in sorted((ROOT / ".cache" / "npm-tools" / "node_modules").glob("**/README.md"))[:400]:
+    for readme in sorted((_node_modules()).glob("**/README.md"))[:400]:
         found += pieces(readme.read_text(errors="replace"))
     return found
 
@@ -63,7 +69,7 @@ def docs() -> list[str]:
 def listings() -> list[str]:
     found = []
     for folder in ("/etc", "/usr/bin", "/usr/lib/python3", "/usr/share/doc", "/var/log", str(ROOT / "src"),
-                   str(ROOT / ".cache" / "npm-tools" / "node_modules")):
+                   str(_node_modules())):
         if os.path.isdir(folder):
             found += pieces(subprocess.run(["ls", "-la", "--time-style=long-iso", folder], capture_output=True,
                                            text=True).stdout)
@@ -99,7 +105,7 @@ def logs() -> list[str]:
 
 def package_files() -> list[str]:
     found = []
-    for manifest in sorted((ROOT / ".cache" / "npm-tools" / "node_modules").glob("*/package.json"))[:200]:
+    for manifest in sorted((_node_modules()).glob("*/package.json"))[:200]:
         found.append(manifest.read_text(errors="replace")[:PIECE])
     return found
 

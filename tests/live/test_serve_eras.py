@@ -173,6 +173,36 @@ async def test_a_prompt_that_asks_first_comes_through_serve_in_rounds(home: Home
     assert "tea" in done.messages[0].content.text, done  # type: ignore[union-attr]
 
 
+def test_a_default_mode_fastmcp_client_gets_sampling_elicitation_and_roots_through_serve(home: Home,
+                                                                                         tmp_path: Path) -> None:
+    """fastmcp (its own venv, its default `mode="auto"`, so 2026-07-28): the upstream's questions
+    reach fastmcp's own handlers, and roots are fastmcp's, never hermes's folder."""
+    import json
+    import subprocess
+
+    from tests.bridge_tools import install_pinned
+
+    python = install_pinned("fastmcp") / "python"
+    root = tmp_path / "fastmcp-root"
+    root.mkdir()
+    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py")}})
+    process, url, token = start_serve_http(home, tmp_path / "serve.log")
+    try:
+        ran = subprocess.run([str(python), str(Path(__file__).parent.parent / "clients" / "fastmcp_call.py"), url,
+                              token, root.as_uri(), "mcp__conf__"], capture_output=True, text=True,
+                             timeout=PATIENCE, stdin=subprocess.DEVNULL)
+    finally:
+        process.terminate()
+        process.wait(timeout=PATIENCE)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    answer = json.loads(ran.stdout.splitlines()[-1])
+    texts = answer["texts"]
+    assert texts["test_sampling"] == "LLM response: fastmcp's model says hi", answer
+    assert "'username': 'fast'" in texts["test_elicitation"], answer
+    assert texts["test_input_required_result_list_roots"] == f"Roots: {root.as_uri()}", answer
+    assert answer["asked"] == ["sampling", "elicitation: Who are you?"], answer
+
+
 def test_the_typescript_sdk_calls_a_task_tool_with_plain_call_tool(home: Home, npm: Any) -> None:
     """server-everything's task-only tool, through serve: hermes runs the task, the TypeScript client
     (which refuses a tool that needs `tasks` it does not have) sees an ordinary tool and calls it."""

@@ -311,3 +311,24 @@ def test_a_client_registration_belongs_to_its_authorization_server(home: Home) -
     moved = FileTokenStorage(home, "prot", url)
     moved.context = SimpleNamespace(oauth_metadata=SimpleNamespace(issuer="https://auth.two.example/"))
     assert anyio.run(moved.get_client_info) is None
+
+
+def test_a_token_is_presented_only_to_the_issuer_that_gave_it(home: Home) -> None:
+    """SEP-2352: after the resource moves to another authorization server, the old token stays home."""
+    from types import SimpleNamespace
+
+    from mcp.shared.auth import OAuthMetadata, OAuthToken
+
+    from hermes.mcp.oauth.storage import FileTokenStorage
+
+    url = "https://mcp.example.com/mcp"
+    one = OAuthMetadata(issuer="https://auth.one.example/", authorization_endpoint="https://auth.one.example/a",
+                        token_endpoint="https://auth.one.example/t")
+    storage = FileTokenStorage(home, "prot", url)
+    storage.context = SimpleNamespace(oauth_metadata=one)
+    anyio.run(storage.set_tokens, OAuthToken(access_token="canary-token-one", token_type="Bearer"))
+    for issuer, kept in ((None, True), ("https://auth.one.example/", True), ("https://auth.two.example/", False)):
+        later = FileTokenStorage(home, "prot", url)
+        later.context = SimpleNamespace(oauth_metadata=SimpleNamespace(issuer=issuer) if issuer else None)
+        token = anyio.run(later.get_tokens)
+        assert (token is not None and token.access_token == "canary-token-one") is kept, (issuer, token)

@@ -264,6 +264,9 @@ class ServerConnection:
         attempt = self._attempt
         if self._snapshot.connected and attempt is not None:
             if facts.finding is not Finding.LIVE:
+                # Published at once: the attempt may end first for its own reason (the connection
+                # dropped as the app quit), and this look is not repeated (the same facts are no news).
+                self._publish(app=facts)
                 attempt.mailbox.post(AppGone(facts))
             elif identity != self._live_identity:
                 attempt.mailbox.post(EndpointChanged())

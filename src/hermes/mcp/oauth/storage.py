@@ -86,8 +86,9 @@ class FileTokenStorage:
     def __init__(self, home: Home, server: str, url: str, preregistered: dict[str, Any] | None = None) -> None:
         self.home = home
         self.server = server
-        # Tokens and the client registration are bound to the server's URL: a server of the same
-        # name somewhere else (another project's config, an edited URL) never receives them.
+        # Tokens and the client registration are bound to the server's URL (and to the issuer that
+        # gave them): a server of the same name somewhere else (another project's config, an edited
+        # URL) never receives them.
         self.resource = resource_of(url)
         self.preregistered = preregistered
         self.preregistered_id = preregistered.get("client_id") if preregistered else None
@@ -112,7 +113,15 @@ class FileTokenStorage:
             return None  # a damaged token file: as if there were none (a login writes a new one)
         for callback in self.on_tokens:
             callback(tokens)  # redacted even when it is not used: it is still a secret
-        return tokens if data.get("resource") == self.resource else None
+        if data.get("resource") != self.resource:
+            return None
+        # A token is its issuer's (SEP-2352): once the server names another authorization server,
+        # the old one's token is not presented to it; the user signs in there.
+        issued_by = (data.get("authorization_server") or {}).get("issuer")
+        current = self._issuer()
+        if isinstance(issued_by, str) and current is not None and issued_by != current:
+            return None
+        return tokens
 
     def stored(self) -> dict[str, Any]:
         record = read_json(token_path(self.home, self.server)) or {}
