@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from hermes.config.model import ServerConfig
@@ -109,6 +109,7 @@ def test_secrets_in_places_that_promise_one_are_hidden(lines: list[str], case: t
 @FAST
 @given(st.lists(ordinary_line, min_size=1, max_size=6), random_token, st.integers(0, 5))
 def test_registered_secrets_are_hidden_in_every_escaped_form(lines: list[str], token: str, where: int) -> None:
+    assume(not any(token in line for line in lines))  # an ordinary line may hold the bare token: not the secret
     secret = f"{token}\"/é"
     redactor = Redactor([secret])
     lines.insert(where % (len(lines) + 1), json.dumps({"echo": secret}) + " " + repr(secret))

@@ -36,6 +36,7 @@ from hermes.mcp.endpoint import EndpointSource, Identity
 from hermes.mcp.handlers import ServerCallbacks
 from hermes.mcp.outcomes import Ended, Exited, Failed, Mailbox, Stopped
 from hermes.mcp.requests import list_all_tools
+from hermes.mcp.task_extension import TasksExtension
 from hermes.mcp.transports import Link, TransportOpener
 from hermes.security.invisible import visible, visible_value
 
@@ -105,7 +106,8 @@ class Attempt:
                         link.process.on_denial = self._denied
                     # Every log level, as a handshake-era server sends them: the server's log file gets all.
                     client = Client(link.transport, mode=self._config.protocol, message_handler=self._on_message,
-                                    client_info=CLIENT_INFO, log_level="debug", **self._callbacks.client_options())
+                                    client_info=CLIENT_INFO, log_level="debug", extensions=[TasksExtension()],
+                                    **self._callbacks.client_options())
                     await stack.enter_async_context(client)
                     tasks = await stack.enter_async_context(anyio.create_task_group())
                     self._tasks = tasks

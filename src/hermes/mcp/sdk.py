@@ -23,6 +23,7 @@ from typing import Any
 import httpx2
 from mcp import Client
 from mcp.client._transport import TransportStreams
+from mcp.client.session import ClientSession
 from mcp.server.connection import Connection
 from mcp.shared.dispatcher import CallOptions, ProgressFnT
 
@@ -87,10 +88,18 @@ def client_connection(ctx: Any) -> Connection | None:
 async def send_raw_request(client: Client, method: str, params: dict[str, Any], *, timeout: float | None = None,
                            on_progress: ProgressFnT | None = None) -> dict[str, Any]:
     """Send `method` as the connected session would and return the raw answer, unvalidated."""
-    session = client.session
+    return await send_session_request(client.session, method, params, timeout=timeout, on_progress=on_progress)
+
+
+async def send_session_request(session: ClientSession, method: str, params: dict[str, Any], *,
+                               timeout: float | None = None, on_progress: ProgressFnT | None = None,
+                               headers: dict[str, str] | None = None) -> dict[str, Any]:
+    """`send_raw_request` on a session; `headers` go with it over HTTP (an extension's routing headers)."""
     data: dict[str, Any] = {"method": method, "params": params}
     opts: CallOptions = {}
     session._stamp(data, opts)
+    if headers:
+        opts.setdefault("headers", {}).update(headers)
     if timeout is not None:
         opts["timeout"] = timeout
     if on_progress is not None:

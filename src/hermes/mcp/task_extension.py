@@ -1,0 +1,143 @@
+"""The Tasks extension of the 2026-07-28 revision (`io.modelcontextprotocol/tasks`, SEP-2663), client side.
+
+hermes declares the extension on every 2026-07-28 connection, so a server that offers it may run
+any `tools/call` as a task: the call answers at once with a `CreateTaskResult` (`resultType:
+"task"`) instead of the tool's result. The SDK hands that shape to this extension's claim, which
+finishes the call: it polls `tasks/get` at the interval the server asks for (bounded both ways),
+answers an `input_required` task's questions with the connection's own handlers (the same
+approval, limits and forms as any server request) through `tasks/update`, and returns the result
+`tasks/get` inlines once the task is `completed`. A `failed` task raises the server's error; a
+call that outlives its timeout, or is abandoned, cancels the task on the server (`tasks/cancel`)
+first. The task id goes in the `Mcp-Name` header of each of those requests, as the revision asks.
+
+The 2025-11-25 task flow (a `task` hint on `tools/call`, `tasks/result`) is `mcp/tasks.py`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import anyio
+import mcp_types as types
+from mcp.client.context import ClientRequestContext
+from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
+from mcp.client.session import ClientSession
+from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import MCP_NAME_HEADER, encode_header_value
+from pydantic import TypeAdapter, ValidationError
+
+from hermes.mcp.sdk import send_session_request
+
+EXTENSION = "io.modelcontextprotocol/tasks"
+_MIN_POLL = 0.05
+_MAX_POLL = 5.0
+_DEFAULT_TIMEOUT = 300.0
+_MAX_INPUT_ROUNDS = 50
+_INPUT_REQUEST: TypeAdapter[types.InputRequest] = TypeAdapter(types.InputRequest)
+
+
+class CreateTaskResult(types.Result):
+    """The answer of a `tools/call` the server runs as a task (a flat `Result & Task`)."""
+
+    result_type: Literal["task"] = "task"
+    task_id: str
+    status: str
+    status_message: str | None = None
+    poll_interval_ms: int | None = None
+    ttl_ms: int | None = None
+
+
+class TasksExtension(ClientExtension):
+    """Declares the extension and finishes the calls a server turned into tasks."""
+
+    identifier = EXTENSION
+
+    def claims(self) -> Sequence[ResultClaim[Any]]:
+        return (ResultClaim(result_type="task", model=CreateTaskResult, resolve=finish_task),)
+
+
+async def finish_task(created: CreateTaskResult, ctx: ClaimContext) -> types.CallToolResult:
+    session = ctx.session
+    task = created.task_id
+    timeout = ctx.read_timeout_seconds or _DEFAULT_TIMEOUT
+    done = False
+    try:
+        with anyio.fail_after(timeout):
+            result = await _follow(session, task, _interval(created.poll_interval_ms))
+        done = True
+        return result
+    except TimeoutError:
+        raise MCPError(types.REQUEST_TIMEOUT, f"the task '{task}' ran past {timeout:g} s and was cancelled") from None
+    finally:
+        if not done:  # timed out, failed to poll, or the call was abandoned: the server stops the work
+            with anyio.CancelScope(shield=True), anyio.move_on_after(5), contextlib.suppress(Exception):
+                await _send(session, "tasks/cancel", task)
+
+
+async def _follow(session: ClientSession, task: str, interval: float) -> types.CallToolResult:
+    rounds = 0
+    polls = 0
+    while True:
+        detail = await _send(session, "tasks/get", task)
+        status = detail.get("status")
+        interval = _interval(detail.get("pollIntervalMs"), interval)
+        if status == "completed":
+            try:
+                return types.CallToolResult.model_validate(detail.get("result") or {})
+            except ValidationError as exc:
+                raise MCPError(types.INTERNAL_ERROR, f"the task '{task}' completed with a malformed result "
+                                                     f"({exc.error_count()} problems)") from None
+        if status == "failed":
+            found = detail.get("error")
+            error: dict[str, Any] = found if isinstance(found, dict) else {}
+            code = error.get("code")
+            raise MCPError(code if isinstance(code, int) else types.INTERNAL_ERROR,
+                           str(error.get("message") or f"the task '{task}' failed"), error.get("data"))
+        if status == "cancelled":
+            raise MCPError(types.INTERNAL_ERROR, f"the server cancelled the task '{task}'")
+        if status == "input_required":
+            rounds += 1
+            if rounds > _MAX_INPUT_ROUNDS:
+                raise MCPError(types.INTERNAL_ERROR, f"the task '{task}' asked for input more than "
+                                                     f"{_MAX_INPUT_ROUNDS} times")
+            answers = await _answers(session, detail.get("inputRequests"))
+            if answers:
+                await _send(session, "tasks/update", task, inputResponses=answers)
+                continue
+        # The server's interval, reached gently: a task that is done in a moment is seen in a moment.
+        await anyio.sleep(min(interval, _MIN_POLL * 2 ** min(polls, 16)))
+        polls += 1
+
+
+async def _answers(session: ClientSession, requests: object) -> dict[str, Any]:
+    """Each question answered by the connection's handlers, keyed as the server keyed it."""
+    if not isinstance(requests, dict):
+        return {}
+    answers: dict[str, Any] = {}
+    for key, raw in requests.items():
+        try:
+            request = _INPUT_REQUEST.validate_python(raw)
+        except ValidationError:
+            raise MCPError(types.INVALID_PARAMS, f"the task asked an input request hermes cannot read ({key!r})") \
+                from None
+        params = getattr(request, "params", None)
+        context = ClientRequestContext(session=session, request_id=str(key), meta=params.meta if params else None)
+        answer = await session.dispatch_input_request(context, request)
+        if isinstance(answer, types.ErrorData):
+            raise MCPError(answer.code, answer.message, answer.data)
+        answers[str(key)] = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return answers
+
+
+def _interval(milliseconds: object, current: float = 1.0) -> float:
+    if isinstance(milliseconds, int | float) and math.isfinite(milliseconds) and milliseconds >= 0:
+        return min(max(milliseconds / 1000, _MIN_POLL), _MAX_POLL)
+    return current
+
+
+async def _send(session: ClientSession, method: str, task: str, **params: Any) -> dict[str, Any]:
+    return await send_session_request(session, method, {"taskId": task, **params},
+                                      headers={MCP_NAME_HEADER: encode_header_value(task)})

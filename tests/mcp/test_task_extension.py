@@ -1,0 +1,51 @@
+"""hermes as a client of a server that runs calls as tasks: the 2026-07-28 Tasks extension
+(`io.modelcontextprotocol/tasks`, SEP-2663), against fastmcp's own implementation (`fastmcp-tasks`,
+in a venv of its own). A task tool is called like any other: hermes follows the task to its result,
+answers its `input_required` state with the session's handlers through `tasks/update`, and cancels
+the task on the server when the call outlives its timeout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import mcp_types as types
+import pytest
+
+from hermes.home import Home
+from hermes.mcp.handlers import ClientHandlers
+from hermes.session.core import Session
+from tests.bridge_tools import install_pinned
+from tests.support import SERVERS, wait_for, write_config
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def fastmcp_tasks_python() -> Path:
+    return install_pinned("fastmcp-tasks") / "python"
+
+
+async def test_task_tools_run_to_their_result_with_questions_answered_and_timeouts_cancelled(
+        home: Home, tmp_path: Path, fastmcp_tasks_python: Path) -> None:
+    marker = tmp_path / "cancelled"
+    asked: list[str] = []
+
+    async def elicit(server: str, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"ok": True})
+
+    write_config(home, {"mcp_servers": {"t": {
+        "command": str(fastmcp_tasks_python), "args": [str(SERVERS / "fastmcp_tasks_server.py")],
+        "env": {"CANCEL_MARKER": str(marker), "FASTMCP_CHECK_FOR_UPDATES": "off"}, "timeout": 4,
+        "sandbox": {"write": [str(tmp_path)]}}}})
+    async with Session(home, handlers=ClientHandlers(elicitation=elicit)) as session:
+        snapshot = session.snapshots()["t"]
+        assert snapshot.connected and snapshot.protocol == "2026-07-28", snapshot.reason
+        assert (await session.call("mcp__t__greet", {"name": "Ada"})).text == "Hello, Ada!"
+        assert (await session.call("mcp__t__slow_compute", {"seconds": 0.2})).text == "computed after 0.2 s"
+        confirmed = await session.call("mcp__t__confirm_delete", {"path": "/tmp/x"})
+        assert confirmed.text == "accept: {'ok': True}", confirmed.text
+        assert asked == ["Delete /tmp/x?"]
+        late = await session.call("mcp__t__slow_compute", {"seconds": 60})
+        assert "cancelled" in late.text and "4 s" in late.text, late.text
+    assert wait_for(marker.exists), "the server never heard the task was cancelled"
