@@ -403,7 +403,9 @@ def test_a_reader_that_leaves_the_pipe_early_ends_hermes_quietly(home: Home) -> 
     import subprocess
     import sys
 
-    write_config(home, {"mcp_servers": {f"s{i}": {"command": f"srv{i}"} for i in range(400)}})
+    # Far more than a pipe holds (about 45 bytes a server, 64 KiB a pipe): hermes is still writing
+    # when the reader leaves, however late the reader reads its line.
+    write_config(home, {"mcp_servers": {f"s{i}": {"command": f"srv{i}"} for i in range(4000)}})
     process = subprocess.Popen([sys.executable, "-m", "hermes", "mcp", "list"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, env={**os.environ, "HERMES_HOME": str(home.root)})
     assert process.stdout is not None and process.stdout.readline()

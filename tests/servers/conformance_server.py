@@ -180,6 +180,7 @@ async def test_elicitation_sep1330_enums(ctx: Context) -> str | Asked:
 
 # The 2026-07-28 suite's input-required fixtures (SEP-2322): each round is the tool's own answer.
 NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+OK_FORM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 
 
 def sampling_request(text: str, max_tokens: int) -> types.CreateMessageRequest:
@@ -228,8 +229,7 @@ async def test_input_required_result_list_roots(ctx: Context) -> str | Asked:
 async def test_input_required_result_request_state(ctx: Context) -> str | Asked:
     answers = ctx.input_responses or {}
     if "confirm" not in answers:
-        schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
-        return Asked(input_requests={"confirm": form("Please confirm", schema)}, request_state="round-1")
+        return Asked(input_requests={"confirm": form("Please confirm", OK_FORM)}, request_state="round-1")
     return "state-ok" if ctx.request_state == "round-1" else f"unexpected state {ctx.request_state!r}"
 
 
@@ -260,8 +260,7 @@ async def test_input_required_result_multi_round(ctx: Context) -> str | Asked:
 async def test_input_required_result_tampered_state(ctx: Context) -> str | Asked:
     answers = ctx.input_responses or {}
     if "confirm" not in answers:
-        schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
-        return Asked(input_requests={"confirm": form("Please confirm", schema)}, request_state="upstream-round-1")
+        return Asked(input_requests={"confirm": form("Please confirm", OK_FORM)}, request_state="upstream-round-1")
     if ctx.request_state != "upstream-round-1":
         raise ToolError(f"requestState failed its check: {ctx.request_state!r}")
     return "state intact"
