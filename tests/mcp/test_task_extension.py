@@ -49,3 +49,26 @@ async def test_task_tools_run_to_their_result_with_questions_answered_and_timeou
         late = await session.call("mcp__t__slow_compute", {"seconds": 60})
         assert "cancelled" in late.text and "4 s" in late.text, late.text
     assert wait_for(marker.exists), "the server never heard the task was cancelled"
+
+
+async def test_a_round_of_too_many_questions_is_refused_before_anyone_is_asked() -> None:
+    """A hostile task cannot bury the user in forms: more than 32 questions at once are refused."""
+    from mcp.shared.exceptions import MCPError
+
+    from hermes.mcp.task_extension import _answers
+
+    asked: list[str] = []
+
+    class Session:
+        async def dispatch_input_request(self, context: object, request: object) -> types.ElicitResult:
+            asked.append("asked")
+            return types.ElicitResult(action="decline")
+
+    form = {"method": "elicitation/create", "params": {"message": "?", "requestedSchema": {
+        "type": "object", "properties": {}}}}
+    with pytest.raises(MCPError, match="33 questions"):
+        await _answers(Session(), {f"q{n}": form for n in range(33)})  # type: ignore[arg-type]
+    assert asked == []
+    assert await _answers(Session(), {"only": form}) == {"only": {"action": "decline"}}  # type: ignore[arg-type]
+    with pytest.raises(MCPError, match="cannot read"):
+        await _answers(Session(), {"odd": {"method": "nonsense/ask"}})  # type: ignore[arg-type]

@@ -36,6 +36,7 @@ _MIN_POLL = 0.05
 _MAX_POLL = 5.0
 _DEFAULT_TIMEOUT = 300.0
 _MAX_INPUT_ROUNDS = 50
+_MAX_QUESTIONS = 32  # in one round: each may be a form the user must fill in
 _INPUT_REQUEST: TypeAdapter[types.InputRequest] = TypeAdapter(types.InputRequest)
 
 
@@ -116,6 +117,9 @@ async def _answers(session: ClientSession, requests: object) -> dict[str, Any]:
     """Each question answered by the connection's handlers, keyed as the server keyed it."""
     if not isinstance(requests, dict):
         return {}
+    if len(requests) > _MAX_QUESTIONS:
+        raise MCPError(types.INVALID_PARAMS, f"the task asked {len(requests)} questions at once; hermes answers "
+                                             f"at most {_MAX_QUESTIONS}")
     answers: dict[str, Any] = {}
     for key, raw in requests.items():
         try:
