@@ -154,6 +154,24 @@ async def test_answers_a_2026_client_sends_with_its_first_request_answer_the_ups
     assert isinstance(result, types.CallToolResult) and result.content[0].text == "Hello, Alice!", result  # type: ignore[union-attr]
 
 
+async def test_a_retry_that_leaves_a_question_unanswered_gets_it_again_at_once(home: Home) -> None:
+    """No wait for an answer that is not coming: the unanswered question comes back in the next
+    round, and answering it then finishes the call."""
+    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py")}})
+    async with Client(_serve(home), **_callbacks("ada")) as client:
+        session = client.session
+        first = await session.call_tool("test_input_required_result_elicitation", {}, allow_input_required=True)
+        assert isinstance(first, types.InputRequiredResult), first
+        with anyio.fail_after(PATIENCE / 4):
+            again = await session.call_tool("test_input_required_result_elicitation", {}, input_responses={},
+                                            request_state=first.request_state, allow_input_required=True)
+        assert isinstance(again, types.InputRequiredResult) and list(again.input_requests) == ["user_name"], again
+        answer = {"user_name": types.ElicitResult(action="accept", content={"name": "Ada"})}
+        done = await session.call_tool("test_input_required_result_elicitation", {}, input_responses=answer,
+                                       request_state=again.request_state, allow_input_required=True)
+    assert isinstance(done, types.CallToolResult) and done.content[0].text == "Hello, Ada!", done  # type: ignore[union-attr]
+
+
 async def test_a_prompt_that_asks_first_comes_through_serve_in_rounds(home: Home) -> None:
     """An upstream prompt answered in input-required rounds reaches a 2026-07-28 client as rounds of
     its own; the retry of a prompt's round cannot finish a tool call."""

@@ -1,12 +1,17 @@
-"""A 2026-07-28 client's call through `serve` whose upstream asks something: input-required rounds.
+"""A 2026-07-28 client's request through `serve` whose upstream asks something: input-required rounds.
 
 A client of the 2026-07-28 revision has no back-channel: what an upstream server asks during a call
 (a form for the user, the client's model, its roots) must reach it as an `InputRequiredResult`, and
-its answers come back on a retry of the same call. So the upstream call is *parked*: it keeps running
-in `serve`'s own task group while the client's request returns the question, under a `requestState`
-that names the parked call (sealed by the SDK's request-state boundary, so a client cannot forge or
-alter it); the retry hands the answers to the waiting upstream request and waits for the next
-question or the result. A call whose client never comes back is given up after `PARK_LIMIT`.
+its answers come back on a retry of the same request. So the upstream request is *parked*: it keeps
+running in `serve`'s own task group while the client's request returns the question, under a
+`requestState` that names the parked request (sealed by the SDK's request-state boundary, so a
+client cannot forge or alter it); the retry hands the answers to the waiting upstream request and
+waits for the next question or the result. A retry that leaves a question unanswered gets that
+question again at once.
+
+Bounds: a question waits `PARK_LIMIT` for its answer; at most `MAX_WAITING` parked requests may be
+waiting on their clients at once (past that, new questions are refused, not new calls); a request
+whose client went away is cancelled upstream, and a result nobody is waiting for is dropped.
 """
 
 from __future__ import annotations
@@ -23,9 +28,12 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 PARK_LIMIT = 300.0  # seconds a question waits for the client's retry
-_MAX_PARKED = 256
+MAX_WAITING = 256
 _GATHER_CHECKPOINTS = 20
 R = TypeVar("R", bound=types.Result)
+CROWDED = types.ErrorData(code=types.INTERNAL_ERROR, message=f"hermes mcp serve has {MAX_WAITING} calls waiting for "
+                                                              f"their clients' answers; it asks nothing more until "
+                                                              f"some are answered or given up")
 
 
 @dataclass
@@ -37,26 +45,35 @@ class _Question:
 
 
 class Parked:
-    """One upstream call waiting, between rounds, for its client's answers."""
+    """One upstream request waiting, between rounds, for its client's answers."""
 
-    def __init__(self, ident: str, method: str, answered: dict[str, Any] | None = None) -> None:
+    def __init__(self, ident: str, method: str, answered: dict[str, Any] | None = None, *,
+                 crowded: Callable[[], bool] = lambda: False) -> None:
         self.id = ident
-        self._given = dict(answered or {})  # answers the client sent before it was asked (first request)
         self.method = method  # the request it answers: a round of a tool call cannot finish a prompt
+        self._given = dict(answered or {})  # answers the client sent before it was asked (first request)
+        self._crowded = crowded
         self.questions: dict[str, _Question] = {}
         self.result: types.Result | None = None
         self.failure: BaseException | None = None
         self.done = anyio.Event()
-        self.finished_at: float | None = None
+        self.watching = 0  # the client's requests waiting on this one now
+        self._scope: anyio.CancelScope | None = None
         self._changed = anyio.Event()
         self._count = 0
 
+    def waiting(self) -> bool:
+        """Stopped on questions its client has been sent and not answered yet."""
+        return any(q.sent and not q.answered.is_set() for q in self.questions.values())
+
     async def ask(self, request: Any, key: str | None = None) -> Any:
-        """What the upstream asks, answered by the client on its next round (None: no answer came).
-        `key`: the upstream's own name for the question (a 2026-07-28 upstream's input request), kept
-        when it is free, so the client sees the server's keys."""
+        """What the upstream asks, answered by the client on its next round (None: no answer came;
+        `CROWDED`: too many calls wait on their clients already). `key`: the upstream's own name for
+        the question (a 2026-07-28 upstream's input request), kept when free, so the client sees it."""
         if key is not None and key in self._given:
             return self._given.pop(key)
+        if self._crowded():
+            return CROWDED
         self._count += 1
         if not key or key in self.questions or len(key) > 256:
             key = f"q{self._count}"
@@ -67,10 +84,6 @@ class Parked:
         self.questions.pop(key, None)
         return question.answer
 
-    def waiting(self) -> bool:
-        """The call is stopped on questions its client has been sent and not answered yet."""
-        return any(q.sent and not q.answered.is_set() for q in self.questions.values())
-
     def answer(self, responses: dict[str, Any]) -> None:
         for key, response in responses.items():
             question = self.questions.get(key)
@@ -78,8 +91,19 @@ class Parked:
                 question.answer = response
                 question.answered.set()
 
-    async def next_round(self) -> types.Result:
-        """The call's result once it has one, or the questions the client has not seen yet."""
+    def _round(self, questions: dict[str, _Question]) -> types.InputRequiredResult:
+        for question in questions.values():
+            question.sent = True
+        return types.InputRequiredResult(input_requests={k: q.request for k, q in questions.items()},
+                                         request_state=self.id)
+
+    async def next_round(self, *, retry: bool = False) -> types.Result:
+        """The result once there is one, or the questions the client has not seen yet; on a retry
+        that left some unanswered, those again at once."""
+        if retry:
+            unanswered = {k: q for k, q in self.questions.items() if q.sent and not q.answered.is_set()}
+            if unanswered:
+                return self._round({**unanswered, **{k: q for k, q in self.questions.items() if not q.sent}})
         while True:
             unsent = {key: q for key, q in self.questions.items() if not q.sent}
             if unsent:
@@ -87,11 +111,7 @@ class Parked:
                 # arrive, so the client gets them in one round too.
                 for _ in range(_GATHER_CHECKPOINTS):
                     await anyio.lowlevel.checkpoint()
-                unsent = {key: q for key, q in self.questions.items() if not q.sent}
-                for question in unsent.values():
-                    question.sent = True
-                return types.InputRequiredResult(input_requests={k: q.request for k, q in unsent.items()},
-                                                 request_state=self.id)
+                return self._round({key: q for key, q in self.questions.items() if not q.sent})
             if self.done.is_set():
                 if self.failure is not None:
                     raise self.failure
@@ -100,19 +120,26 @@ class Parked:
             self._changed = anyio.Event()
             await self._changed.wait()
 
-    async def run(self, call: Callable[[], Awaitable[types.Result]]) -> None:
+    def cancel(self) -> None:
+        if self._scope is not None:
+            self._scope.cancel()
+
+    async def run(self, call: Callable[[], Awaitable[types.Result]], finished: Callable[[Parked], None]) -> None:
         try:
-            self.result = await call()
+            with anyio.CancelScope() as self._scope:
+                self.result = await call()
         except Exception as exc:  # the client hears it on its next round
             self.failure = self.failure or exc
         finally:
-            self.finished_at = anyio.current_time()
+            if self.result is None and self.failure is None:
+                self.failure = MCPError(code=types.INTERNAL_ERROR, message="the call was given up")
             self.done.set()
             self._changed.set()
+            finished(self)
 
 
 class Rounds:
-    """The parked calls of one `serve`."""
+    """The parked requests of one `serve`."""
 
     def __init__(self) -> None:
         self._parked: dict[str, Parked] = {}
@@ -121,15 +148,15 @@ class Rounds:
     def attach(self, tasks: anyio.abc.TaskGroup) -> None:
         self._tasks = tasks
 
+    def _crowded(self) -> bool:
+        return sum(1 for p in self._parked.values() if p.watching == 0 and p.waiting()) >= MAX_WAITING
+
+    def _finished(self, parked: Parked) -> None:
+        if parked.watching == 0:  # nobody is waiting for this result, and nobody can ask for it now
+            self._parked.pop(parked.id, None)
+
     def start(self, method: str, answered: dict[str, Any] | None = None) -> Parked:
-        now = anyio.current_time()
-        for ident, old in list(self._parked.items()):  # results no client came back for
-            if old.finished_at is not None and now - old.finished_at > PARK_LIMIT:
-                del self._parked[ident]
-        if len(self._parked) >= _MAX_PARKED:
-            raise MCPError(code=types.INTERNAL_ERROR, message="hermes mcp serve has too many calls waiting for "
-                                                              "their client's answers; try again later")
-        parked = Parked(secrets.token_urlsafe(16), method, answered)
+        parked = Parked(secrets.token_urlsafe(16), method, answered, crowded=self._crowded)
         self._parked[parked.id] = parked
         return parked
 
@@ -145,14 +172,19 @@ class Rounds:
     async def call(self, parked: Parked, run: Callable[[], Awaitable[R]] | None) -> R | types.InputRequiredResult:
         """Start the request (first round) or go on with it; the next round's answer to the client.
         A retry carries no type of its own: the parked request's result is what it was started with."""
-        if run is not None:
-            assert self._tasks is not None, "Rounds.attach() before the first call"
-            self._tasks.start_soon(parked.run, run)
+        parked.watching += 1
         try:
-            outcome = await parked.next_round()
+            if run is not None:
+                assert self._tasks is not None, "Rounds.attach() before the first call"
+                self._tasks.start_soon(parked.run, run, self._finished)
+            outcome = await parked.next_round(retry=run is None)
         except BaseException:
+            # The client went away (or the call failed): nobody will come back for this one.
             self._parked.pop(parked.id, None)
+            parked.cancel()
             raise
+        finally:
+            parked.watching -= 1
         if not isinstance(outcome, types.InputRequiredResult):
             self._parked.pop(parked.id, None)
         return cast(R, outcome)

@@ -200,10 +200,14 @@ class Router:
         if call.parked is not None:
             # No back-channel (2026-07-28): the question becomes the client's next input-required round.
             answer = await call.parked.ask(request, INPUT_KEY.get())
-            if isinstance(answer, result_type):
+            if isinstance(answer, result_type | types.ErrorData):
                 return answer
-            return types.ErrorData(code=types.INTERNAL_ERROR,
-                                   message="The client connected to hermes mcp serve did not answer in time.")
+            if answer is None:
+                return types.ErrorData(code=types.INTERNAL_ERROR,
+                                       message="The client connected to hermes mcp serve did not answer in time.")
+            return types.ErrorData(code=types.INVALID_PARAMS, message=f"The client connected to hermes mcp serve "
+                                                                      f"answered with something other than a "
+                                                                      f"{result_type.__name__}.")
         # Tied to the call that caused it while that call runs (over HTTP it travels on that call's
         # stream); otherwise on the connection itself, since a finished request's stream is gone.
         in_flight = any(call in calls for calls in self._calls.values())

@@ -11,8 +11,7 @@ of the client connected here, which is the one with a model and a user.
 
 The parts, one job each: `naming` (exposed names), `forwarding` (tools, resources, prompts,
 completions), `routing` (upstream requests to the right client), `announce` (change
-notifications), `http` (the loopback HTTP app behind the bearer guard), `replay` (what a client
-that lost its SSE stream gets again). This module puts them
+notifications), `http` (the loopback HTTP app behind the bearer guard). This module puts them
 together. The session behind it is a normal long-running session: it publishes its control
 endpoint, so `hermes mcp reload` reaches it. SIGINT and SIGTERM stop it cleanly, servers first.
 
@@ -42,7 +41,6 @@ from hermes.live.control import publish_control
 from hermes.live.forwarding import Forwarder
 from hermes.live.http import serve_http
 from hermes.live.naming import Naming
-from hermes.live.replay import RETRY_MS, ReplayStore
 from hermes.live.routing import ROOTS, Ctx, Router
 from hermes.mcp.handlers import ClientHandlers
 from hermes.session.core import Session, SessionSettings
@@ -156,8 +154,7 @@ async def serve(home: Home, options: ServeOptions) -> None:
             token = secrets.token_urlsafe(32) if options.auth else None
             if token:
                 session.redactor.register(token)
-            app = aggregator.server.streamable_http_app(event_store=ReplayStore(), retry_interval=RETRY_MS)
-            await tasks.start(serve_http, app, options.port, token)
+            await tasks.start(serve_http, aggregator.server.streamable_http_app(), options.port, token)
             await anyio.sleep_forever()
         else:
             stdin = cast(Any, stdin_lines()) if stdin_is_pollable() else None

@@ -34,7 +34,6 @@ import anyio
 import mcp_types as types
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED
 
 from hermes.apps.liveness import AppFacts, Finding
 from hermes.config.model import ServerConfig
@@ -54,6 +53,7 @@ from hermes.mcp.outcomes import (
     Stopped,
 )
 from hermes.mcp.requests import Subscribe, UpstreamRequest
+from hermes.mcp.sdk import connection_closed
 from hermes.mcp.snapshot import ConnectionSnapshot, ServerNotConnected
 from hermes.mcp.states import WAITING_FOR_RELOAD, ConnectionState
 from hermes.mcp.tasks import Progress, call_as_task, runs_as_task
@@ -295,7 +295,7 @@ class ServerConnection:
         try:
             return await request(live.client)
         except MCPError as exc:
-            if exc.error.code == CONNECTION_CLOSED and attempt.live is live:
+            if connection_closed(exc) and attempt.live is live:
                 attempt.mailbox.post(Exited("the connection closed"))
                 if self._attempt is attempt:
                     self._publish(state=ConnectionState.RESTARTING)  # not connected from this moment

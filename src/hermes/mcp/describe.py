@@ -9,8 +9,10 @@ from urllib.parse import urlsplit
 import httpx2
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
+from pydantic import ValidationError
 
 from hermes.errors import HermesError, leaf
+from hermes.security.invisible import visible
 
 
 def _unresolved(exc: BaseException) -> bool:
@@ -24,6 +26,23 @@ def _unresolved(exc: BaseException) -> bool:
             return True
         current = current.__cause__ or current.__context__
     return False
+
+
+def one_line(text: object, limit: int = 300) -> str:
+    """A server's words as one line of readable length (a multi-line dump, a 200 KB message)."""
+    flat = " ".join(visible(str(text)).split()) if text is not None else ""
+    return flat if len(flat) <= limit else flat[:limit - 1] + "…"
+
+
+def _first_problem(exc: ValidationError) -> str:
+    count = exc.error_count()
+    first = exc.errors()[0] if count else None
+    if first is None:
+        return "it could not be read"
+    where = ".".join(str(part) for part in first.get("loc", ()))[:80]
+    what = one_line(first.get("msg", ""), 120)
+    more = f"; {count - 1} more" if count > 1 else ""
+    return f"{where + ': ' if where else ''}{what}{more}"
 
 
 def describe_failure(exc: BaseException, *, command: str | None = None, url: str | None = None,
@@ -50,8 +69,10 @@ def describe_failure(exc: BaseException, *, command: str | None = None, url: str
     if isinstance(exc, MCPError):
         if returncode is not None and exc.error.code == CONNECTION_CLOSED:
             return f"the server exited during the handshake (exit code {returncode})"
-        return f"the server reported an error: {exc.error.message}"
+        return f"the server reported an error: {one_line(exc.error.message)}"
     if returncode is not None:
         return f"the server exited (exit code {returncode})"
+    if isinstance(exc, ValidationError):
+        return f"the server's answer does not follow the MCP protocol ({_first_problem(exc)})"
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -26,6 +26,8 @@ from mcp.client._transport import TransportStreams
 from mcp.client.session import ClientSession
 from mcp.server.connection import Connection
 from mcp.shared.dispatcher import CallOptions, ProgressFnT
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 __all__ = ["TransportStreams", "client_connection", "create_http_client", "send_raw_request"]
 
@@ -105,3 +107,27 @@ async def send_session_request(session: ClientSession, method: str, params: dict
     if on_progress is not None:
         opts["on_progress"] = on_progress
     return await session._dispatcher.send_raw_request(method, data.get("params"), opts)
+
+
+_CLOSED_MESSAGE = "Connection closed"  # what the SDK's dispatcher says when the transport ends
+
+
+class TimedOut(MCPError):
+    """A call hermes gave up on at its timeout (and cancelled on the server): hermes's own verdict,
+    never a server's error that happens to carry the same code."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(REQUEST_TIMEOUT, message)
+
+
+def connection_closed(exc: MCPError) -> bool:
+    """The SDK's own "Connection closed": a server may answer with the same code (-32000 is in the
+    range servers use for their own errors), which says nothing about the connection."""
+    return exc.error.code == CONNECTION_CLOSED and exc.error.message == _CLOSED_MESSAGE and exc.error.data is None
+
+
+def timed_out(exc: MCPError) -> bool:
+    """hermes's timeout or the SDK's (a request that got no answer in time), not a server's -32001."""
+    return isinstance(exc, TimedOut) or (exc.error.code == REQUEST_TIMEOUT and exc.error.data is None
+                                         and exc.error.message.startswith("Request ")
+                                         and exc.error.message.endswith(" timed out"))

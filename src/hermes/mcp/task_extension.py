@@ -29,7 +29,8 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_NAME_HEADER, encode_header_value
 from pydantic import TypeAdapter, ValidationError
 
-from hermes.mcp.sdk import send_session_request
+from hermes.mcp.describe import one_line
+from hermes.mcp.sdk import TimedOut, send_session_request
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 _MIN_POLL = 0.05
@@ -71,7 +72,7 @@ async def finish_task(created: CreateTaskResult, ctx: ClaimContext) -> types.Cal
         done = True
         return result
     except TimeoutError:
-        raise MCPError(types.REQUEST_TIMEOUT, f"the task '{task}' ran past {timeout:g} s and was cancelled") from None
+        raise TimedOut(f"the task '{task}' ran past {timeout:g} s and was cancelled") from None
     finally:
         if not done:  # timed out, failed to poll, or the call was abandoned: the server stops the work
             with anyio.CancelScope(shield=True), anyio.move_on_after(5), contextlib.suppress(Exception):
@@ -83,6 +84,8 @@ async def _follow(session: ClientSession, task: str, interval: float) -> types.C
     polls = 0
     while True:
         detail = await _send(session, "tasks/get", task)
+        if not isinstance(detail, dict):
+            raise MCPError(types.INTERNAL_ERROR, f"tasks/get for the task '{one_line(task)}' answered no object")
         status = detail.get("status")
         interval = _interval(detail.get("pollIntervalMs"), interval)
         if status == "completed":
@@ -94,9 +97,8 @@ async def _follow(session: ClientSession, task: str, interval: float) -> types.C
         if status == "failed":
             found = detail.get("error")
             error: dict[str, Any] = found if isinstance(found, dict) else {}
-            code = error.get("code")
-            raise MCPError(code if isinstance(code, int) else types.INTERNAL_ERROR,
-                           str(error.get("message") or f"the task '{task}' failed"), error.get("data"))
+            said = one_line(error.get("message"))
+            raise MCPError(types.INTERNAL_ERROR, f"the task '{one_line(task)}' failed" + (f": {said}" if said else ""))
         if status == "cancelled":
             raise MCPError(types.INTERNAL_ERROR, f"the server cancelled the task '{task}'")
         if status == "input_required":

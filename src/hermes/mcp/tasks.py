@@ -16,10 +16,8 @@ import anyio
 import mcp_types as types
 from mcp import Client
 from mcp.shared.dispatcher import ProgressFnT
-from mcp.shared.exceptions import MCPError
-from mcp_types import REQUEST_TIMEOUT
 
-from hermes.mcp.sdk import send_raw_request
+from hermes.mcp.sdk import TimedOut, send_raw_request
 
 Progress = ProgressFnT  # async (progress, total, message) -> None
 # How long the server keeps a finished task's result for us (ms); comfortably past any poll.
@@ -36,7 +34,7 @@ def runs_as_task(tool: types.Tool | None) -> bool:
 
 async def call_as_task(client: Client, name: str, arguments: dict[str, Any], *, timeout: float,
                        on_progress: Progress | None = None) -> types.CallToolResult:
-    """Run the tool as a task to its end; raises `MCPError(REQUEST_TIMEOUT)` (task cancelled) past `timeout`."""
+    """Run the tool as a task to its end; raises `TimedOut` (task cancelled) past `timeout`."""
     raw = await send_raw_request(client, "tools/call", {"name": name, "arguments": arguments,
                                                         "task": {"ttl": TASK_TTL_MS}}, timeout=timeout)
     if "task" not in raw:
@@ -63,7 +61,7 @@ async def call_as_task(client: Client, name: str, arguments: dict[str, Any], *, 
                 types.CallToolResult)
     except TimeoutError:
         await _cancel(session, task_id)
-        raise MCPError(REQUEST_TIMEOUT, f"task {task_id} of tool '{name}' timed out after {timeout:g} s") from None
+        raise TimedOut(f"task {task_id} of tool '{name}' timed out after {timeout:g} s") from None
     except BaseException:
         await _cancel(session, task_id)
         raise

@@ -12,12 +12,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from hermes.errors import HermesError
 from hermes.mcp.connection import ServerConnection
-from hermes.mcp.describe import describe_failure
+from hermes.mcp.describe import describe_failure, one_line
 from hermes.mcp.requests import GetPrompt, ListPrompts, ListResources, ReadResource
+from hermes.mcp.sdk import connection_closed, timed_out
 from hermes.mcp.snapshot import ServerNotConnected
 from hermes.mcp.tasks import Progress
 from hermes.security.invisible import visible, visible_value
@@ -63,13 +63,13 @@ class Calls:
         except ServerNotConnected:
             return await self._unavailable(connection)
         except MCPError as exc:
-            if exc.error.code == CONNECTION_CLOSED:
+            if connection_closed(exc):
                 return self._failed(f"The connection to MCP server '{tool.server}' closed during the call; "
                                     f"hermes reconnects by itself, so try again shortly.")
-            if exc.error.code == REQUEST_TIMEOUT:
+            if timed_out(exc):
                 return self._failed(f"Tool '{tool.original}' of MCP server '{tool.server}' timed out after "
                                     f"{config.timeout:g} s; the call was cancelled on the server.")
-            return self._failed(f"MCP server '{tool.server}' answered with an error: {exc.error.message}")
+            return self._failed(f"MCP server '{tool.server}' answered with an error: {one_line(exc.error.message)}")
         except HermesError as exc:  # already in the user's terms, e.g. a sign-in for more scope
             return self._failed(str(exc))
         except Exception as exc:
