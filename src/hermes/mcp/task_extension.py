@@ -46,10 +46,12 @@ class CreateTaskResult(types.Result):
 
     result_type: Literal["task"] = "task"
     task_id: str
-    status: str
-    status_message: str | None = None
-    poll_interval_ms: int | None = None
-    ttl_ms: int | None = None
+    # Read leniently (`_interval` bounds the interval): a task whose advice is odd is still one
+    # hermes can follow, and cancel.
+    status: object = None
+    status_message: object = None
+    poll_interval_ms: object = None
+    ttl_ms: object = None
 
 
 class TasksExtension(ClientExtension):
