@@ -66,47 +66,48 @@ class TasksExtension(ClientExtension):
 async def finish_task(created: CreateTaskResult, ctx: ClaimContext) -> types.CallToolResult:
     session = ctx.session
     task = created.task_id
+    shown = one_line(task, 80)  # the server's id, as the messages show it
     timeout = ctx.read_timeout_seconds or _DEFAULT_TIMEOUT
     done = False
     try:
         with anyio.fail_after(timeout):
-            result = await _follow(session, task, _interval(created.poll_interval_ms))
+            result = await _follow(session, task, shown, _interval(created.poll_interval_ms))
         done = True
         return result
     except TimeoutError:
-        raise TimedOut(f"the task '{task}' ran past {timeout:g} s and was cancelled") from None
+        raise TimedOut(f"the task '{shown}' ran past {timeout:g} s and was cancelled") from None
     finally:
         if not done:  # timed out, failed to poll, or the call was abandoned: the server stops the work
             with anyio.CancelScope(shield=True), anyio.move_on_after(5), contextlib.suppress(Exception):
                 await _send(session, "tasks/cancel", task)
 
 
-async def _follow(session: ClientSession, task: str, interval: float) -> types.CallToolResult:
+async def _follow(session: ClientSession, task: str, shown: str, interval: float) -> types.CallToolResult:
     rounds = 0
     polls = 0
     while True:
         detail = await _send(session, "tasks/get", task)
         if not isinstance(detail, dict):
-            raise MCPError(types.INTERNAL_ERROR, f"tasks/get for the task '{one_line(task)}' answered no object")
+            raise MCPError(types.INTERNAL_ERROR, f"tasks/get for the task '{shown}' answered no object")
         status = detail.get("status")
         interval = _interval(detail.get("pollIntervalMs"), interval)
         if status == "completed":
             try:
                 return types.CallToolResult.model_validate(detail.get("result") or {})
             except ValidationError as exc:
-                raise MCPError(types.INTERNAL_ERROR, f"the task '{task}' completed with a malformed result "
+                raise MCPError(types.INTERNAL_ERROR, f"the task '{shown}' completed with a malformed result "
                                                      f"({exc.error_count()} problems)") from None
         if status == "failed":
             found = detail.get("error")
             error: dict[str, Any] = found if isinstance(found, dict) else {}
             said = one_line(error.get("message"))
-            raise MCPError(types.INTERNAL_ERROR, f"the task '{one_line(task)}' failed" + (f": {said}" if said else ""))
+            raise MCPError(types.INTERNAL_ERROR, f"the task '{shown}' failed" + (f": {said}" if said else ""))
         if status == "cancelled":
-            raise MCPError(types.INTERNAL_ERROR, f"the server cancelled the task '{task}'")
+            raise MCPError(types.INTERNAL_ERROR, f"the server cancelled the task '{shown}'")
         if status == "input_required":
             rounds += 1
             if rounds > _MAX_INPUT_ROUNDS:
-                raise MCPError(types.INTERNAL_ERROR, f"the task '{task}' asked for input more than "
+                raise MCPError(types.INTERNAL_ERROR, f"the task '{shown}' asked for input more than "
                                                      f"{_MAX_INPUT_ROUNDS} times")
             answers = await _answers(session, detail.get("inputRequests"))
             if answers:
