@@ -8,10 +8,10 @@ from urllib.parse import urlsplit
 
 import httpx2
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED
 from pydantic import ValidationError
 
 from hermes.errors import HermesError, leaf
+from hermes.mcp.sdk import connection_closed
 from hermes.security.invisible import visible
 
 
@@ -67,7 +67,7 @@ def describe_failure(exc: BaseException, *, command: str | None = None, url: str
     if isinstance(exc, httpx2.TimeoutException):
         return "the HTTP request timed out"
     if isinstance(exc, MCPError):
-        if returncode is not None and exc.error.code == CONNECTION_CLOSED:
+        if returncode is not None and connection_closed(exc):
             return f"the server exited during the handshake (exit code {returncode})"
         return f"the server reported an error: {one_line(exc.error.message)}"
     if returncode is not None:

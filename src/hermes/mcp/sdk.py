@@ -29,7 +29,8 @@ from mcp.shared.dispatcher import CallOptions, ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
-__all__ = ["TransportStreams", "client_connection", "create_http_client", "send_raw_request"]
+__all__ = ["TimedOut", "TransportStreams", "client_connection", "connection_closed", "create_http_client",
+           "send_raw_request", "send_session_request", "timed_out"]
 
 
 # One answer (a JSON body) may be this big; an event stream is bounded per event by the transport.
