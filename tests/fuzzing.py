@@ -41,12 +41,19 @@ class Vocabulary:
     valid: list[Any] = field(default_factory=list)
 
 
+# One strategy per vocabulary, built once: `mutated` draws from them for every case, and building
+# (and validating) a recursive strategy each time cost more than feeding the reader.
+_VALUES: dict[int, st.SearchStrategy[Any]] = {}
+
+
 def values(vocab: Vocabulary) -> st.SearchStrategy[Any]:
     """Random documents of the format's own words: scalars, lists and mappings, nested."""
-    leaves = st.sampled_from(SCALARS + vocab.keys) | st.text(max_size=20)
-    return st.recursive(leaves, lambda children: st.lists(children, max_size=4)
-                        | st.dictionaries(st.sampled_from([*vocab.keys, "zz"]), children, max_size=5),
-                        max_leaves=40)
+    if id(vocab) not in _VALUES:
+        leaves = st.sampled_from(SCALARS + vocab.keys) | st.text(max_size=20)
+        _VALUES[id(vocab)] = st.recursive(
+            leaves, lambda children: st.lists(children, max_size=4)
+            | st.dictionaries(st.sampled_from([*vocab.keys, "zz"]), children, max_size=5), max_leaves=40)
+    return _VALUES[id(vocab)]
 
 
 @st.composite
@@ -74,8 +81,13 @@ def mutated(draw: st.DrawFn, vocab: Vocabulary) -> Any:
     return document
 
 
+_DOCUMENTS: dict[int, st.SearchStrategy[Any]] = {}
+
+
 def documents(vocab: Vocabulary) -> st.SearchStrategy[Any]:
-    return mutated(vocab) | values(vocab) if vocab.valid else values(vocab)
+    if id(vocab) not in _DOCUMENTS:
+        _DOCUMENTS[id(vocab)] = mutated(vocab) | values(vocab) if vocab.valid else values(vocab)
+    return _DOCUMENTS[id(vocab)]
 
 
 # -- the readers, each fed one input -------------------------------------------------------------

@@ -365,7 +365,8 @@ def test_a_broken_npx_cache_is_named_with_its_fix(home: Home) -> None:
 def test_a_first_npx_start_fetches_its_package_outside_the_connect_timeout(home: Home, tmp_path: Path) -> None:
     """A launcher's first fetch can take minutes: it gets its own budget, the connect timeout covers
     only the start, and a fetched package is not fetched again. Here a stand-in `npx` whose warm
-    fetches for 4 s when its package is not cached yet, with a connect timeout of 2 s."""
+    fetches for 9 s when its package is not cached yet, with a connect timeout of 6 s (the start
+    itself, two stdlib-only Python starts, must fit in it on a loaded machine: 2 s did not)."""
     import sys
 
     folder = tmp_path / "bin"
@@ -378,14 +379,14 @@ def test_a_first_npx_start_fetches_its_package_outside_the_connect_timeout(home:
         "import os, sys, time\n"
         "fetched = os.path.join(os.environ.get('npm_config_cache') or os.path.expanduser('~/.npm'), 'fetches')\n"
         "if not os.path.exists(fetched):  # the package is not in the cache yet: fetch it\n"
-        "    time.sleep(4)\n"
+        "    time.sleep(9)\n"
         "    with open(fetched, 'a') as f: f.write('fetched\\n')\n"
         "if any(a.startswith('--package=') for a in sys.argv):\n"
         "    sys.exit(0)\n"
         f"os.execv(sys.executable, [sys.executable, {str(folder / 'fast.py')!r}])\n")
     (folder / "npx").chmod(0o755)
     write_config(home, {"mcp_servers": {"pkg": {"command": "npx", "args": ["-y", "@example/server@1.0.0"],
-                                                "connect_timeout": 2}}})
+                                                "connect_timeout": 6}}})
     env = {"PATH": f"{folder}:{os.environ['PATH']}", "HOME": str(user)}
     first = hermes("mcp", "test", "pkg", home=home, env=env)
     assert first.returncode == 0, first.stdout + first.stderr
