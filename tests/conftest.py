@@ -51,15 +51,30 @@ def http_server(tmp_path: Path) -> Iterator[Callable[..., str]]:
     pool.close()
 
 
+def _start_oauth(pool: ServerPool, *args: str) -> str:
+    port = pool.start(lambda portfile: [PYTHON, str(SERVERS / "oauth_server.py"), str(portfile), *args], timeout=30)
+    return f"http://127.0.0.1:{port}/mcp"
+
+
+@pytest.fixture(scope="session")
+def _shared_oauth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One default OAuth server per worker: each test signs in from its own home, registering its
+    own client, so tests share nothing through it, and each start costs a second of CPU."""
+    pool = ServerPool(tmp_path_factory.mktemp("oauth-shared"), "oauth")
+    yield _start_oauth(pool)
+    pool.close()
+
+
 @pytest.fixture
-def oauth_server(tmp_path: Path) -> Iterator[Callable[..., str]]:
-    """Start the loopback OAuth authorization server + protected MCP server; returns its /mcp URL."""
+def oauth_server(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[..., str]]:
+    """The loopback OAuth authorization server + protected MCP server; returns its /mcp URL. With
+    no options, the worker's shared default server, unless `fresh=True` asks for one of its own."""
     pool = ServerPool(tmp_path, "oauth")
 
-    def start(*args: str) -> str:
-        port = pool.start(lambda portfile: [PYTHON, str(SERVERS / "oauth_server.py"), str(portfile), *args],
-                          timeout=30)
-        return f"http://127.0.0.1:{port}/mcp"
+    def start(*args: str, fresh: bool = False) -> str:
+        if args or fresh:
+            return _start_oauth(pool, *args)
+        return str(request.getfixturevalue("_shared_oauth_server"))
 
     yield start
     pool.close()

@@ -259,7 +259,7 @@ def test_a_token_is_bound_to_the_server_url_it_was_issued_for(home: Home, tmp_pa
     _configure(home, first, redirect_port=free_port())
     assert hermes("mcp", "login", "prot", home=home, env=_browser(tmp_path)).returncode == 0
     assert hermes("tools", "call", "mcp__prot__whoami", home=home).returncode == 0
-    second = oauth_server()
+    second = oauth_server(fresh=True)
     from hermes.mcp.oauth.storage import FileTokenStorage
 
     # What the provider would send: nothing for the other URL, the token for the one it came from.
