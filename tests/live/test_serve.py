@@ -22,6 +22,7 @@ from tests.support import (
     PYTHON,
     hermes,
     hermes_process,
+    serve_params,
     start_serve_http,
     stdio_entry,
     wait_for,
@@ -33,8 +34,8 @@ pytestmark = pytest.mark.anyio
 
 
 def _serve_params(home: Home, *extra: str) -> StdioServerParameters:
-    return StdioServerParameters(command=PYTHON, args=["-m", "hermes", "mcp", "serve", *extra],
-                                 env={"HERMES_HOME": str(home.root), "NO_COLOR": "1"})
+    params: StdioServerParameters = serve_params(home, *extra)
+    return params
 
 
 async def test_client_drives_serve_end_to_end_with_reload(home: Home) -> None:

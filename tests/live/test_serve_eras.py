@@ -22,15 +22,14 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from hermes.home import Home
-from tests.support import PATIENCE, PYTHON, start_serve_http, stdio_entry, write_config
+from tests.support import PATIENCE, PYTHON, SERVE_WAIT, serve_params, start_serve_http, stdio_entry, write_config
 
 pytestmark = pytest.mark.anyio
 
 
 def _serve(home: Home) -> StdioServerParameters:
-    return StdioServerParameters(command=PYTHON, args=["-m", "hermes", "mcp", "serve", "--only", "conf",
-                                                       "--no-prefix"],
-                                 env={"HERMES_HOME": str(home.root), "NO_COLOR": "1", "PATH": os.environ["PATH"]})
+    params: StdioServerParameters = serve_params(home, "--only", "conf", "--no-prefix")
+    return params
 
 
 def _callbacks(name: str) -> dict[str, Any]:
@@ -232,7 +231,7 @@ def test_the_typescript_sdk_calls_a_task_tool_with_plain_call_tool(home: Home, n
     script = npm.root / "ts_call.mjs"  # beside node_modules, where Node resolves the SDK from
     shutil.copy(Path(__file__).parents[1] / "clients" / "ts_call.mjs", script)
     ran = subprocess.run([npm.node, str(script), "mcp__everything__simulate_research_query", '{"topic": "tea"}',
-                          "--", PYTHON, "-m", "hermes", "mcp", "serve"], capture_output=True, text=True,
+                          "--", PYTHON, "-m", "hermes", "mcp", "serve", *SERVE_WAIT], capture_output=True, text=True,
                          timeout=120, env={**os.environ, "HERMES_HOME": str(home.root), "NO_COLOR": "1"})
     assert ran.returncode == 0, ran.stderr[-2000:]
     seen = json.loads(ran.stdout.strip().splitlines()[-1])
@@ -243,8 +242,7 @@ def test_the_typescript_sdk_calls_a_task_tool_with_plain_call_tool(home: Home, n
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_an_upstream_prompt_change_reaches_clients_of_both_eras(home: Home, mode: str) -> None:
     write_config(home, {"mcp_servers": {"m": stdio_entry("modern_only.py")}})
-    params = StdioServerParameters(command=PYTHON, args=["-m", "hermes", "mcp", "serve"],
-                                   env={"HERMES_HOME": str(home.root), "NO_COLOR": "1", "PATH": os.environ["PATH"]})
+    params = serve_params(home)
     heard = anyio.Event()
 
     async def on_message(message: Any) -> None:

@@ -18,14 +18,23 @@ from mcp.client import ClientRequestContext
 
 from hermes.home import Home
 from tests.npm_tools import NpmTools
-from tests.support import PATIENCE, PYTHON, fast_entry, hermes, start_serve_http, stdio_entry, write_config
+from tests.support import (
+    PATIENCE,
+    PYTHON,
+    fast_entry,
+    hermes,
+    serve_params,
+    start_serve_http,
+    stdio_entry,
+    write_config,
+)
 
 pytestmark = pytest.mark.anyio
 
 
 def _serve(home: Home, *extra: str) -> StdioServerParameters:
-    return StdioServerParameters(command=PYTHON, args=["-m", "hermes", "mcp", "serve", *extra],
-                                 env={"HERMES_HOME": str(home.root), "NO_COLOR": "1", "PATH": os.environ["PATH"]})
+    params: StdioServerParameters = serve_params(home, *extra)
+    return params
 
 
 @pytest.fixture
