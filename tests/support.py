@@ -74,17 +74,17 @@ def hermes_process(*args: str, home: Home, env: dict[str, str] | None = None, ti
                           timeout=timeout, input=input)
 
 
-# How long a test's `hermes mcp serve` waits for its servers' first attempts before it answers:
-# serve's own default (5 s) lets a slow server join later, and a loaded machine can take longer
-# than that to start an SDK server, so a test that calls at once would race the start.
-SERVE_WAIT = ("--wait", str(PATIENCE))
+# How long a test's `hermes mcp serve` or one-shot chat waits for its servers' first attempts
+# before it answers: the default (5 s) lets a slow server join later, and a loaded machine can take
+# longer than that to start an SDK server, so a test that calls at once would race the start.
+START_WAIT = ("--wait", str(PATIENCE))
 
 
 def serve_params(home: Home, *extra: str) -> Any:
     """How an SDK client starts `hermes mcp serve` over stdio for `home`."""
     from mcp.client.stdio import StdioServerParameters
 
-    return StdioServerParameters(command=PYTHON, args=["-m", "hermes", "mcp", "serve", *SERVE_WAIT, *extra],
+    return StdioServerParameters(command=PYTHON, args=["-m", "hermes", "mcp", "serve", *START_WAIT, *extra],
                                  env={"HERMES_HOME": str(home.root), "NO_COLOR": "1", "PATH": os.environ["PATH"]})
 
 
@@ -143,7 +143,7 @@ class ServerPool:
 def start_serve_http(home: Home, log: Path) -> tuple[subprocess.Popen[bytes], str, str]:
     """`hermes mcp serve --http` with its stderr in `log`: (the process, its URL, its bearer token)."""
     with log.open("w") as errors:
-        process = subprocess.Popen([PYTHON, "-m", "hermes", "mcp", "serve", "--http", *SERVE_WAIT],
+        process = subprocess.Popen([PYTHON, "-m", "hermes", "mcp", "serve", "--http", *START_WAIT],
                                    stdout=subprocess.DEVNULL, stderr=errors,
                                    env={**os.environ, "HERMES_HOME": str(home.root)})
     if not wait_for(lambda: "Authorization: Bearer" in log.read_text()):

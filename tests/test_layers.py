@@ -22,9 +22,23 @@ def _modules() -> dict[str, Path]:
     return found
 
 
+def _parse(source: str) -> ast.Module:
+    # CPython 3.11.7 keeps the AST builder's recursion depth in shared state, so another thread of
+    # the worker using `ast` at the same moment can fail a sound parse with "AST constructor
+    # recursion depth mismatch" (a CPython bug, fixed in later releases); that, and only that,
+    # is parsed again.
+    for _ in range(4):
+        try:
+            return ast.parse(source)
+        except SystemError as exc:
+            if "recursion depth mismatch" not in str(exc):
+                raise
+    return ast.parse(source)
+
+
 def _imports(module: str, path: Path) -> set[str]:
     """Every hermes module `module` imports, at top level or inside functions (lazy imports count)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _parse(path.read_text(encoding="utf-8"))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
     for node in ast.walk(tree):

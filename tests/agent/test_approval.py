@@ -23,7 +23,7 @@ from hermes.config.agent_settings import Approval
 from hermes.home import Home
 from hermes.tools.surface import SurfaceTool
 from tests.agent.conftest import model_config
-from tests.support import PATIENCE, PYTHON, fast_entry, hermes, stdio_entry, write_config
+from tests.support import PATIENCE, PYTHON, START_WAIT, fast_entry, hermes, stdio_entry, write_config
 
 
 def _tool(kind: str = "tool", **annotations: bool) -> SurfaceTool:
@@ -52,7 +52,7 @@ def test_what_asks(tool: SurfaceTool, approval: Approval, asks: bool) -> None:
 
 def _one_shot(home: Home, model: Any, servers: dict[str, Any], *args: str) -> dict[str, Any]:
     write_config(home, {"model": model_config(model), "mcp_servers": servers})
-    ran = hermes("chat", "-q", "go", "--json", *args, home=home)
+    ran = hermes("chat", "-q", "go", "--json", *START_WAIT, *args, home=home)
     return dict(json.loads(ran.stdout))
 
 

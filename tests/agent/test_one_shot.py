@@ -9,7 +9,7 @@ import pytest
 
 from hermes.home import Home
 from tests.agent.conftest import ScriptedModel, model_config
-from tests.support import CANARY, fast_entry, hermes, stdio_entry, write_config
+from tests.support import CANARY, START_WAIT, fast_entry, hermes, stdio_entry, write_config
 
 
 def _config(home: Home, model: ScriptedModel, servers: dict[str, Any] | None = None, **model_extra: Any) -> None:
@@ -265,7 +265,7 @@ def test_sampling_from_a_server_goes_to_the_model_when_the_server_may(home: Home
              {"answer_from_tool": True}]
     model = scripted_model(steps)
     _config(home, model, {"conf": {**conformance, "sampling": {"auto_approve": True, "max_tokens_cap": 50}}})
-    data = json.loads(hermes("chat", "-q", "ask the server", "--json", home=home).stdout)
+    data = json.loads(hermes("chat", "-q", "ask the server", "--json", *START_WAIT, home=home).stdout)
     assert "forty-two" in data["answer"]
     sampling = model.bodies()[1]
     assert sampling["messages"] == [{"role": "user", "content": "What is 6 times 7?"}]
@@ -273,7 +273,7 @@ def test_sampling_from_a_server_goes_to_the_model_when_the_server_may(home: Home
     # Without auto_approve, a one-shot run has no one to ask: refused, and the tool says so.
     denied_model = scripted_model([steps[0], {"answer_from_tool": True}])
     _config(home, denied_model, {"conf": conformance})
-    denied = json.loads(hermes("chat", "-q", "ask the server", "--json", home=home).stdout)
+    denied = json.loads(hermes("chat", "-q", "ask the server", "--json", *START_WAIT, home=home).stdout)
     assert "no one can approve it in a one-shot run" in denied["answer"]
     assert len(denied_model.bodies()) == 2
 
@@ -283,5 +283,5 @@ def test_elicitation_in_one_shot_is_declined(home: Home, scripted_model: Any) ->
     model = scripted_model([{"tool_calls": [{"name": "mcp__conf__test_elicitation_sep1034_defaults"}]},
                             {"answer_from_tool": True}])
     _config(home, model, {"conf": conformance})
-    ran = hermes("chat", "-q", "fill the form", home=home)
+    ran = hermes("chat", "-q", "fill the form", *START_WAIT, home=home)
     assert "action=decline" in ran.stdout and "declined: a one-shot run has no one to ask" in ran.stderr

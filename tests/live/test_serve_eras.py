@@ -22,7 +22,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from hermes.home import Home
-from tests.support import PATIENCE, PYTHON, SERVE_WAIT, serve_params, start_serve_http, stdio_entry, write_config
+from tests.support import PATIENCE, PYTHON, START_WAIT, serve_params, start_serve_http, stdio_entry, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -231,7 +231,7 @@ def test_the_typescript_sdk_calls_a_task_tool_with_plain_call_tool(home: Home, n
     script = npm.root / "ts_call.mjs"  # beside node_modules, where Node resolves the SDK from
     shutil.copy(Path(__file__).parents[1] / "clients" / "ts_call.mjs", script)
     ran = subprocess.run([npm.node, str(script), "mcp__everything__simulate_research_query", '{"topic": "tea"}',
-                          "--", PYTHON, "-m", "hermes", "mcp", "serve", *SERVE_WAIT], capture_output=True, text=True,
+                          "--", PYTHON, "-m", "hermes", "mcp", "serve", *START_WAIT], capture_output=True, text=True,
                          timeout=120, env={**os.environ, "HERMES_HOME": str(home.root), "NO_COLOR": "1"})
     assert ran.returncode == 0, ran.stderr[-2000:]
     seen = json.loads(ran.stdout.strip().splitlines()[-1])
