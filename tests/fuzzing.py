@@ -10,6 +10,7 @@ hundred per reader, every run) and `bench/fuzz_readers.py` (20,000 per reader).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import tempfile
 from collections.abc import Callable
@@ -35,25 +36,21 @@ SCALARS: list[Any] = [None, True, False, 0, -1, 1, 2**31, 2**64, 1.5, float("nan
                       "server_json", "none", "static", "plist", "dpkg", "executable", "bundle", "5.1", "1.0-beta"]
 
 
-@dataclass
+@dataclass(eq=False)  # compared (and cached) by identity: one strategy per vocabulary
 class Vocabulary:
     keys: list[str]
     valid: list[Any] = field(default_factory=list)
 
 
-# One strategy per vocabulary, built once: `mutated` draws from them for every case, and building
-# (and validating) a recursive strategy each time cost more than feeding the reader.
-_VALUES: dict[int, st.SearchStrategy[Any]] = {}
-
-
+# Built once per vocabulary (cached): `mutated` draws from these for every case, and building (and
+# validating) a recursive strategy each time cost more than feeding the reader.
+@functools.cache
 def values(vocab: Vocabulary) -> st.SearchStrategy[Any]:
     """Random documents of the format's own words: scalars, lists and mappings, nested."""
-    if id(vocab) not in _VALUES:
-        leaves = st.sampled_from(SCALARS + vocab.keys) | st.text(max_size=20)
-        _VALUES[id(vocab)] = st.recursive(
-            leaves, lambda children: st.lists(children, max_size=4)
-            | st.dictionaries(st.sampled_from([*vocab.keys, "zz"]), children, max_size=5), max_leaves=40)
-    return _VALUES[id(vocab)]
+    leaves = st.sampled_from(SCALARS + vocab.keys) | st.text(max_size=20)
+    return st.recursive(leaves, lambda children: st.lists(children, max_size=4)
+                        | st.dictionaries(st.sampled_from([*vocab.keys, "zz"]), children, max_size=5),
+                        max_leaves=40)
 
 
 @st.composite
@@ -81,13 +78,9 @@ def mutated(draw: st.DrawFn, vocab: Vocabulary) -> Any:
     return document
 
 
-_DOCUMENTS: dict[int, st.SearchStrategy[Any]] = {}
-
-
+@functools.cache
 def documents(vocab: Vocabulary) -> st.SearchStrategy[Any]:
-    if id(vocab) not in _DOCUMENTS:
-        _DOCUMENTS[id(vocab)] = mutated(vocab) | values(vocab) if vocab.valid else values(vocab)
-    return _DOCUMENTS[id(vocab)]
+    return mutated(vocab) | values(vocab) if vocab.valid else values(vocab)
 
 
 # -- the readers, each fed one input -------------------------------------------------------------

@@ -16,13 +16,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from click.testing import CliRunner
 from ruamel.yaml import YAML
 
 from hermes.home import Home
+
+if TYPE_CHECKING:
+    from mcp.client.stdio import StdioServerParameters
 
 SERVERS = Path(__file__).parent / "servers"
 PYTHON = sys.executable
@@ -80,7 +83,7 @@ def hermes_process(*args: str, home: Home, env: dict[str, str] | None = None, ti
 START_WAIT = ("--wait", str(PATIENCE))
 
 
-def serve_params(home: Home, *extra: str) -> Any:
+def serve_params(home: Home, *extra: str) -> StdioServerParameters:
     """How an SDK client starts `hermes mcp serve` over stdio for `home`."""
     from mcp.client.stdio import StdioServerParameters
 

@@ -13,7 +13,7 @@ import httpx2
 import mcp_types as types
 import psutil
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client.session import IncomingMessage
 
 from hermes.home import Home
@@ -33,11 +33,6 @@ from tests.support import (
 pytestmark = pytest.mark.anyio
 
 
-def _serve_params(home: Home, *extra: str) -> StdioServerParameters:
-    params: StdioServerParameters = serve_params(home, *extra)
-    return params
-
-
 async def test_client_drives_serve_end_to_end_with_reload(home: Home) -> None:
     write_config(home, {"mcp_servers": {"box": stdio_entry()}})
     changes: list[str] = []
@@ -46,7 +41,7 @@ async def test_client_drives_serve_end_to_end_with_reload(home: Home) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             changes.append(message.method)
 
-    async with Client(_serve_params(home), mode="legacy", message_handler=on_message) as client:
+    async with Client(serve_params(home), mode="legacy", message_handler=on_message) as client:
         names = {t.name for t in (await client.list_tools()).tools}
         assert "mcp__box__echo" in names and "mcp__box__get_weather" in names
         result = await client.call_tool("mcp__box__echo", {"text": "through hermes"})
@@ -69,7 +64,7 @@ async def test_client_drives_serve_end_to_end_with_reload(home: Home) -> None:
 
 async def test_unavailable_tool_answers_structured_through_serve(home: Home) -> None:
     write_config(home, {"mcp_servers": {"box": stdio_entry(), "dead": {"command": "no-such-command-here"}}})
-    async with Client(_serve_params(home), mode="legacy") as client:
+    async with Client(serve_params(home), mode="legacy") as client:
         result = await client.call_tool("mcp__dead__anything", {})
         assert result.is_error
         payload: dict[str, Any] = result.structured_content or {}
@@ -149,7 +144,7 @@ def test_serve_sigterm_stops_children_cleanly(home: Home) -> None:
 
 async def test_modern_client_hears_changes_through_subscriptions_listen(home: Home) -> None:
     write_config(home, {"mcp_servers": {"box": stdio_entry("tools_only.py")}})
-    async with Client(_serve_params(home), mode="auto") as client:
+    async with Client(serve_params(home), mode="auto") as client:
         assert client.protocol_version >= "2026"
         assert {t.name for t in (await client.list_tools()).tools} == {"mcp__box__ping"}
         async with client.listen(tools_list_changed=True) as subscription:

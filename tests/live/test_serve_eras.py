@@ -28,8 +28,7 @@ pytestmark = pytest.mark.anyio
 
 
 def _serve(home: Home) -> StdioServerParameters:
-    params: StdioServerParameters = serve_params(home, "--only", "conf", "--no-prefix")
-    return params
+    return serve_params(home, "--only", "conf", "--no-prefix")
 
 
 def _callbacks(name: str) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client import ClientRequestContext
 
 from hermes.home import Home
@@ -30,11 +30,6 @@ from tests.support import (
 )
 
 pytestmark = pytest.mark.anyio
-
-
-def _serve(home: Home, *extra: str) -> StdioServerParameters:
-    params: StdioServerParameters = serve_params(home, *extra)
-    return params
 
 
 @pytest.fixture
@@ -56,7 +51,7 @@ async def test_tool_definitions_results_and_progress_pass_through(everything_hom
     async def on_progress(value: float, total: float | None, message: str | None) -> None:
         progress.append((value, total))
 
-    async with Client(_serve(everything_home), mode="legacy") as client:
+    async with Client(serve_params(everything_home), mode="legacy") as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         write = tools["mcp__files__write_file"]
         assert write.annotations is not None and write.annotations.destructive_hint is True
@@ -105,7 +100,7 @@ async def test_sampling_elicitation_and_roots_are_asked_of_the_client_downstream
         asked.append("roots")
         return types.ListRootsResult(roots=[types.Root(uri=elsewhere.as_uri(), name="client-root")])  # type: ignore[arg-type]
 
-    async with Client(_serve(everything_home), mode="legacy", sampling_callback=sampling,
+    async with Client(serve_params(everything_home), mode="legacy", sampling_callback=sampling,
                       elicitation_callback=elicitation, list_roots_callback=roots) as client:
         sampled = await client.call_tool("mcp__everything__trigger_sampling_request", {"prompt": "x", "maxTokens": 5})
         assert not sampled.is_error and "forty-two" in sampled.content[0].text  # type: ignore[union-attr]
@@ -120,7 +115,7 @@ async def test_sampling_elicitation_and_roots_are_asked_of_the_client_downstream
 
 
 async def test_resources_templates_prompts_and_completions_are_offered_as_themselves(everything_home: Home) -> None:
-    async with Client(_serve(everything_home), mode="legacy") as client:
+    async with Client(serve_params(everything_home), mode="legacy") as client:
         prompts = {p.name for p in (await client.list_prompts()).prompts}
         assert {"mcp__everything__simple_prompt", "mcp__everything__args_prompt"} <= prompts
         simple = await client.get_prompt("mcp__everything__simple_prompt")
@@ -145,7 +140,7 @@ async def test_only_one_server_under_its_own_names_and_its_logs_reach_the_client
     async def on_log(params: types.LoggingMessageNotificationParams) -> None:
         logs.append(params.data)
 
-    async with Client(_serve(home, "--only", "conformance", "--no-prefix"), mode="legacy",
+    async with Client(serve_params(home, "--only", "conformance", "--no-prefix"), mode="legacy",
                       logging_callback=on_log) as client:
         names = {t.name for t in (await client.list_tools()).tools}
         assert "test_simple_text" in names and not any(n.startswith("mcp__") for n in names)
@@ -203,7 +198,7 @@ async def test_a_subscribed_resource_that_changes_upstream_is_announced_downstre
             seen.append(str(message.params.uri))
             updated.set()
 
-    async with Client(_serve(everything_home), mode="legacy", message_handler=on_message) as client:
+    async with Client(serve_params(everything_home), mode="legacy", message_handler=on_message) as client:
         uri = "demo://resource/dynamic/text/1"
         await client.subscribe_resource(uri)
         await client.call_tool("mcp__everything__toggle_subscriber_updates", {})
