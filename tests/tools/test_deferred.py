@@ -7,7 +7,7 @@ import json
 import anyio
 import mcp_types as types
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
 from hermes.config.model import ToolFilter
 from hermes.demo import setup as demo_setup
@@ -15,7 +15,7 @@ from hermes.home import Home
 from hermes.session.core import Session
 from hermes.tools.deferred import SEARCH_HINT, HiddenServer, catalog_text, search
 from hermes.tools.surface import ServerTools, build_surface
-from tests.support import PYTHON, hermes, stdio_entry, write_config
+from tests.support import hermes, serve_params, stdio_entry, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -81,9 +81,7 @@ async def test_session_catalog_counts_hidden_tools_from_the_last_connection(home
 
 async def test_serve_deferred_offers_tool_search(home: Home) -> None:
     write_config(home, {"mcp_servers": {"box": stdio_entry()}})
-    params = StdioServerParameters(command=PYTHON, args=["-m", "hermes", "mcp", "serve", "--deferred"],
-                                   env={"HERMES_HOME": str(home.root)})
-    async with Client(params, mode="legacy") as client:
+    async with Client(serve_params(home, "--deferred"), mode="legacy") as client:
         tools = (await client.list_tools()).tools
         assert [t.name for t in tools] == ["tool_search"]
         assert "box (" in (tools[0].description or "")
