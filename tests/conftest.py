@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,10 @@ def pytest_configure(config: pytest.Config) -> None:
     uncompiled, and where PYTHONDONTWRITEBYTECODE is set (as on this project's machines) no process
     writes bytecode: every `hermes` the suite starts would compile its modules again (0.6 s of CPU
     each, over a hundred processes)."""
+    # The same setting stops pytest keeping the test modules it rewrites for its assertion
+    # messages: every worker would parse and rewrite all of them again on every run (about 3 s
+    # of CPU a worker). Those go to the tests' own __pycache__, which git ignores.
+    sys.dont_write_bytecode = False
     if not hasattr(config, "workerinput"):  # the controller only; workers start after it
         import compileall
 

@@ -20,6 +20,7 @@ from hermes.home import Home
 from tests.support import (
     PATIENCE,
     PYTHON,
+    fast_entry,
     hermes,
     hermes_process,
     serve_params,
@@ -50,7 +51,7 @@ async def test_client_drives_serve_end_to_end_with_reload(home: Home) -> None:
         missing = await client.call_tool("mcp__ghost__echo", {})
         assert missing.is_error
 
-        write_config(home, {"mcp_servers": {"box": stdio_entry(), "more": stdio_entry("tools_only.py")}})
+        write_config(home, {"mcp_servers": {"box": stdio_entry(), "more": fast_entry("--lean")}})
         reload = await anyio.to_thread.run_sync(lambda: hermes_process("mcp", "reload", "--json", home=home))
         assert reload.returncode == 0, reload.stderr
         assert '"added": [\n' in reload.stdout and '"more"' in reload.stdout
@@ -58,7 +59,7 @@ async def test_client_drives_serve_end_to_end_with_reload(home: Home) -> None:
         names = {t.name for t in (await client.list_tools()).tools}
         assert "mcp__more__ping" in names
         pong = await client.call_tool("mcp__more__ping", {})
-        assert pong.content[0].text == "pong from ping"  # type: ignore[union-attr]
+        assert pong.content[0].text == "pong"  # type: ignore[union-attr]
     assert wait_for(lambda: not list(home.run.glob("session-*.json")))
 
 
@@ -107,7 +108,7 @@ def _servers(host: psutil.Process) -> list[psutil.Process]:
 
 
 def test_sigkilled_serve_leaves_no_children(home: Home, tmp_path: Path) -> None:
-    write_config(home, {"mcp_servers": {"a": stdio_entry(), "b": stdio_entry(), "c": stdio_entry("tools_only.py")}})
+    write_config(home, {"mcp_servers": {"a": stdio_entry(), "b": stdio_entry(), "c": fast_entry("--lean")}})
     process = subprocess.Popen([PYTHON, "-m", "hermes", "mcp", "serve"],
                                env={**os.environ, "HERMES_HOME": str(home.root)},
                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -143,13 +144,13 @@ def test_serve_sigterm_stops_children_cleanly(home: Home) -> None:
 
 
 async def test_modern_client_hears_changes_through_subscriptions_listen(home: Home) -> None:
-    write_config(home, {"mcp_servers": {"box": stdio_entry("tools_only.py")}})
+    write_config(home, {"mcp_servers": {"box": fast_entry("--lean")}})
     async with Client(serve_params(home), mode="auto") as client:
         assert client.protocol_version >= "2026"
         assert {t.name for t in (await client.list_tools()).tools} == {"mcp__box__ping"}
         async with client.listen(tools_list_changed=True) as subscription:
-            write_config(home, {"mcp_servers": {"box": stdio_entry("tools_only.py"),
-                                                "more": stdio_entry("tools_only.py")}})
+            write_config(home, {"mcp_servers": {"box": fast_entry("--lean"),
+                                                "more": fast_entry("--lean")}})
             reload = await anyio.to_thread.run_sync(lambda: hermes_process("mcp", "reload", home=home))
             assert reload.returncode == 0
             with anyio.fail_after(PATIENCE):

@@ -18,7 +18,17 @@ import pytest
 from hermes.home import Home
 from hermes.mcp.handlers import ClientHandlers
 from hermes.session.core import Session
-from tests.support import PYTHON, SERVERS, ServerPool, hermes, stdio_entry, wait_for, wait_until, write_config
+from tests.support import (
+    PYTHON,
+    SERVERS,
+    ServerPool,
+    fast_entry,
+    hermes,
+    stdio_entry,
+    wait_for,
+    wait_until,
+    write_config,
+)
 
 pytestmark = pytest.mark.anyio
 SERVER = SERVERS / "modern_only.py"
@@ -132,7 +142,7 @@ def test_mcp_get_shows_the_protocol_a_running_session_speaks(home: Home, tmp_pat
     from tests.support import start_serve_http
 
     write_config(home, {"mcp_servers": {"m": stdio_entry("modern_only.py"),
-                                        "old": stdio_entry("tools_only.py", protocol="legacy")}})
+                                        "old": fast_entry("--lean", protocol="legacy")}})
     process, _, _ = start_serve_http(home, tmp_path / "serve.log")
     try:
         assert wait_for(lambda: "MCP 2026-07-28" in hermes("mcp", "get", "m", home=home).stdout)

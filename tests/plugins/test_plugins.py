@@ -313,8 +313,8 @@ async def test_enabling_while_a_session_runs_takes_effect_on_reload(home: Home, 
 
     repo = tmp_path / "repo"
     files = plugin_files(extra={"mcp.json": json.dumps({"mcpServers": {"lean": {
-        "type": "stdio", "command": "./serve", "args": ["${PLUGIN_ROOT}/server.py"]}}}),
-        "server.py": (SERVERS / "tools_only.py").read_text(),
+        "type": "stdio", "command": "./serve", "args": ["${PLUGIN_ROOT}/server.py", "--lean"]}}}),
+        "server.py": (SERVERS / "fast.py").read_text(),
         "serve": f'#!/bin/sh\nexec "{PYTHON}" "$@"\n'})
     make_repo(repo, files)
     (repo / "serve").chmod(0o755)

@@ -4,30 +4,29 @@
 sees). Failures come back as error results quoting the OS's words, as real servers report them.
 With `--at-start`, the server also tries `~/.ssh/id_ed25519` before it answers, and says so on
 stderr (where a real server logs its startup failures).
+
+It speaks the protocol with the standard library only, in one file: the sandbox lets it read its
+own script and nothing beside it, and the tests that use it are about the sandbox, not about an
+SDK (importing one would cost each of their many starts a second of CPU).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import sys
 from typing import Any
 
-import anyio
-import mcp_types as types
-from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
-
 _TEXT = {"type": "string"}
 
 
-async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-    def tool(name: str, **properties: Any) -> types.Tool:
-        return types.Tool(name=name, description=f"Try to {name}.",
-                          input_schema={"type": "object", "properties": properties})
+def _tool(name: str, **properties: Any) -> dict[str, Any]:
+    return {"name": name, "description": f"Try to {name}.", "inputSchema": {"type": "object", "properties": properties}}
 
-    return types.ListToolsResult(tools=[tool("read", path=_TEXT), tool("write", path=_TEXT),
-                                        tool("dial", host=_TEXT, port={"type": "integer"}), tool("where")])
+
+TOOLS = [_tool("read", path=_TEXT), _tool("write", path=_TEXT), _tool("dial", host=_TEXT, port={"type": "integer"}),
+         _tool("where")]
 
 
 def _attempt(name: str, arguments: dict[str, Any]) -> str:
@@ -46,20 +45,30 @@ def _attempt(name: str, arguments: dict[str, Any]) -> str:
     return f"mnt {os.readlink('/proc/self/ns/mnt')} home {sorted(os.listdir(os.path.expanduser('~')))}"
 
 
-async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     try:
-        text = _attempt(params.name, dict(params.arguments or {}))
+        text, failed = _attempt(name, arguments), False
     except OSError as exc:
-        where = f" {params.arguments.get('host')}:{params.arguments.get('port')}" if params.name == "dial" \
-            and params.arguments else ""
-        return types.CallToolResult(content=[types.TextContent(type="text", text=f"{exc}{where}")], is_error=True)
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+        where = f" {arguments.get('host')}:{arguments.get('port')}" if name == "dial" and arguments else ""
+        text, failed = f"{exc}{where}", True
+    return {"content": [{"type": "text", "text": text}], "isError": failed}
 
 
-server: Server[Any] = Server("prober", on_list_tools=list_tools, on_call_tool=call_tool)
+def _answer(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+    if method == "initialize":
+        return {"protocolVersion": params.get("protocolVersion", "2025-06-18"), "capabilities": {"tools": {}},
+                "serverInfo": {"name": "prober", "version": "1.0"}}
+    if method == "tools/list":
+        return {"tools": TOOLS}
+    if method == "tools/call":
+        arguments = params.get("arguments")
+        return _call(str(params.get("name")), arguments if isinstance(arguments, dict) else {})
+    if method == "ping":
+        return {}
+    return None
 
 
-async def main() -> None:
+def main() -> None:
     if "--at-start" in sys.argv:
         try:
             with open(os.path.expanduser("~/.ssh/id_ed25519"), encoding="utf-8") as handle:
@@ -67,9 +76,23 @@ async def main() -> None:
             print("read the key at start", file=sys.stderr, flush=True)
         except OSError as exc:
             print(f"prober: startup read failed: {exc}", file=sys.stderr, flush=True)
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    for line in sys.stdin:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(message, dict) or "id" not in message or "method" not in message:
+            continue
+        params = message.get("params")
+        result = _answer(str(message["method"]), params if isinstance(params, dict) else {})
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
+        if result is None:
+            reply["error"] = {"code": -32601, "message": f"no method {message['method']}"}
+        else:
+            reply["result"] = result
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
 
 
 if __name__ == "__main__":
-    anyio.run(main)
+    main()

@@ -248,14 +248,14 @@ async def test_version_too_old_unsupported_os_and_no_desktop_session(home: Home,
 async def test_plugin_servers_merge_and_config_wins(home: Home) -> None:
     root = home.plugins / "tools-plugin"
     (root / "bin").mkdir(parents=True)
-    shutil.copy(SERVERS / "tools_only.py", root / "bin" / "server.py")
+    shutil.copy(SERVERS / "fast.py", root / "bin" / "server.py")
     launcher = root / "bin" / "serve"
     launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
     launcher.chmod(0o755)
     (root / "plugin.json").write_text(json.dumps({"name": "tools-plugin", "version": "1.0", "homepage": "x",
                                                   "categories": ["extra field from another host"]}))
     (root / "mcp.json").write_text(json.dumps({"$schema": "x", "mcpServers": {
-        "lean": {"type": "stdio", "command": "./bin/serve", "args": ["${PLUGIN_ROOT}/bin/server.py"]},
+        "lean": {"type": "stdio", "command": "./bin/serve", "args": ["${PLUGIN_ROOT}/bin/server.py", "--lean"]},
         "box": {"type": "stdio", "command": "python3", "args": ["-c", "raise SystemExit(9)"]},
     }}))
     broken = home.plugins / "broken"
@@ -265,7 +265,7 @@ async def test_plugin_servers_merge_and_config_wins(home: Home) -> None:
                                                                                           "absent"]}})
     async with Session(home) as session:
         assert session.source_of("lean") == "plugin:tools-plugin" and session.source_of("box") == "config.yaml"
-        assert (await session.call("mcp__lean__ping", {})).text == "pong from ping"
+        assert (await session.call("mcp__lean__ping", {})).text == "pong"
         assert (await session.call("mcp__box__echo", {"text": "config wins"})).text == "config wins"
         assert any("broken" in e and "not valid JSON" in e for e in session.plugins.errors)
         assert any("absent" in e and "not installed" in e for e in session.plugins.errors)

@@ -82,7 +82,7 @@ async def test_a_filtered_tool_with_a_clamped_name_says_filtered_out(home: Home)
 
 
 async def test_capability_gating_and_collisions_reported(home: Home) -> None:
-    write_config(home, {"mcp_servers": {"lean": stdio_entry("tools_only.py")}})
+    write_config(home, {"mcp_servers": {"lean": fast_entry("--lean")}})
     async with Session(home) as session:
         surface = session.surface()
         assert set(surface.tools) == {"mcp__lean__ping"}

@@ -15,7 +15,7 @@ from hermes.home import Home
 from hermes.session.core import Session
 from hermes.tools.deferred import SEARCH_HINT, HiddenServer, catalog_text, search
 from hermes.tools.surface import ServerTools, build_surface
-from tests.support import hermes, serve_params, stdio_entry, write_config
+from tests.support import fast_entry, hermes, serve_params, stdio_entry, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -58,7 +58,7 @@ def test_search_finds_by_service_and_action_and_explains_misses() -> None:
 
 async def test_session_catalog_counts_hidden_tools_from_the_last_connection(home: Home) -> None:
     demo_setup.install_plugin_folder(home)
-    write_config(home, {"mcp_servers": {"box": stdio_entry("tools_only.py")},
+    write_config(home, {"mcp_servers": {"box": fast_entry("--lean")},
                         "plugins": {"enabled": ["hermes-demo"]}})
     demo_setup.install_app(home)
     async with Session(home) as session:
@@ -93,7 +93,7 @@ async def test_serve_deferred_offers_tool_search(home: Home) -> None:
 
 
 def test_cli_catalog_and_search(home: Home) -> None:
-    write_config(home, {"mcp_servers": {"box": stdio_entry("tools_only.py")}})
+    write_config(home, {"mcp_servers": {"box": fast_entry("--lean")}})
     catalog = hermes("tools", "catalog", home=home)
     assert catalog.returncode == 0 and "box (1 tools): ping" in catalog.stdout
     hit = hermes("tools", "search", "ping", "--json", home=home)
