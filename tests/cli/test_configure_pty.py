@@ -9,7 +9,7 @@ import pexpect
 
 from hermes.config.store import ConfigStore
 from hermes.home import Home
-from tests.support import PYTHON, stdio_entry, write_config
+from tests.support import PYTHON, fast_entry, write_config
 
 DOWN = "\x1b[B"
 
@@ -22,15 +22,16 @@ def _configure(home: Home) -> pexpect.spawn:
 
 
 def test_checklist_writes_include_and_all_checked_removes_filter(home: Home) -> None:
-    write_config(home, {"mcp_servers": {"box": stdio_entry()}})
-    offered = ["echo", "get-weather", "env-report", "fail", "big", "slow", "picture", "crash", "add-tool", "whoami"]
+    write_config(home, {"mcp_servers": {"box": fast_entry()}})
+    offered = ["echo", "get-weather", "fail", "crash", "slow", "whoami", "env-report", "log", "endless-task",
+               "rendezvous", "unreadable", "reveal", "add", "delete"]
 
     child = _configure(home)
     child.send(" ")          # uncheck the first tool (echo)
-    child.send(DOWN * 7)
+    child.send(DOWN * 3)
     child.send(" ")          # uncheck crash
     child.send("\r")
-    child.expect("Selected 8 of 10 tools")
+    child.expect("Selected 12 of 14 tools")
     child.expect(pexpect.EOF)
     child.wait()  # the terminal closes a moment before the process exits
     child.close()
@@ -41,13 +42,13 @@ def test_checklist_writes_include_and_all_checked_removes_filter(home: Home) -> 
     child = _configure(home)
     child.send(" ")          # echo back on; crash stays off
     child.send("\r")
-    child.expect("Selected 9 of 10 tools")
+    child.expect("Selected 13 of 14 tools")
     child.expect(pexpect.EOF)
     assert ConfigStore(home).load().mcp_servers["box"].tools.include == tuple(t for t in offered if t != "crash")
 
     child = _configure(home)
-    child.send(DOWN * 7 + " \r")
-    child.expect("All 10 tools of 'box' selected")
+    child.send(DOWN * 3 + " \r")
+    child.expect("All 14 tools of 'box' selected")
     child.expect(pexpect.EOF)
     assert ConfigStore(home).load().mcp_servers["box"].tools.include is None
     assert "include" not in home.config.read_text()
@@ -56,7 +57,7 @@ def test_checklist_writes_include_and_all_checked_removes_filter(home: Home) -> 
 def test_checklist_without_a_terminal_says_so(home: Home) -> None:
     from tests.support import hermes
 
-    write_config(home, {"mcp_servers": {"box": stdio_entry()}})
+    write_config(home, {"mcp_servers": {"box": fast_entry()}})
     result = hermes("mcp", "configure", "box", home=home)
     assert result.returncode == 2 and "needs a terminal" in result.stderr
 

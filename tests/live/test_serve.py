@@ -108,7 +108,7 @@ def _servers(host: psutil.Process) -> list[psutil.Process]:
 
 
 def test_sigkilled_serve_leaves_no_children(home: Home, tmp_path: Path) -> None:
-    write_config(home, {"mcp_servers": {"a": stdio_entry(), "b": stdio_entry(), "c": fast_entry("--lean")}})
+    write_config(home, {"mcp_servers": {"a": fast_entry(), "b": fast_entry(), "c": fast_entry("--lean")}})
     process = subprocess.Popen([PYTHON, "-m", "hermes", "mcp", "serve"],
                                env={**os.environ, "HERMES_HOME": str(home.root)},
                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -131,7 +131,7 @@ def test_sigkilled_serve_leaves_no_children(home: Home, tmp_path: Path) -> None:
 
 
 def test_serve_sigterm_stops_children_cleanly(home: Home) -> None:
-    write_config(home, {"mcp_servers": {"a": stdio_entry()}})
+    write_config(home, {"mcp_servers": {"a": fast_entry()}})
     process = subprocess.Popen([PYTHON, "-m", "hermes", "mcp", "serve"],
                                env={**os.environ, "HERMES_HOME": str(home.root)},
                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

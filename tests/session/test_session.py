@@ -95,7 +95,7 @@ async def test_capability_gating_and_collisions_reported(home: Home) -> None:
 
 async def test_error_text_is_redacted(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BOX_TOKEN", CANARY)
-    write_config(home, {"mcp_servers": {"box": stdio_entry(env={"FAKE_API_KEY": "${BOX_TOKEN}"})}})
+    write_config(home, {"mcp_servers": {"box": fast_entry(env={"FAKE_API_KEY": "${BOX_TOKEN}"})}})
     async with Session(home) as session:
         outcome = await session.call("mcp__box__fail", {"text": f"{CANARY} and ghp_abcdefghijklmnopqrstuvwx"})
         assert outcome.is_error
@@ -105,12 +105,12 @@ async def test_error_text_is_redacted(home: Home, monkeypatch: pytest.MonkeyPatc
 
 async def test_stderr_goes_to_redacted_log(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BOX_TOKEN", CANARY)
-    write_config(home, {"mcp_servers": {"box": stdio_entry("toolbox.py", "--stderr-secret",
-                                                           env={"FAKE_API_KEY": "${BOX_TOKEN}"})}})
+    write_config(home, {"mcp_servers": {"box": fast_entry("--stderr-secret",
+                                                          env={"FAKE_API_KEY": "${BOX_TOKEN}"})}})
     async with Session(home) as session:
         assert session.snapshots()["box"].connected
     log = home.server_log("box").read_text()
-    assert "toolbox starting" in log
+    assert "fast server starting" in log
     assert "starting with key [REDACTED]" in log
     assert CANARY not in log
 

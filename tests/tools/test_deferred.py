@@ -15,7 +15,7 @@ from hermes.home import Home
 from hermes.session.core import Session
 from hermes.tools.deferred import SEARCH_HINT, HiddenServer, catalog_text, search
 from hermes.tools.surface import ServerTools, build_surface
-from tests.support import fast_entry, hermes, serve_params, stdio_entry, write_config
+from tests.support import fast_entry, hermes, serve_params, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -80,7 +80,7 @@ async def test_session_catalog_counts_hidden_tools_from_the_last_connection(home
 
 
 async def test_serve_deferred_offers_tool_search(home: Home) -> None:
-    write_config(home, {"mcp_servers": {"box": stdio_entry()}})
+    write_config(home, {"mcp_servers": {"box": fast_entry()}})
     async with Client(serve_params(home, "--deferred"), mode="legacy") as client:
         tools = (await client.list_tools()).tools
         assert [t.name for t in tools] == ["tool_search"]
