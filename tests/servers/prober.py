@@ -5,9 +5,8 @@ sees). Failures come back as error results quoting the OS's words, as real serve
 With `--at-start`, the server also tries `~/.ssh/id_ed25519` before it answers, and says so on
 stderr (where a real server logs its startup failures).
 
-It speaks the protocol with the standard library only, in one file: the sandbox lets it read its
-own script and nothing beside it, and the tests that use it are about the sandbox, not about an
-SDK (importing one would cost each of their many starts a second of CPU).
+It speaks the protocol with the standard library only: the tests that use it are about the
+sandbox, not about an SDK, and importing one would cost each of their many starts a second of CPU.
 """
 
 from __future__ import annotations
