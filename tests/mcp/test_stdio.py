@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import os
 import signal
@@ -84,6 +85,53 @@ async def test_cancelled_caller_still_stops_the_server_and_its_group(tmp_path: P
     assert process.exited.is_set() and process.returncode == -signal.SIGKILL
     helper = int(pidfile.read_text())
     assert wait_for(lambda: not psutil.pid_exists(helper) or psutil.Process(helper).status() == "zombie")
+
+
+class _Ready(io.StringIO):
+    """A server log that says when the server has written a line."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.event = anyio.Event()
+
+    def write(self, text: str) -> int:
+        self.event.set()
+        return super().write(text)
+
+
+def test_a_stop_reads_the_output_to_its_end_so_no_transport_outlives_the_loop(tmp_path: Path) -> None:
+    """As a sandboxed server's processes outlive bwrap by a moment, a helper here outlives its server.
+
+    It left the server's session (no group kill reaches it) and holds stdout until the server is
+    gone, then writes 1 MiB and exits. The stop must read that to its end while the loop runs:
+    otherwise asyncio's transport is still open when the loop closes, and its finalizer raises
+    "Event loop is closed" (and a command prints asyncio's "Loop ... that handles pid ... is closed").
+    """
+    helper = "import os, sys; os.read(int(sys.argv[1]), 1); sys.stdout.buffer.write(b'x' * (1 << 20))"
+    server = tmp_path / "hands_over.py"
+    server.write_text(textwrap.dedent(f"""
+        import os, subprocess, sys
+        gone, alive = os.pipe()  # the helper's read of `gone` ends when this process (holding `alive`) is gone
+        subprocess.Popen([sys.executable, "-c", {helper!r}, str(gone)], pass_fds=(gone,), start_new_session=True)
+        os.close(gone)
+        print("ready", file=sys.stderr, flush=True)
+        sys.stdin.read()
+    """))
+    log = _Ready()
+
+    async def start_and_stop() -> None:
+        async with StdioProcess(PYTHON, [str(server)], env=ENV, cwd=None, log=log, redact=Redactor()):
+            with anyio.fail_after(60):
+                await log.event.wait()
+
+    caught: list[object] = []
+    previous, sys.unraisablehook = sys.unraisablehook, caught.append
+    try:
+        anyio.run(start_and_stop)
+        gc.collect()
+    finally:
+        sys.unraisablehook = previous
+    assert caught == [], [getattr(c, "exc_value", c) for c in caught]
 
 
 def test_the_watchdog_kills_registered_groups_when_its_pipe_closes() -> None:

@@ -32,6 +32,7 @@ import threading
 from collections.abc import Callable
 
 import anyio
+import anyio.abc
 
 _EXIT_POLL = 0.05  # only where pidfd is missing (macOS, old kernels)
 _WATCHDOG = (
@@ -58,6 +59,20 @@ def spawn_argv(command: str, args: list[str]) -> list[str]:
     if setpriv is not None:
         return [setpriv, "--pdeathsig", "KILL", "--", command, *args]
     return [command, *args]
+
+
+async def start_child(argv: list[str], *, env: dict[str, str], cwd: str | None,
+                      stdin: int | None = subprocess.PIPE) -> anyio.abc.Process:
+    """Start `argv` in a session of its own, so that it dies with us.
+
+    The start is shielded: a cancellation landing inside asyncio's spawn would leave a child that
+    nobody holds, reaped only after the event loop has closed (asyncio then prints "Loop ... that
+    handles pid ... is closed" on stderr, and the transport's finalizer raises "Event loop is closed").
+    """
+    with anyio.CancelScope(shield=True):
+        process = await anyio.open_process(spawn_argv(argv[0], argv[1:]), env=env, cwd=cwd, stdin=stdin,
+                                           start_new_session=True)
+    return process
 
 
 def resolve_command(command: str, path: str | None, cwd: str | None) -> str:
@@ -146,16 +161,14 @@ class Watchdog:
         self._send(f"- {group}\n")
 
 
-
-def _returncode(status: os.waitid_result) -> int:
-    return status.si_status if status.si_code == os.CLD_EXITED else -status.si_status
-
-
 async def wait_for_exit(pid: int, returncode: Callable[[], int | None]) -> int:
-    """Wait until the child `pid` exits, without polling where the OS allows; its exit status.
+    """Wait until the child `pid` has exited and asyncio's child watcher has reaped it; its exit status.
 
     Not `process.wait()`: on asyncio that also waits for the pipes to close, and a grandchild
-    holding them would make an exited server look alive.
+    holding them would make an exited server look alive. Not the pidfd's own status either: until
+    the watcher has told the loop, the process's transport is open, and a command that ended then
+    would close the loop under it ("Loop ... that handles pid ... is closed" on stderr, "Event loop
+    is closed" from the transport's finalizer).
     """
     pidfd = _open_pidfd(pid)
     if pidfd is None:
@@ -164,18 +177,11 @@ async def wait_for_exit(pid: int, returncode: Callable[[], int | None]) -> int:
         return code
     try:
         await anyio.wait_readable(pidfd)
-        try:
-            # WNOWAIT: read the status but leave reaping to asyncio's child watcher.
-            status = os.waitid(os.P_PIDFD, pidfd, os.WEXITED | os.WNOWAIT)
-            if status is not None:
-                return _returncode(status)
-        except ChildProcessError:
-            pass  # the child watcher reaped it first; its status is on its way to the process object
-        while (code := returncode()) is None:
-            await anyio.sleep(0.001)  # the child has exited: this loop ends within a few iterations
-        return code
     finally:
         os.close(pidfd)
+    while (code := returncode()) is None:
+        await anyio.sleep(0.001)  # the child has exited: the watcher's thread reaps it at once
+    return code
 
 
 def _open_pidfd(pid: int) -> int | None:

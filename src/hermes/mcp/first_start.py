@@ -25,7 +25,7 @@ import anyio.to_thread
 from hermes.config.launchers import WARM_TIMEOUT, warm_command
 from hermes.config.sandbox import Network
 from hermes.files import atomic_write, read_bounded
-from hermes.mcp.children import kill_group, resolve_command, spawn_argv
+from hermes.mcp.children import kill_group, resolve_command, start_child
 from hermes.mcp.sandbox import SandboxRequest, bwrap_argv
 
 _RECORD_BYTES = 1 << 20
@@ -67,8 +67,7 @@ async def warm_first(record: Path, warm: list[str], *, env: dict[str, str], cwd:
         plan = await anyio.to_thread.run_sync(fetching.plan_for, program, warm[1:], env, where, cwd is not None)
         argv = [*bwrap_argv(sandbox.bwrap, plan, where), *argv]
     started = time.monotonic()
-    process = await anyio.open_process(spawn_argv(argv[0], argv[1:]), env=env, cwd=cwd, start_new_session=True,
-                                       stdin=subprocess.DEVNULL)
+    process = await start_child(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL)
     try:
         with anyio.move_on_after(WARM_TIMEOUT):
             output = await _drain(process)

@@ -9,7 +9,10 @@ every chunk, which makes a 48 MB result take almost a minute).
 Lifecycle, like the SDK's: `__aenter__` spawns the process and starts three pipe tasks and an
 exit watcher in a task group; `__aexit__` runs the shutdown under a shield — close stdin, give
 the server `_EXIT_GRACE` to exit, SIGTERM its group, SIGKILL it — with every wait bounded, so a
-cancelled caller can neither leak a process nor hang on one.
+cancelled caller can neither leak a process nor hang on one. The two output pipes are read to
+their end whatever happens to the caller (their readers are shielded, stopped by `__aexit__`):
+asyncio closes a process's transport only once both are, and a transport still open when the
+command's event loop closes ends in "Event loop is closed" from its finalizer.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import mcp_types as types
 from mcp.shared.message import SessionMessage
 
 from hermes.files import TextSink
-from hermes.mcp.children import Watchdog, kill_group, kill_session, resolve_command, spawn_argv, wait_for_exit
+from hermes.mcp.children import Watchdog, kill_group, kill_session, resolve_command, start_child, wait_for_exit
 from hermes.mcp.sandbox import RELAY_DIR, RELAY_SCRIPT, Plan, SandboxRequest, bwrap_argv
 from hermes.mcp.sandbox_denials import DenialWatch
 from hermes.mcp.sandbox_relay import HostRelay
@@ -40,6 +43,7 @@ _EXIT_GRACE = 1.0
 _TERM_GRACE = 1.0
 _HURRIED_GRACE = 0.15  # each of the two graces, when the user interrupted
 _KILL_REAP = 5.0
+_PIPES_GRACE = 2.0  # for a writer that left the server's session (setsid): it may hold them for good
 _WRITER_FLUSH = 0.5
 _STDERR_TAIL_LINES = 20
 _MAX_STDERR_LINE = 4096
@@ -94,6 +98,8 @@ class StdioProcess:
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL_LINES)
         self._tasks: anyio.abc.TaskGroup | None = None
         self._writer_done = anyio.Event()
+        self._output_scope = anyio.CancelScope(shield=True)
+        self._output_read = anyio.Event()  # both output pipes at their end: every writer is gone
         # Set once the handshake is done; a server stopped before that has nothing to save, and
         # gets the short grace (a listing that stops waiting for it must not wait for its exit).
         self.settled = False
@@ -147,8 +153,7 @@ class StdioProcess:
         program = resolve_command(self.command, self.env.get("PATH"), self.cwd)
         try:
             argv = await self._argv(program)
-            self.process = await anyio.open_process(spawn_argv(argv[0], argv[1:]), env=self.env, cwd=self.cwd,
-                                                    start_new_session=True)
+            self.process = await start_child(argv, env=self.env, cwd=self.cwd)
         except BaseException:
             await self._close_relay()
             raise
@@ -166,9 +171,8 @@ class StdioProcess:
             kill_group(self.process.pid, signal.SIGKILL)
             raise
         await self._tasks.__aenter__()
-        self._tasks.start_soon(self._read_stdout)
+        self._tasks.start_soon(self._read_output)
         self._tasks.start_soon(self._write_stdin)
-        self._tasks.start_soon(self._read_stderr)
         self._tasks.start_soon(self._watch_exit)
         if self._relay is not None:
             self._relay.serve_in(self._tasks)
@@ -179,6 +183,7 @@ class StdioProcess:
         assert self._tasks is not None
         with anyio.CancelScope(shield=True):
             await self._shutdown()
+        self._output_scope.cancel()
         self._tasks.cancel_scope.cancel()
         try:
             return await self._tasks.__aexit__(exc_type, exc, tb)
@@ -193,32 +198,55 @@ class StdioProcess:
 
     # -- pipe tasks ------------------------------------------------------------------------------
 
+    async def _read_output(self) -> None:
+        # Entered before this task's first await: anyio delivers a cancellation only to started
+        # tasks, so no caller's cancellation can reach the readers before the shield is up.
+        with self._output_scope:
+            async with anyio.create_task_group() as readers:
+                readers.start_soon(self._read_stdout)
+                readers.start_soon(self._read_stderr)
+            self._output_read.set()
+
     async def _read_stdout(self) -> None:
         assert self.process and self.process.stdout
         splitter = LineSplitter(MAX_MESSAGE_BYTES)
+        forwarding = True
         try:
-            async with self._incoming_send:
-                async for chunk in self.process.stdout:
-                    try:
-                        lines = splitter.feed(chunk)
-                    except MessageTooLarge:
-                        self._unreadable(f"a message larger than {MAX_MESSAGE_BYTES} bytes")
-                        return
-                    for line in lines:
-                        if not line.strip():
-                            continue
-                        message = _parse(line)
-                        if isinstance(message, SessionMessage):
-                            await self._incoming_send.send(message)
-                        elif line.lstrip().startswith(b"{"):
-                            # A JSON-RPC message hermes cannot read answers some request nobody can name:
-                            # waiting for it would last the whole timeout, so the connection ends now.
-                            self._unreadable(f"a message hermes could not read ({_why(message)})")
-                            return
-                        else:
-                            self._log_line(b"[stdout, not MCP] " + line[:_MAX_STDERR_LINE])
+            async for chunk in self.process.stdout:
+                if forwarding:
+                    forwarding = await self._forward(splitter, chunk)
+                    if not forwarding:
+                        self._incoming_send.close()  # the session sees the connection end now
+                # Once the connection has ended, the rest is read and dropped: the pipe must reach its end.
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError):
-            pass  # the session or the process went away; the closed stream tells the session
+            pass  # the process went away, or the shutdown closed the stream
+        finally:
+            self._incoming_send.close()
+
+    async def _forward(self, splitter: LineSplitter, chunk: bytes) -> bool:
+        """Hand each whole message in `chunk` to the session; False once the connection must end."""
+        try:
+            lines = splitter.feed(chunk)
+        except MessageTooLarge:
+            self._unreadable(f"a message larger than {MAX_MESSAGE_BYTES} bytes")
+            return False
+        for line in lines:
+            if not line.strip():
+                continue
+            message = _parse(line)
+            if isinstance(message, SessionMessage):
+                try:
+                    await self._incoming_send.send(message)
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    return False  # the session went away
+            elif line.lstrip().startswith(b"{"):
+                # A JSON-RPC message hermes cannot read answers some request nobody can name:
+                # waiting for it would last the whole timeout, so the connection ends now.
+                self._unreadable(f"a message hermes could not read ({_why(message)})")
+                return False
+            else:
+                self._log_line(b"[stdout, not MCP] " + line[:_MAX_STDERR_LINE])
+        return True
 
     async def _write_stdin(self) -> None:
         assert self.process and self.process.stdin
@@ -302,13 +330,17 @@ class StdioProcess:
         kill_group(process.pid, signal.SIGKILL)
         kill_session(process.pid)
         await self._wait_exit(_KILL_REAP)
+        # Nobody reads messages now; closing here also frees a reader blocked handing one over.
+        self._incoming.close()
+        # A sandboxed server's processes die a moment after bwrap itself, and hold the pipes till then.
+        with anyio.move_on_after(_PIPES_GRACE):
+            await self._output_read.wait()
         if self._watchdog is not None:
             self._watchdog.forget(process.pid)
         for stream in (process.stdout, process.stderr):
             if stream is not None:
                 with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                     await stream.aclose()
-        self._incoming.close()
 
 
 def _parse(line: bytes) -> SessionMessage | Exception:
