@@ -1,8 +1,11 @@
 """Per-call cost through hermes vs the raw SDK `Client.call_tool`, same server, stdio and HTTP.
 
-For each transport: 2,000 sequential calls, then 8 concurrent callers sharing 2,000 calls. The
-2,000 calls run in blocks of 200 that alternate between raw and hermes, so drift in machine load
-hits both sides alike; each figure is the median over `--rounds` rounds. Goal: hermes / raw <= 1.05.
+For each transport and each protocol era: 2,000 sequential calls, then 8 concurrent callers sharing
+2,000 calls. The 2,000 calls run in blocks of 200 that alternate between raw and hermes, so drift in
+machine load hits both sides alike; each figure is the median over `--rounds` rounds. Both sides
+speak the same era (hermes's entry pins it with `protocol:`): left to itself hermes speaks
+2026-07-28 to a server that offers it, and an era's own cost is bench_eras's subject, not hermes's.
+Goal: hermes / raw <= 1.05.
 """
 
 from __future__ import annotations
@@ -37,10 +40,15 @@ async def timed(call: Call, total: int, callers: int) -> float:
     return (time.perf_counter() - started) / (per_caller * callers)
 
 
-async def measure(raw_target: object, hermes_entry: dict[str, object], total: int, rounds: int) -> dict[str, float]:
+ERAS = {"legacy": "2025-11-25", "2026-07-28": "2026-07-28"}
+
+
+async def measure(raw_target: object, hermes_entry: dict[str, object], mode: str, total: int, rounds: int
+                  ) -> dict[str, float]:
     figures: dict[str, list[float]] = {"raw-seq": [], "hermes-seq": [], "raw-8": [], "hermes-8": []}
-    with temp_home({"box": hermes_entry}) as home:
-        async with Client(raw_target, mode="legacy") as client, Session(home) as session:  # type: ignore[arg-type]
+    with temp_home({"box": {**hermes_entry, "protocol": mode}}) as home:
+        async with Client(raw_target, mode=mode) as client, Session(home) as session:  # type: ignore[arg-type]
+            assert session.snapshots()["box"].protocol == ERAS[mode], session.snapshots()["box"].protocol
             async def raw() -> object:
                 return await client.call_tool("echo", {"text": "x"})
 
@@ -71,9 +79,11 @@ def show(transport: str, figures: dict[str, float]) -> None:
 
 async def main(total: int, rounds: int) -> None:
     stdio = StdioServerParameters(command=PYTHON, args=[SERVER])
-    show("stdio", await measure(stdio, {"command": PYTHON, "args": [SERVER]}, total, rounds))
+    for mode, era in ERAS.items():
+        show(f"stdio, MCP {era}", await measure(stdio, {"command": PYTHON, "args": [SERVER]}, mode, total, rounds))
     with toolbox_http() as url:
-        show("Streamable HTTP", await measure(url, {"url": url}, total, rounds))
+        for mode, era in ERAS.items():
+            show(f"Streamable HTTP, MCP {era}", await measure(url, {"url": url}, mode, total, rounds))
 
 
 if __name__ == "__main__":
