@@ -299,7 +299,8 @@ class StdioProcess:
         """Wait (at most `timeout`) until the process has exited; then `exited` is set.
 
         The shutdown calls this itself rather than relying on `_watch_exit`: when the caller is
-        cancelled, the pipe tasks are cancelled with it, and only the shielded shutdown runs on.
+        cancelled, the exit watcher and the stdin writer are cancelled with it (only the output
+        readers are shielded), and the shielded shutdown runs on.
         """
         process = self.process
         assert process is not None
