@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import io
 import os
@@ -99,20 +100,30 @@ class _Ready(io.StringIO):
         return super().write(text)
 
 
-def test_a_stop_reads_the_output_to_its_end_so_no_transport_outlives_the_loop(tmp_path: Path) -> None:
+# Helpers that left the server's session (no group kill reaches them) and hold its stdout.
+_HANDS_OVER = "import os, sys; os.read(int(sys.argv[1]), 1); sys.stdout.buffer.write(b'x' * (1 << 20))"
+_HOLDS_ON = "import time; time.sleep(600)"
+
+
+@pytest.mark.parametrize("helper", [_HANDS_OVER, _HOLDS_ON],
+                         ids=["writes 1 MiB once the server is gone", "never lets go"])
+def test_a_stop_reads_the_output_to_its_end_so_no_transport_outlives_the_loop(tmp_path: Path, helper: str) -> None:
     """As a sandboxed server's processes outlive bwrap by a moment, a helper here outlives its server.
 
-    It left the server's session (no group kill reaches it) and holds stdout until the server is
-    gone, then writes 1 MiB and exits. The stop must read that to its end while the loop runs:
-    otherwise asyncio's transport is still open when the loop closes, and its finalizer raises
-    "Event loop is closed" (and a command prints asyncio's "Loop ... that handles pid ... is closed").
+    One holds stdout until the server is gone, then writes 1 MiB and exits: the stop must read that
+    to its end while the loop runs. The other never lets go: the stop must still end (its grace is
+    bounded) and close the pipes itself. Otherwise asyncio's transport is still open when the loop
+    closes, and its finalizer raises "Event loop is closed" (and a command prints asyncio's "Loop ...
+    that handles pid ... is closed").
     """
-    helper = "import os, sys; os.read(int(sys.argv[1]), 1); sys.stdout.buffer.write(b'x' * (1 << 20))"
+    pidfile = tmp_path / "helper.pid"
     server = tmp_path / "hands_over.py"
     server.write_text(textwrap.dedent(f"""
         import os, subprocess, sys
         gone, alive = os.pipe()  # the helper's read of `gone` ends when this process (holding `alive`) is gone
-        subprocess.Popen([sys.executable, "-c", {helper!r}, str(gone)], pass_fds=(gone,), start_new_session=True)
+        helper = subprocess.Popen([sys.executable, "-c", {helper!r}, str(gone)], pass_fds=(gone,),
+                                  start_new_session=True)
+        open({str(pidfile)!r}, "w").write(str(helper.pid))
         os.close(gone)
         print("ready", file=sys.stderr, flush=True)
         sys.stdin.read()
@@ -131,6 +142,8 @@ def test_a_stop_reads_the_output_to_its_end_so_no_transport_outlives_the_loop(tm
         gc.collect()
     finally:
         sys.unraisablehook = previous
+        with contextlib.suppress(ProcessLookupError, ValueError, OSError):
+            os.kill(int(pidfile.read_text()), signal.SIGKILL)
     assert caught == [], [getattr(c, "exc_value", c) for c in caught]
 
 

@@ -17,6 +17,7 @@ command's event loop closes ends in "Event loop is closed" from its finalizer.
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import contextlib
 import math
@@ -334,14 +335,29 @@ class StdioProcess:
         # Nobody reads messages now; closing here also frees a reader blocked handing one over.
         self._incoming.close()
         # A sandboxed server's processes die a moment after bwrap itself, and hold the pipes till then.
-        with anyio.move_on_after(_PIPES_GRACE):
+        with anyio.move_on_after(_PIPES_GRACE) as waited:
             await self._output_read.wait()
+        if waited.cancelled_caught:
+            _abandon_pipes(process)
         if self._watchdog is not None:
             self._watchdog.forget(process.pid)
         for stream in (process.stdout, process.stderr):
             if stream is not None:
                 with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                     await stream.aclose()
+
+
+def _abandon_pipes(process: anyio.abc.Process) -> None:
+    """Close our end of the pipes that a writer outside the server's session still holds.
+
+    asyncio closes a process's transport by itself only once both output pipes have reached their
+    end; one still open when the loop closes prints "Exception ignored ... Event loop is closed" from
+    its finalizer. Neither anyio nor asyncio closes it publicly, hence anyio's own attribute (absent
+    on another backend or version: the finalizer's message is then all that is lost).
+    """
+    transport = getattr(process, "_transport", None)
+    if isinstance(transport, asyncio.SubprocessTransport):
+        transport.close()
 
 
 def _parse(line: bytes) -> SessionMessage | Exception:
