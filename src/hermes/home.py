@@ -59,6 +59,11 @@ class Home:
         return self.cache / "known-tools.json"
 
     @property
+    def tool_vectors(self) -> Path:
+        """Tools' meaning vectors for search, by digest of their text (a bounded cache)."""
+        return self.cache / "tool-vectors.npz"
+
+    @property
     def results(self) -> Path:
         """Whole texts of results that were cut for a model (bounded; oldest removed first)."""
         return self.root / "results"

@@ -75,7 +75,7 @@ async def test_session_catalog_counts_hidden_tools_from_the_last_connection(home
         apps.stop_all()
     async with Session(home) as session:
         assert "demo-app (7 tools unavailable: Demo Scene App is not running." in session.tools.catalog()
-        found, text = session.tools.search("scene objects")
+        found, text = await session.tools.search("scene objects")
         assert found == [] and "demo-app (7 tools unavailable" in text
 
 

@@ -40,7 +40,7 @@ def everyday() -> SearchIndex:
 
 
 def _names(index: SearchIndex, query: str) -> list[str]:
-    return [t.name for t in index.search([], query)[0]]
+    return [t.name for t in index.search_now([], query)[0]]
 
 
 @pytest.mark.parametrize("query", ["mcp__github__create_issue", "MCP__GITHUB__CREATE_ISSUE", "github__create_issue",
@@ -84,7 +84,7 @@ def test_stemming_and_name_splitting() -> None:
 def test_a_miss_names_the_sources_and_the_hidden_servers_and_gives_a_hint(everyday: SearchIndex) -> None:
     from hermes.tools.deferred import SEARCH_HINT, HiddenServer
 
-    found, text = everyday.search([HiddenServer("blender", 26, "Blender is not running. Start Blender.")],
+    found, text = everyday.search_now([HiddenServer("blender", 26, "Blender is not running. Start Blender.")],
                                   "zzqx wobble")
     assert found == []
     assert "No tool matched 'zzqx wobble'." in text and "files (3 tools)" in text and "github (3 tools)" in text

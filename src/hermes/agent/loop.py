@@ -296,8 +296,8 @@ class Agent:
                                                                            "as its arguments"})
             return await self._finish(call, call.arguments, RunStatus.INVALID, text, started)
         if self.deferred and call.name == SEARCH_TOOL:
-            return await self._finish(call, arguments, RunStatus.OK, self._search(str(arguments.get("query", ""))),
-                                      started)
+            found = await self._search(str(arguments.get("query", "")))
+            return await self._finish(call, arguments, RunStatus.OK, found, started)
         if self.deferred and call.name == CALL_TOOL:
             inner = arguments.get("arguments", {})
             if not isinstance(arguments.get("name"), str) or not isinstance(inner, dict):
@@ -330,8 +330,8 @@ class Agent:
         await self.ui.tool_finished(call.id, call.name, status, seconds, summary)
         return ToolRun(call.id, call.name, self.session.redactor.value(arguments), status, text, seconds)
 
-    def _search(self, query: str) -> str:
-        tools, text = self.session.tools.search(query)
+    async def _search(self, query: str) -> str:
+        tools, text = await self.session.tools.search(query)
         if not tools:
             return text
         return json.dumps(found_tools(tools), ensure_ascii=False)

@@ -266,7 +266,7 @@ def search_command(query: str, platform: str | None, as_json: bool) -> None:
 
     async def run() -> tuple[list[dict[str, Any]], str]:
         async with Session(Home.from_env(), SessionSettings(platform=platform)) as session:
-            tools, text = session.tools.search(query)
+            tools, text = await session.tools.search(query)
             return [t.to_json() for t in tools], text
 
     with progress("Connecting to the configured MCP servers…"):

@@ -74,8 +74,8 @@ class Forwarder:
                         "then call by name.\n\n" + self.session.tools.catalog(),
             input_schema={"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]})
 
-    def _search(self, query: str) -> types.CallToolResult:
-        tools, text = self.session.tools.search(query)
+    async def _search(self, query: str) -> types.CallToolResult:
+        tools, text = await self.session.tools.search(query)
         if not tools:
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
         found = found_tools(tools)
@@ -86,7 +86,7 @@ class Forwarder:
                         ) -> types.CallToolResult | types.InputRequiredResult:
         self.router.seen(ctx)
         if self.deferred and params.name == SEARCH_TOOL:
-            return self._search(str((params.arguments or {}).get("query", "")))
+            return await self._search(str((params.arguments or {}).get("query", "")))
         tool = self.naming.tools(self.session.surface()).get(params.name)
         registered = tool.name if tool is not None else params.name
         server = tool.server if tool is not None else None

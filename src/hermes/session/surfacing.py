@@ -14,10 +14,12 @@ from typing import TYPE_CHECKING
 from hermes.config.model import ServerConfig
 from hermes.mcp.snapshot import ConnectionSnapshot
 from hermes.session.known_tools import KnownToolCounts
+from hermes.tools import encoder
 from hermes.tools.deferred import HiddenServer, SearchIndex, catalog_text
 from hermes.tools.filters import unmatched_includes
 from hermes.tools.pins import ChangedTool, PinPolicy, PinStore
 from hermes.tools.surface import ServerTools, Surface, SurfaceTool, build_surface, server_entries
+from hermes.tools.vectors import VectorFile
 
 if TYPE_CHECKING:
     from hermes.session.view import SessionView
@@ -121,11 +123,18 @@ class ToolSurface:
         return hidden
 
     def catalog(self) -> str:
-        """The deferred-tool catalog text (byte-stable for the same state)."""
+        """The deferred-tool catalog text (byte-stable for the same state). A model that reads it
+        will search next, so the tools' meaning starts encoding now, not at its first search."""
+        self.search_index()
         return catalog_text(self.current(), self.hidden_servers())
 
-    def search(self, query: str) -> tuple[list[SurfaceTool], str]:
+    def search_index(self) -> SearchIndex:
+        """The current surface's index; creating it starts encoding its tools' meaning (in a thread)."""
         surface = self.current()
         if self._search is None or self._search.surface is not surface:
-            self._search = SearchIndex(surface)
-        return self._search.search(self.hidden_servers(), query)
+            cache = VectorFile(self._session.home.tool_vectors)
+            self._search = SearchIndex(surface, encoder.load if encoder.available() else None, cache)
+        return self._search
+
+    async def search(self, query: str) -> tuple[list[SurfaceTool], str]:
+        return await self.search_index().search(self.hidden_servers(), query)

@@ -8,12 +8,21 @@ the user why those tools are missing instead of guessing.
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes.security.invisible import one_line
-from hermes.tools.search import ToolIndex, documents_of
+from hermes.tools.search import FUSION_DEPTH, ToolIndex, documents_of
 from hermes.tools.surface import Surface, SurfaceTool
+from hermes.tools.vectors import Meaning, VectorFile
+
+if TYPE_CHECKING:
+    from hermes.tools.encoder import SentenceEncoder
+
+log = logging.getLogger(__name__)
 
 SEARCH_TOOL = "tool_search"  # what a model calls to find deferred tools, in chat and through serve
 SEARCH_HINT = ("Try again with a concrete service name and an action, for example "
@@ -46,15 +55,33 @@ def catalog_text(surface: Surface, hidden: list[HiddenServer]) -> str:
 
 
 class SearchIndex:
-    """The surface's tools, indexed once per surface (the surface changes only on reload)."""
+    """The surface's tools, indexed once per surface (the surface changes only on reload).
 
-    def __init__(self, surface: Surface) -> None:
+    With an encoder (the `semantic` extra), the tools' meaning vectors are computed in a worker
+    thread as soon as the index exists, and every search ranks by words and meaning together."""
+
+    def __init__(self, surface: Surface, load: Callable[[], SentenceEncoder | None] | None = None,
+                 cache: VectorFile | None = None) -> None:
         self.surface = surface
         self._index = ToolIndex(documents_of(list(surface.tools.values())))
+        self._meaning = Meaning(self._index.documents, load, cache) if load is not None else None
 
-    def search(self, hidden: list[HiddenServer], query: str) -> tuple[list[SurfaceTool], str]:
+    async def search(self, hidden: list[HiddenServer], query: str) -> tuple[list[SurfaceTool], str]:
+        """`search_now`, once the tools' vectors are ready (computed off the event loop)."""
+        if self._meaning is None:
+            return self.search_now(hidden, query)
+        await self._meaning.ready()
+        return await asyncio.to_thread(self.search_now, hidden, query)
+
+    def search_now(self, hidden: list[HiddenServer], query: str) -> tuple[list[SurfaceTool], str]:
         """Matching tools (best first) and, when nothing matches, a text that says what exists and why."""
-        found = [self.surface.tools[d.key] for d in self._index.search(query, _MAX_RESULTS)]
+        nearest = None
+        if self._meaning is not None and query.strip():
+            try:
+                nearest = self._meaning.nearest(query, FUSION_DEPTH)
+            except Exception as exc:  # the model failing must never cost the search itself
+                log.warning("tool search ranks by words alone: the meaning ranking failed: %s", exc)
+        found = [self.surface.tools[d.key] for d in self._index.search(query, _MAX_RESULTS, nearest)]
         if found:
             return found, ""
         sources = [f"{server} ({len(tools)} tools)" for server, tools in self.surface.servers()]
@@ -73,4 +100,4 @@ def found_tools(tools: list[SurfaceTool]) -> list[dict[str, Any]]:
 
 
 def search(surface: Surface, hidden: list[HiddenServer], query: str) -> tuple[list[SurfaceTool], str]:
-    return SearchIndex(surface).search(hidden, query)
+    return SearchIndex(surface).search_now(hidden, query)

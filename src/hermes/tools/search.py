@@ -6,7 +6,9 @@ search, or the user) must get exactly that tool first, however it spells the sep
 the same thing. Every other query is words of a request ("did my last build pass?"), ranked with
 BM25 over a tool's fields, each weighted by how much it says about what the tool does: the tool's
 own name most, then its title, its server's name, its parameters and its description. Words are
-stemmed (Snowball, English), so "builds" finds "build" and "listing" finds "list".
+stemmed (Snowball, English), so "builds" finds "build" and "listing" finds "list". With the
+`semantic` extra, the tools closest in meaning (`tools.vectors`) join that ranking by
+reciprocal-rank fusion, so "make a folder" reaches `create_directory` with no word in common.
 
 An index is built once per surface (the surface changes only on reload), so a query costs one
 pass over the postings of its own words.
@@ -92,6 +94,12 @@ def _related_terms() -> dict[str, frozenset[str]]:
 
 _RELATED = _related_terms()
 _RELATED_WEIGHT = 0.4  # a related word counts less than the word the query used
+FUSION_DEPTH = 50  # how far down each ranking fusion looks
+FUSION_K = 60.0  # the usual constant: the top ranks of a list matter, its tail hardly
+MEANING_WEIGHT = 1.0  # the meaning ranking against the word ranking
+# all-MiniLM-L6-v2 puts unrelated texts at 0.0-0.25 ("teleport" / "ping: answer pong" 0.25) and
+# a request and its tool at 0.3 or more ("make a folder" / create_directory 0.37).
+MIN_SIMILARITY = 0.3
 
 
 @dataclass(frozen=True)
@@ -153,13 +161,23 @@ class ToolIndex:
         # BM25's length normalisation depends only on the document: computed once, not per query.
         self._norms = [_K1 * (1 - _B + _B * length / mean) for length in lengths]
 
-    def search(self, query: str, limit: int) -> list[Document]:
-        """The best `limit` documents for `query`: exact names, then name suffixes, then by score."""
+    def search(self, query: str, limit: int, nearest: Sequence[tuple[int, float]] | None = None) -> list[Document]:
+        """The best `limit` documents for `query`: exact names, then name suffixes, then by score.
+
+        `nearest` (document numbers and cosines, closest in meaning first; see `tools.vectors`)
+        joins the word ranking by reciprocal-rank fusion: a tool high in either list rises, one high
+        in both most. When no word of the query is in any tool, meaning alone answers only with tools
+        at `MIN_SIMILARITY` or closer, so a query about nothing here is still a miss."""
         named = self._named(query)
         ranked = list(named)
         if len(ranked) < limit:
             seen = set(ranked)
-            ranked += [n for n in self._scored(query) if n not in seen]
+            scored = self._scored(query)
+            if nearest is not None:
+                floor = MIN_SIMILARITY if not scored else -1.0
+                meaning = [n for n, similarity in nearest[:FUSION_DEPTH] if similarity >= floor]
+                scored = fuse(scored[:FUSION_DEPTH], meaning)
+            ranked += [n for n in scored if n not in seen]
         return [self.documents[n] for n in ranked[:limit]]
 
     def _named(self, query: str) -> list[int]:
@@ -201,6 +219,16 @@ class ToolIndex:
             for number, weight in postings:
                 scores[number] = scores.get(number, 0.0) + scale * weight / (weight + norms[number])
         return sorted(scores, key=lambda n: (-scores[n], self.documents[n].key))
+
+
+def fuse(words: list[int], meaning: list[int]) -> list[int]:
+    """Reciprocal-rank fusion of two rankings (Cormack et al., 2009): each list gives a document
+    1 / (k + rank), so agreement counts and neither list's raw scores need to be comparable."""
+    scores: dict[int, float] = {}
+    for weight, ranking in ((1.0, words), (MEANING_WEIGHT, meaning)):
+        for rank, number in enumerate(ranking):
+            scores[number] = scores.get(number, 0.0) + weight / (FUSION_K + rank)
+    return sorted(scores, key=lambda n: (-scores[n], n))
 
 
 def documents_of(tools: Sequence[Any]) -> list[Document]:

