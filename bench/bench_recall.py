@@ -136,21 +136,36 @@ def meaning_rows(intents: list[dict[str, str]], names: list[str], index: ToolInd
     row_of = {d.key: n for n, d in enumerate(index.documents)}
     queries: dict[str, Any] = {}
 
-    def both(query: str, chosen: list[str]) -> list[str]:
-        found = indexes(chosen)[0] if len(chosen) < len(names) else index
+    def nearest(query: str, found: ToolIndex) -> list[tuple[int, float]]:
         if query not in queries:
             queries[query] = model.encode([query])[0]
-        rows = vectors[[row_of[d.key] for d in found.documents]]
-        return [d.key for d in found.search(query, 5, closest(rows, queries[query], FUSION_DEPTH))]
+        rows = vectors if found is index else vectors[[row_of[d.key] for d in found.documents]]
+        return closest(rows, queries[query], FUSION_DEPTH)
+
+    def chosen_index(chosen: list[str]) -> ToolIndex:
+        return indexes(chosen)[0] if len(chosen) < len(names) else index
+
+    def both(query: str, chosen: list[str]) -> list[str]:
+        found = chosen_index(chosen)
+        return [d.key for d in found.search(query, 5, nearest(query, found))]
+
+    def either(query: str, chosen: list[str]) -> list[str]:
+        """The ceiling of any fusion of these two rankings: the word top 5 and the meaning top 5."""
+        found = chosen_index(chosen)
+        by_meaning = [found.documents[n].key for n, _ in nearest(query, found)[:5]]
+        return [d.key for d in found.search(query, 5)] + by_meaning
 
     started = time.perf_counter()
     full = recall(intents, both, names, session=None)
     per_query = (time.perf_counter() - started) / len(intents)
+    session = recall(intents, both, names, session=SESSION_SERVERS)
+    ceiling = recall(intents, either, names, session=SESSION_SERVERS)
     return [
-        ("words and meaning: vectors ready / query", f"{encoded:.1f} s / {per_query * 1e3:.1f} ms"),
+        ("words and meaning: vectors ready / query (whole corpus)", f"{encoded:.1f} s / {per_query * 1e3:.1f} ms"),
         ("intents recall@5 by words and meaning, whole corpus", f"{full:.1%}"),
         (f"intents recall@5 by words and meaning, {SESSION_SERVERS} servers a session",
-         f"{recall(intents, both, names, session=SESSION_SERVERS):.1%}; goal >= 95 %"),
+         f"{session:.1%}; goal >= 95 %"),
+        (f"  ceiling: the tool in the word top 5 or the meaning top 5 ({SESSION_SERVERS} servers)", f"{ceiling:.1%}"),
     ]
 
 

@@ -63,6 +63,18 @@ def test_the_name_as_written_comes_before_the_same_name_spelled_otherwise() -> N
     assert found == ["mcp__salesforce_mcp__run_soql_query", "mcp___salesforce_mcp__run_soql_query"]
 
 
+def test_a_plain_word_of_a_sentence_is_not_taken_for_a_tool_s_name() -> None:
+    index = ToolIndex(documents_of(list(_surface({
+        "azure": [("deploy", "Deploy resources to Azure."), ("search", "Azure AI Search indexes.")],
+        "web": [("web_search", "Search the web for pages about a topic.")],
+    }).tools.values())))
+    # "search" is a tool's whole name on azure, but here it is a verb of a request.
+    assert [d.key for d in index.search("search the web for reviews of a laptop", 1)] == ["mcp__web__web_search"]
+    # Alone, or written like a name, it is a name.
+    assert [d.key for d in index.search("search", 1)] == ["mcp__azure__search"]
+    assert [d.key for d in index.search("please run azure__deploy now", 1)] == ["mcp__azure__deploy"]
+
+
 @pytest.mark.parametrize(("query", "expected"), [
     ("make a folder called reports", "mcp__files__create_directory"),
     ("what's inside the downloads folder", "mcp__files__list_directory"),

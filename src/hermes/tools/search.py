@@ -187,7 +187,10 @@ class ToolIndex:
         written: set[int] = set()
         spelled: set[int] = set()
         tails: set[int] = set()
-        pieces = [query.strip(), *query.split()]
+        # The whole query, and each word of it written like a name (`create_issue`, `createIssue`,
+        # `mcp__github__…`): a plain word of a sentence ("search the web") names no tool, even
+        # where some server calls a tool `search`; the scored ranking weighs it instead.
+        pieces = [query.strip(), *(word for word in query.split() if len(name_words(word)) > 1)]
         for piece in dict.fromkeys(p for p in pieces if p):
             written.update(self._by_written.get(piece.casefold(), ()))
             spelling = canonical(piece)
