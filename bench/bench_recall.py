@@ -138,7 +138,7 @@ def meaning_rows(intents: list[dict[str, str]], names: list[str], index: ToolInd
 
     def nearest(query: str, found: ToolIndex) -> list[tuple[int, float]]:
         if query not in queries:
-            queries[query] = model.encode_one(query)
+            queries[query] = model.encode([query])[0]
         rows = vectors if found is index else vectors[[row_of[d.key] for d in found.documents]]
         return closest(rows, queries[query], FUSION_DEPTH)
 

@@ -46,8 +46,14 @@ def test_a_text_s_vector_does_not_depend_on_its_batch_or_on_padding(model: encod
     alone = np.stack([model.encode([t])[0] for t in texts])
     together = model.encode(texts)
     assert np.abs(alone - together).max() < 1e-5
-    one_thread = np.stack([model.encode_one(t) for t in texts])  # how a query is encoded
-    assert np.abs(one_thread - together).max() < 1e-5
+
+
+def test_the_encoder_leaves_blas_on_one_thread_so_a_fork_during_encoding_cannot_hang(
+        model: encoder.SentenceEncoder) -> None:
+    from threadpoolctl import threadpool_info
+
+    blas = [pool for pool in threadpool_info() if pool["user_api"] == "blas"]
+    assert blas and all(pool["num_threads"] == 1 for pool in blas)
 
 
 def test_text_past_the_model_s_length_is_cut_not_refused(model: encoder.SentenceEncoder) -> None:

@@ -47,6 +47,8 @@ class SentenceEncoder:
     def __init__(self, folder: Path, max_tokens: int = MAX_TOKENS) -> None:
         import numpy as np
         from safetensors.numpy import load_file
+        from scipy.special import erf  # imported now: it loads SciPy's own BLAS, which the limit below covers
+        from threadpoolctl import threadpool_limits
         from tokenizers import Tokenizer
 
         weights_file = folder / "model.safetensors"
@@ -62,19 +64,17 @@ class SentenceEncoder:
         for name in [k for k in self._w if k.startswith("encoder.") and self._w[k].ndim == 2]:
             self._w[name] = np.ascontiguousarray(self._w[name].T)
         self.dimensions = int(self._w["embeddings.word_embeddings.weight"].shape[1])
+        self._erf = erf
         self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        # One BLAS thread for the whole process, for two reasons. hermes forks (servers, sandboxes)
+        # while a tool list is being encoded in another thread, and OpenBLAS's fork handler waits
+        # for its busy worker threads: a fork during a multi-threaded product hung (seen in this
+        # suite, in pexpect's fork). And the products are small: on two loaded cores a query took
+        # 38 ms median, 53 ms p90 on one thread, 55-91 ms and 450 ms on two; the encoding in the
+        # background leaves a core to the event loop and the servers.
+        threadpool_limits(limits=1, user_api="blas")
         self._tokenizer.enable_truncation(max_tokens)
         self._tokenizer.no_padding()
-
-    def encode_one(self, text: str) -> NDArray[np.float32]:
-        """One text (a query), on one BLAS thread: the products are small, and threads that wait
-        for a busy core cost far more than they gain (measured on two loaded cores: 38 ms median
-        and 53 ms p90 on one thread, 55-91 ms and 450 ms on two)."""
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(limits=1, user_api="blas"):
-            row: NDArray[np.float32] = self.encode([text])[0]
-        return row
 
     def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """One row per text, in order. Texts are batched by length so padding costs little."""
@@ -116,7 +116,6 @@ class SentenceEncoder:
 
     def _layer(self, hidden: NDArray[np.float32], blocked: NDArray[np.float32], p: str) -> NDArray[np.float32]:
         import numpy as np
-        from scipy.special import erf
 
         batch, width, size = hidden.shape
         head = size // self._heads
@@ -134,7 +133,7 @@ class SentenceEncoder:
         attended = self._dense(context, f"{p}attention.output.dense") + hidden
         hidden = self._norm(attended, f"{p}attention.output.LayerNorm")
         inner = self._dense(hidden, f"{p}intermediate.dense")
-        inner = 0.5 * inner * (1.0 + erf(inner / np.float32(np.sqrt(2.0))))  # GELU, exact form
+        inner = 0.5 * inner * (1.0 + self._erf(inner / np.float32(np.sqrt(2.0))))  # GELU, exact form
         return self._norm(self._dense(inner, f"{p}output.dense") + hidden, f"{p}output.LayerNorm")
 
     def _dense(self, x: NDArray[np.float32], name: str) -> NDArray[np.float32]:

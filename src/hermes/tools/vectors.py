@@ -136,7 +136,7 @@ class Meaning:
         if done is None:
             return None
         encoder, vectors = done
-        return closest(vectors, encoder.encode_one(text), depth)
+        return closest(vectors, encoder.encode([text])[0], depth)
 
 
 def _compute(encoder: SentenceEncoder, documents: list[Document], cache: VectorFile | None) -> NDArray[np.float32]:
