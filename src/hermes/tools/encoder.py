@@ -13,6 +13,7 @@ and tool search then ranks by words alone.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import logging
@@ -152,7 +153,6 @@ class SentenceEncoder:
         return result
 
 
-_loaded: list[SentenceEncoder | None] = []
 _NEEDED = ("numpy", "scipy", "tokenizers", "safetensors", "threadpoolctl")
 
 
@@ -161,14 +161,9 @@ def available() -> bool:
     return bundled_model() is not None and all(importlib.util.find_spec(name) is not None for name in _NEEDED)
 
 
+@functools.cache
 def load() -> SentenceEncoder | None:
     """The process's encoder, loaded once; None (logged once) when the extra or model is missing."""
-    if not _loaded:
-        _loaded.append(_try_load())
-    return _loaded[0]
-
-
-def _try_load() -> SentenceEncoder | None:
     folder = bundled_model()
     if folder is None:
         log.debug("tool search ranks by words: the model package %s is not installed", MODEL_PACKAGE)

@@ -36,9 +36,13 @@ MODEL_ID = b"all-MiniLM-L6-v2/256"  # part of every digest: another model or len
 MAX_KEPT = 20_000  # vectors on disk (float16): about 16 MB
 _FILE_LIMIT = 40 * 1024 * 1024
 _DIGEST = 16
-# One encoding at a time in the whole process: the work is CPU-bound and already uses every core.
+# One encoding at a time in the whole process: the work is CPU-bound, and one core is left to the
+# event loop and the servers (the encoder runs BLAS on one thread).
 _encoding = threading.Lock()
 _file_guard = threading.Lock()
+# The vectors of the last surface encoded and the cache file they belong to: a surface rebuilt
+# after one server reconnects finds nearly all of its tools here instead of re-reading the file.
+_last: tuple[Path | None, dict[bytes, NDArray[np.float16]]] = (None, {})
 
 
 def document_text(document: Document) -> str:
@@ -140,20 +144,27 @@ class Meaning:
 
 
 def _compute(encoder: SentenceEncoder, documents: list[Document], cache: VectorFile | None) -> NDArray[np.float32]:
+    """Called with `_encoding` held."""
     import numpy as np
 
+    global _last
     texts = [document_text(d) for d in documents]
     keys = [digest(t) for t in texts]
-    known = cache.read(encoder.dimensions) if cache is not None else {}
+    path = cache.path if cache is not None else None
+    known = _last[1] if path is not None and _last[0] == path else {}
+    if cache is not None and any(key not in known for key in keys):
+        known = cache.read(encoder.dimensions)
     missing = [i for i, key in enumerate(keys) if key not in known]
     fresh: dict[bytes, NDArray[np.float16]] = {}
     if missing:
         encoded = encoder.encode([texts[i] for i in missing]).astype(np.float16)
         fresh = {keys[i]: row for i, row in zip(missing, encoded, strict=True)}
     rows = [fresh[key] if key in fresh else known[key] for key in keys]
+    used = dict(zip(keys, rows, strict=True))
     if cache is not None and missing:
         # The vectors in use go first, so the least recently used are the ones dropped.
-        cache.write(dict(zip(keys, rows, strict=True)), encoder.dimensions)
+        cache.write(used, encoder.dimensions)
+    _last = (path, used)
     matrix = np.stack(rows).astype(np.float32) if rows else np.zeros((0, encoder.dimensions), np.float32)
     # float16 storage loses a little length; unit rows keep dot products honest cosines.
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
