@@ -140,7 +140,7 @@ def test_the_cache_is_bounded_and_keeps_the_vectors_used_last(model: encoder.Sen
     assert newest <= set(kept)
 
 
-@pytest.mark.parametrize("hostile", ["garbage", "wrong-shape", "pickle", "fifo", "symlink", "huge"])
+@pytest.mark.parametrize("hostile", ["garbage", "wrong-shape", "pickle", "fifo", "symlink", "huge", "zip-bomb"])
 def test_a_broken_cache_is_ignored_and_replaced_never_trusted(model: encoder.SentenceEncoder, tmp_path: Path,
                                                               hostile: str) -> None:
     path = tmp_path / "tool-vectors.npz"
@@ -152,6 +152,9 @@ def test_a_broken_cache_is_ignored_and_replaced_never_trusted(model: encoder.Sen
         np.savez(path, digests=np.array([object()], dtype=object), vectors=np.zeros((1, 384), np.float16))
     elif hostile == "fifo":
         os.mkfifo(path)
+    elif hostile == "zip-bomb":  # 300 KB on disk, 300 MB once inflated
+        np.savez_compressed(path, digests=np.zeros((400_000, 16), np.uint8),
+                            vectors=np.zeros((400_000, 384), np.float16))
     elif hostile == "symlink":
         (tmp_path / "elsewhere.npz").write_bytes(b"")
         path.symlink_to(tmp_path / "elsewhere.npz")
@@ -161,7 +164,7 @@ def test_a_broken_cache_is_ignored_and_replaced_never_trusted(model: encoder.Sen
     documents = _documents(3)
     found = Meaning(documents, lambda: model, VectorFile(path)).vectors()
     assert found is not None and found.shape == (3, model.dimensions)
-    if hostile in ("garbage", "wrong-shape", "pickle", "huge"):
+    if hostile in ("garbage", "wrong-shape", "pickle", "huge", "zip-bomb"):
         assert len(VectorFile(path).read(model.dimensions)) == 3  # rewritten whole
 
 

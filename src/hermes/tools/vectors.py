@@ -36,6 +36,7 @@ MODEL_ID = b"all-MiniLM-L6-v2/256"  # part of every digest: another model or len
 MAX_KEPT = 20_000  # vectors on disk (float16): about 16 MB
 _FILE_LIMIT = 40 * 1024 * 1024
 _DIGEST = 16
+_NPY_HEADER = 4096  # an .npy member's header, beyond its data
 # One encoding at a time in the whole process: the work is CPU-bound, and one core is left to the
 # event loop and the servers (the encoder runs BLAS on one thread).
 _encoding = threading.Lock()
@@ -72,6 +73,14 @@ class VectorFile:
             log.info("ignoring the tool-vector cache %s: %s", self.path, exc)
             return {}
         try:
+            # Sizes as stored, before anything is inflated: a few MB of compressed zeros would
+            # otherwise unpack into gigabytes.
+            with zipfile.ZipFile(io.BytesIO(data)) as members:
+                sizes = {info.filename: info.file_size for info in members.infolist()}
+            caps = {"digests.npy": MAX_KEPT * _DIGEST, "vectors.npy": MAX_KEPT * dimensions * 2}
+            if any(sizes.get(name, 0) > cap + _NPY_HEADER for name, cap in caps.items()):
+                log.info("ignoring the tool-vector cache %s: more than %d vectors", self.path, MAX_KEPT)
+                return {}
             with np.load(io.BytesIO(data), allow_pickle=False) as archive:
                 digests, vectors = archive["digests"], archive["vectors"]
         except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
