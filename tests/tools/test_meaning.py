@@ -57,8 +57,15 @@ def test_the_encoder_leaves_blas_on_one_thread_so_a_fork_during_encoding_cannot_
 
 
 def test_text_past_the_model_s_length_is_cut_not_refused(model: encoder.SentenceEncoder) -> None:
-    long = model.encode(["word " * 2000, "word " * 300])
-    assert np.abs(long[0] - long[1]).max() < 1e-5  # both cut at 256 tokens
+    long = model.encode(["word " * 2000, "word " * 300, "word " * 400_000])
+    assert np.abs(long[0] - long[1]).max() < 1e-5  # all cut at 256 tokens
+    assert np.abs(long[0] - long[2]).max() < 1e-5
+
+
+def test_a_lone_surrogate_in_one_text_costs_no_other_text_its_vector(model: encoder.SentenceEncoder) -> None:
+    found = model.encode(["create directory\ud800", "list directory", "\udfff"])
+    assert np.allclose(np.linalg.norm(found, axis=1), 1.0, atol=1e-5)
+    assert np.abs(found[1] - model.encode(["list directory"])[0]).max() < 1e-5
 
 
 def test_words_and_meaning_together_find_more_than_words_alone(model: encoder.SentenceEncoder,

