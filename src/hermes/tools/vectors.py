@@ -96,7 +96,7 @@ class VectorFile:
         """Put `fresh` first, then what the file held, up to `MAX_KEPT` vectors."""
         import numpy as np
 
-        with _file_guard, contextlib.suppress(OSError), file_lock(self.path.with_name(self.path.name + ".lock")):
+        with _file_guard, contextlib.suppress(OSError), file_lock(self.path):
             kept = dict(fresh)
             for key, vector in self.read(dimensions).items():
                 if len(kept) >= MAX_KEPT:
