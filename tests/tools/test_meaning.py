@@ -18,7 +18,7 @@ import pytest
 from hermes.tools import encoder, vectors
 from hermes.tools.deferred import SearchIndex
 from hermes.tools.naming import registered_name
-from hermes.tools.search import Document, documents_of, fuse
+from hermes.tools.search import Closeness, Document, ToolIndex, documents_of
 from hermes.tools.vectors import Meaning, VectorFile
 from tests.tool_corpus import DATA, corpus, surface_of
 
@@ -90,10 +90,23 @@ def test_words_and_meaning_together_find_more_than_words_alone(model: encoder.Se
         assert both.search_now([], tool)[0][0].name == tool
 
 
-def test_fusion_puts_what_both_rankings_agree_on_first() -> None:
-    assert fuse([1, 2, 3], [3, 4, 1])[:2] == [1, 3]
-    assert set(fuse([1], [2])) == {1, 2}
-    assert fuse([], []) == []
+def test_the_blend_lets_meaning_outrank_a_weak_word_match_and_words_decide_among_the_close() -> None:
+    documents = [Document(f"mcp__s__{name}", "s", name, "", description, "")
+                 for name, description in (("delete_studio_artifact", "Delete an artifact. Irreversible."),
+                                           ("empty_trash", "Remove everything in the trash"),
+                                           ("list_audio", "List audio overviews"))]
+    index = ToolIndex(documents)
+    query = "permanently remove that audio overview"
+    # Words alone: the tools holding "remove" and "audio overview" lead.
+    assert index.search(query, 3)[0].name != "delete_studio_artifact"
+    # Meaning sure of one tool (0.7) beats words that found others weakly (cosines 0.1, 0.2).
+    cosine = [0.7, 0.1, 0.2]
+    assert index.search(query, 3, Closeness(cosine, [0, 2, 1]))[0].name == "delete_studio_artifact"
+    # Equally close in meaning, the words decide.
+    even = index.search(query, 3, Closeness([0.3, 0.3, 0.3], [0, 1, 2]))
+    assert [d.name for d in even][2] == "delete_studio_artifact"
+    # Nothing named, no word in any tool: only what is close enough in meaning answers.
+    assert [d.name for d in index.search("teleport", 3, Closeness([0.1, 0.35, 0.2], [1, 2, 0]))] == ["empty_trash"]
 
 
 def _documents(count: int) -> list[Document]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hermes.security.invisible import one_line
-from hermes.tools.search import FUSION_DEPTH, ToolIndex, documents_of
+from hermes.tools.search import ToolIndex, documents_of
 from hermes.tools.surface import Surface, SurfaceTool
 from hermes.tools.vectors import Meaning, VectorFile
 
@@ -75,13 +75,13 @@ class SearchIndex:
 
     def search_now(self, hidden: list[HiddenServer], query: str) -> tuple[list[SurfaceTool], str]:
         """Matching tools (best first) and, when nothing matches, a text that says what exists and why."""
-        nearest = None
+        closeness = None
         if self._meaning is not None and query.strip():
             try:
-                nearest = self._meaning.nearest(query, FUSION_DEPTH)
+                closeness = self._meaning.closeness(query)
             except Exception as exc:  # the model failing must never cost the search itself
                 log.warning("tool search ranks by words alone: the meaning ranking failed: %s", exc)
-        found = [self.surface.tools[d.key] for d in self._index.search(query, _MAX_RESULTS, nearest)]
+        found = [self.surface.tools[d.key] for d in self._index.search(query, _MAX_RESULTS, closeness)]
         if found:
             return found, ""
         sources = [f"{server} ({len(tools)} tools)" for server, tools in self.surface.servers()]

@@ -7,8 +7,8 @@ the same thing. Every other query is words of a request ("did my last build pass
 BM25 over a tool's fields, each weighted by how much it says about what the tool does: the tool's
 own name most, then its title, its server's name, its parameters and its description. Words are
 stemmed (Snowball, English), so "builds" finds "build" and "listing" finds "list". With the
-`semantic` extra, the tools closest in meaning (`tools.vectors`) join that ranking by
-reciprocal-rank fusion, so "make a folder" reaches `create_directory` with no word in common.
+`semantic` extra, each tool's closeness in meaning to the query (`tools.vectors`) is blended with
+its word score, so "make a folder" reaches `create_directory` with no word in common.
 
 An index is built once per surface (the surface changes only on reload), so a query costs one
 pass over the postings of its own words.
@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol, SupportsFloat
 
 import snowballstemmer
 
@@ -94,12 +94,30 @@ def _related_terms() -> dict[str, frozenset[str]]:
 
 _RELATED = _related_terms()
 _RELATED_WEIGHT = 0.4  # a related word counts less than the word the query used
-FUSION_DEPTH = 50  # how far down each ranking fusion looks
-FUSION_K = 60.0  # the usual constant: the top ranks of a list matter, its tail hardly
-MEANING_WEIGHT = 1.0  # the meaning ranking against the word ranking
+BLEND_DEPTH = 50  # how far down each ranking the blend takes its candidates
+# A tool's blended score: this share of its word score (as a fraction of what the query's words
+# could earn), the rest its cosine. Scores, not ranks, are blended: a tool the words find weakly
+# must not outrank one that meaning puts far ahead (rank fusion did, measured in bench_recall).
+WORD_SHARE = 0.4
 # all-MiniLM-L6-v2 puts unrelated texts at 0.0-0.25 ("teleport" / "ping: answer pong" 0.25) and
 # a request and its tool at 0.3 or more ("make a folder" / create_directory 0.37).
 MIN_SIMILARITY = 0.3
+
+
+class Cosines(Protocol):
+    """One cosine per document: a NumPy row, or a list in tests (this module needs no NumPy)."""
+
+    def __getitem__(self, index: int, /) -> SupportsFloat: ...
+
+    def __len__(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class Closeness:
+    """How close in meaning each document is to one query (see `tools.vectors`)."""
+
+    cosine: Cosines  # one per document, in the index's order
+    nearest: Sequence[int]  # the documents by cosine, closest first (BLEND_DEPTH of them, or all)
 
 
 @dataclass(frozen=True)
@@ -161,24 +179,32 @@ class ToolIndex:
         # BM25's length normalisation depends only on the document: computed once, not per query.
         self._norms = [_K1 * (1 - _B + _B * length / mean) for length in lengths]
 
-    def search(self, query: str, limit: int, nearest: Sequence[tuple[int, float]] | None = None) -> list[Document]:
+    def search(self, query: str, limit: int, closeness: Closeness | None = None) -> list[Document]:
         """The best `limit` documents for `query`: exact names, then name suffixes, then by score.
 
-        `nearest` (document numbers and cosines, closest in meaning first; see `tools.vectors`)
-        joins the word ranking by reciprocal-rank fusion: a tool high in either list rises, one high
-        in both most. When no word of the query is in any tool, meaning alone answers only with tools
-        at `MIN_SIMILARITY` or closer, so a query about nothing here is still a miss."""
+        With `closeness`, the score blends words and meaning: a tool high in either rises, one
+        high in both most. When no word of the query is in any tool, meaning alone answers only
+        with tools at `MIN_SIMILARITY` or closer, so a query about nothing here is still a miss."""
         named = self._named(query)
         ranked = list(named)
         if len(ranked) < limit:
             seen = set(ranked)
-            scored = self._scored(query)
-            if nearest is not None:
-                floor = MIN_SIMILARITY if not scored else -1.0
-                meaning = [n for n, similarity in nearest[:FUSION_DEPTH] if similarity >= floor]
-                scored = fuse(scored[:FUSION_DEPTH], meaning)
+            scores, attainable = self._scores(query)
+            scored = sorted(scores, key=lambda n: (-scores[n], self.documents[n].key))
+            if closeness is not None:
+                scored = self._blend(scored, scores, attainable, closeness)
             ranked += [n for n in scored if n not in seen]
         return [self.documents[n] for n in ranked[:limit]]
+
+    def _blend(self, scored: list[int], scores: dict[int, float], attainable: float,
+               closeness: Closeness) -> list[int]:
+        floor = MIN_SIMILARITY if not scores else -1.0
+        candidates = set(scored[:BLEND_DEPTH])
+        candidates.update(n for n in closeness.nearest[:BLEND_DEPTH] if float(closeness.cosine[n]) >= floor)
+        scale = WORD_SHARE / attainable if attainable > 0 else 0.0
+        blended = {n: scale * scores.get(n, 0.0) + (1 - WORD_SHARE) * float(closeness.cosine[n])
+                   for n in candidates}
+        return sorted(blended, key=lambda n: (-blended[n], self.documents[n].key))
 
     def _named(self, query: str) -> list[int]:
         """Documents the query names: the name as written first (case aside), then the same name in
@@ -204,7 +230,9 @@ class ToolIndex:
     def _key_order(self, number: int) -> str:
         return self.documents[number].key
 
-    def _scored(self, query: str) -> list[int]:
+    def _scores(self, query: str) -> tuple[dict[int, float], float]:
+        """Each matching document's BM25F score, and the most the query's own words could earn
+        (a document would have to hold every one of them, in a name, many times)."""
         scores: dict[int, float] = {}
         own = list(dict.fromkeys(terms(query)))
         wanted = {term: 1.0 for term in own}
@@ -212,26 +240,19 @@ class ToolIndex:
             for other in _RELATED.get(term, ()):
                 wanted.setdefault(other, _RELATED_WEIGHT)
         total = len(self.documents)
+        attainable = 0.0
+        norms = self._norms
         for term, importance in wanted.items():
             postings = self._postings.get(term)
             if not postings:
                 continue
             idf = math.log(1 + (total - len(postings) + 0.5) / (len(postings) + 0.5))
             scale = importance * idf * (_K1 + 1)
-            norms = self._norms
+            if importance == 1.0:
+                attainable += scale
             for number, weight in postings:
                 scores[number] = scores.get(number, 0.0) + scale * weight / (weight + norms[number])
-        return sorted(scores, key=lambda n: (-scores[n], self.documents[n].key))
-
-
-def fuse(words: list[int], meaning: list[int]) -> list[int]:
-    """Reciprocal-rank fusion of two rankings (Cormack et al., 2009): each list gives a document
-    1 / (k + rank), so agreement counts and neither list's raw scores need to be comparable."""
-    scores: dict[int, float] = {}
-    for weight, ranking in ((1.0, words), (MEANING_WEIGHT, meaning)):
-        for rank, number in enumerate(ranking):
-            scores[number] = scores.get(number, 0.0) + weight / (FUSION_K + rank)
-    return sorted(scores, key=lambda n: (-scores[n], n))
+        return scores, attainable
 
 
 def documents_of(tools: Sequence[Any]) -> list[Document]:

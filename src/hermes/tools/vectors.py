@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hermes.files import TooLarge, UnreadableFile, atomic_write, file_lock, read_bounded
-from hermes.tools.search import Document, name_words
+from hermes.tools.search import BLEND_DEPTH, Closeness, Document, name_words
 
 if TYPE_CHECKING:
     import numpy as np
@@ -46,10 +46,18 @@ _file_guard = threading.Lock()
 _last: tuple[Path | None, dict[bytes, NDArray[np.float16]]] = (None, {})
 
 
+# Words that say only "this is an MCP server"; the rest of a server's name says what it serves.
+_SERVER_FILLER = frozenset({"mcp", "server", "servers", "modelcontextprotocol"})
+
+
 def document_text(document: Document) -> str:
-    """What a tool's vector is made from: its name in words, its title and its description."""
+    """What a tool's vector is made from: its server's name, its own name in words, its title and
+    its description. The server's name places the tool: "gitlab: list issues", "yahoo finance: get
+    current stock price" (measured in bench_recall: 84.3 % -> 87.0 % of intents by meaning alone)."""
+    server = " ".join(word for word in name_words(document.server) if word not in _SERVER_FILLER)
     parts = [" ".join(name_words(document.name)), document.title, document.description]
-    return ". ".join(part.strip() for part in parts if part.strip())
+    text = ". ".join(part.strip() for part in parts if part.strip())
+    return f"{server}: {text}" if server else text
 
 
 def digest(text: str) -> bytes:
@@ -143,13 +151,13 @@ class Meaning:
     async def ready(self) -> None:
         await asyncio.wrap_future(self._future)
 
-    def nearest(self, text: str, depth: int) -> list[tuple[int, float]] | None:
-        """The documents closest in meaning to `text`, best first; None without an encoder."""
+    def closeness(self, text: str) -> Closeness | None:
+        """How close in meaning each document is to `text`; None without an encoder."""
         done = self._future.result()
         if done is None:
             return None
         encoder, vectors = done
-        return closest(vectors, encoder.encode([text])[0], depth)
+        return closeness_of(vectors, encoder.encode([text])[0])
 
 
 def _compute(encoder: SentenceEncoder, documents: list[Document], cache: VectorFile | None) -> NDArray[np.float32]:
@@ -181,13 +189,13 @@ def _compute(encoder: SentenceEncoder, documents: list[Document], cache: VectorF
     return unit
 
 
-def closest(vectors: NDArray[np.float32], query: NDArray[np.float32], depth: int) -> list[tuple[int, float]]:
-    """The rows of unit `vectors` with the highest cosine to unit `query`, best first, with it."""
+def closeness_of(vectors: NDArray[np.float32], query: NDArray[np.float32], depth: int = BLEND_DEPTH) -> Closeness:
+    """The cosine of each row of unit `vectors` to unit `query`, and the `depth` closest rows."""
     import numpy as np
 
-    if not len(vectors) or depth <= 0:
-        return []
-    similarity = vectors @ query
-    depth = min(depth, len(similarity))
-    top = np.argpartition(-similarity, depth - 1)[:depth]
-    return [(int(n), float(similarity[n])) for n in top[np.argsort(-similarity[top], kind="stable")]]
+    cosine = vectors @ query if len(vectors) else np.zeros(0, np.float32)
+    depth = min(depth, len(cosine))
+    if depth <= 0:
+        return Closeness(cosine, [])
+    top = np.argpartition(-cosine, depth - 1)[:depth]
+    return Closeness(cosine, [int(n) for n in top[np.argsort(-cosine[top], kind="stable")]])
