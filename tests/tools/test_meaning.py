@@ -196,3 +196,11 @@ def test_a_query_close_to_nothing_is_still_a_miss_with_the_sources_and_a_hint(mo
     assert found == []
     assert "No tool matched" in text and "@modelcontextprotocol/server-everything (13 tools)" in text
     assert [t.original for t in index.search_now([], "what's 1234 plus 5678?")[0]][:1] == ["get-sum"]
+
+
+def test_a_tool_s_vector_text_leads_with_what_its_server_name_says_it_serves() -> None:
+    def text(server: str) -> str:
+        return vectors.document_text(Document("mcp__x__listIssues", server, "listIssues", "Issues", "List issues.", ""))
+
+    assert text("@zereight/mcp-gitlab") == "zereight gitlab: list issues. Issues. List issues."
+    assert text("mcp-server") == "list issues. Issues. List issues."  # nothing but "an MCP server"
