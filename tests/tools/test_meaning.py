@@ -160,7 +160,8 @@ def test_the_cache_is_bounded_and_keeps_the_vectors_used_last(model: encoder.Sen
     assert newest <= set(kept)
 
 
-@pytest.mark.parametrize("hostile", ["garbage", "wrong-shape", "pickle", "fifo", "symlink", "huge", "zip-bomb"])
+@pytest.mark.parametrize("hostile", ["garbage", "wrong-shape", "pickle", "fifo", "symlink", "huge", "zip-bomb",
+                                     "not-finite"])
 def test_a_broken_cache_is_ignored_and_replaced_never_trusted(model: encoder.SentenceEncoder, tmp_path: Path,
                                                               hostile: str) -> None:
     path = tmp_path / "tool-vectors.npz"
@@ -175,6 +176,11 @@ def test_a_broken_cache_is_ignored_and_replaced_never_trusted(model: encoder.Sen
     elif hostile == "zip-bomb":  # 300 KB on disk, 300 MB once inflated
         np.savez_compressed(path, digests=np.zeros((400_000, 16), np.uint8),
                             vectors=np.zeros((400_000, 384), np.float16))
+    elif hostile == "not-finite":  # the right digests, poisoned vectors: they would rank at random
+        keys = [vectors.digest(vectors.document_text(d)) for d in _documents(3)]
+        poison = np.full((3, 384), np.nan, np.float16)
+        poison[1] = np.inf
+        np.savez(path, digests=np.frombuffer(b"".join(keys), np.uint8).reshape(3, 16), vectors=poison)
     elif hostile == "symlink":
         (tmp_path / "elsewhere.npz").write_bytes(b"")
         path.symlink_to(tmp_path / "elsewhere.npz")
@@ -183,8 +189,9 @@ def test_a_broken_cache_is_ignored_and_replaced_never_trusted(model: encoder.Sen
             big.truncate(vectors._FILE_LIMIT + 1)
     documents = _documents(3)
     found = Meaning(documents, lambda: model, VectorFile(path)).vectors()
-    assert found is not None and found.shape == (3, model.dimensions)
-    if hostile in ("garbage", "wrong-shape", "pickle", "huge", "zip-bomb"):
+    assert found is not None and found.shape == (3, model.dimensions) and np.isfinite(found).all()
+    assert np.allclose(np.linalg.norm(found, axis=1), 1.0, atol=1e-3)
+    if hostile in ("garbage", "wrong-shape", "pickle", "huge", "zip-bomb", "not-finite"):
         assert len(VectorFile(path).read(model.dimensions)) == 3  # rewritten whole
 
 

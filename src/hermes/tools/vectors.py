@@ -98,7 +98,12 @@ class VectorFile:
                 or digests.shape[1] != _DIGEST or vectors.shape != (digests.shape[0], dimensions)):
             log.info("ignoring the tool-vector cache %s: arrays of an unexpected shape", self.path)
             return {}
-        return {bytes(d): v for d, v in zip(digests, vectors, strict=True)}
+        # A vector that is not finite would rank its tool at random: that tool is encoded again.
+        sound = np.isfinite(vectors).all(axis=1) & (np.abs(vectors.astype(np.float32)).sum(axis=1) > 0)
+        if not sound.all():
+            log.info("the tool-vector cache %s holds %d unusable vectors; they are encoded again",
+                     self.path, int((~sound).sum()))
+        return {bytes(d): v for d, v, ok in zip(digests, vectors, sound, strict=True) if ok}
 
     def write(self, fresh: dict[bytes, NDArray[np.float16]], dimensions: int) -> None:
         """Put `fresh` first, then what the file held, up to `MAX_KEPT` vectors."""
