@@ -107,6 +107,18 @@ def test_the_blend_lets_meaning_outrank_a_weak_word_match_and_words_decide_among
     assert [d.name for d in even][2] == "delete_studio_artifact"
     # Nothing named, no word in any tool: only what is close enough in meaning answers.
     assert [d.name for d in index.search("teleport", 3, Closeness([0.1, 0.35, 0.2], [1, 2, 0]))] == ["empty_trash"]
+    # A cosine that is not a number counts as far as can be; a closeness of another surface, not at all.
+    assert index.search("list", 3, Closeness([float("nan"), 0.2, 0.9], [0, 2, 1]))[-1].name == "delete_studio_artifact"
+    assert [d.name for d in index.search("list", 3, Closeness([0.9], [0]))] == ["list_audio"]
+
+
+def test_a_tool_found_only_by_a_related_word_keeps_its_word_score_in_the_blend() -> None:
+    index = ToolIndex([Document(f"mcp__s__{name}", "s", name, "", description, "")
+                       for name, description in (("create_directory", "Create a new directory"),
+                                                 ("list_files", "List the files"), ("ping", "Answer pong"))])
+    # "make" and "folder" are in no tool; "create" and "directory" are their related words.
+    found = index.search("make a folder", 3, Closeness([0.05, 0.1, 0.12], [2, 1, 0]))
+    assert found[0].name == "create_directory"
 
 
 def _documents(count: int) -> list[Document]:
@@ -180,6 +192,7 @@ def test_a_broken_cache_is_ignored_and_replaced_never_trusted(model: encoder.Sen
         keys = [vectors.digest(vectors.document_text(d)) for d in _documents(3)]
         poison = np.full((3, 384), np.nan, np.float16)
         poison[1] = np.inf
+        poison[2] = 0.0
         np.savez(path, digests=np.frombuffer(b"".join(keys), np.uint8).reshape(3, 16), vectors=poison)
     elif hostile == "symlink":
         (tmp_path / "elsewhere.npz").write_bytes(b"")

@@ -96,10 +96,11 @@ _RELATED = _related_terms()
 _RELATED_WEIGHT = 0.4  # a related word counts less than the word the query used
 BLEND_DEPTH = 50  # how far down each ranking the blend takes its candidates
 # A tool's blended score: this share of its word score (as a fraction of what the query's words
-# could earn), the rest its cosine. Scores, not ranks, are blended: a tool the words find weakly
-# must not outrank one that meaning puts far ahead. Reciprocal-rank fusion let it: on the same
-# vectors, bench_recall found 89.1 % of intents in the top 5 with it, 91.2 % with this blend.
-WORD_SHARE = 0.4
+# and their related words could earn, so below 1), the rest its cosine. Scores, not ranks, are
+# blended: a tool the words find weakly must not outrank one that meaning puts far ahead.
+# Reciprocal-rank fusion let it: on the same vectors, bench_recall found 89.1 % of intents in the
+# top 5 with it, 91.2 % with a blend.
+WORD_SHARE = 0.45
 # all-MiniLM-L6-v2 puts unrelated texts at 0.0-0.25 ("teleport" / "ping: answer pong" 0.25) and
 # a request and its tool at 0.3 or more ("make a folder" / create_directory 0.37).
 MIN_SIMILARITY = 0.3
@@ -199,12 +200,14 @@ class ToolIndex:
 
     def _blend(self, scored: list[int], scores: dict[int, float], attainable: float,
                closeness: Closeness) -> list[int]:
+        if len(closeness.cosine) != len(self.documents):  # vectors of another surface: words alone
+            return scored
+        cosine = {n: _finite(closeness.cosine[n]) for n in {*scored[:BLEND_DEPTH], *closeness.nearest[:BLEND_DEPTH]}}
         floor = MIN_SIMILARITY if not scores else -1.0
         candidates = set(scored[:BLEND_DEPTH])
-        candidates.update(n for n in closeness.nearest[:BLEND_DEPTH] if float(closeness.cosine[n]) >= floor)
+        candidates.update(n for n in closeness.nearest[:BLEND_DEPTH] if cosine[n] >= floor)
         scale = WORD_SHARE / attainable if attainable > 0 else 0.0
-        blended = {n: scale * scores.get(n, 0.0) + (1 - WORD_SHARE) * float(closeness.cosine[n])
-                   for n in candidates}
+        blended = {n: scale * scores.get(n, 0.0) + (1 - WORD_SHARE) * cosine[n] for n in candidates}
         return sorted(blended, key=lambda n: (-blended[n], self.documents[n].key))
 
     def _named(self, query: str) -> list[int]:
@@ -232,8 +235,8 @@ class ToolIndex:
         return self.documents[number].key
 
     def _scores(self, query: str) -> tuple[dict[int, float], float]:
-        """Each matching document's BM25F score, and the most the query's own words could earn
-        (a document would have to hold every one of them, in a name, many times)."""
+        """Each matching document's BM25F score, and the most the query's words and their related
+        words could earn (no document reaches it: each word's share only approaches its limit)."""
         scores: dict[int, float] = {}
         own = list(dict.fromkeys(terms(query)))
         wanted = {term: 1.0 for term in own}
@@ -249,11 +252,16 @@ class ToolIndex:
                 continue
             idf = math.log(1 + (total - len(postings) + 0.5) / (len(postings) + 0.5))
             scale = importance * idf * (_K1 + 1)
-            if importance == 1.0:
-                attainable += scale
+            attainable += scale
             for number, weight in postings:
                 scores[number] = scores.get(number, 0.0) + scale * weight / (weight + norms[number])
         return scores, attainable
+
+
+def _finite(value: SupportsFloat) -> float:
+    """A cosine, or -1 (as far as can be) for one that is not a number."""
+    number = float(value)
+    return number if math.isfinite(number) else -1.0
 
 
 def documents_of(tools: Sequence[Any]) -> list[Document]:
