@@ -149,15 +149,13 @@ def meaning_rows(intents: list[dict[str, str]], names: list[str], index: ToolInd
         found = chosen_index(chosen)
         return [d.key for d in found.search(query, 5, closeness(query, found))]
 
-    def either(query: str, chosen: list[str]) -> list[str]:
-        """The ceiling of any blend of these two rankings: the word top 5 and the meaning top 5."""
-        found = chosen_index(chosen)
-        by_meaning = [found.documents[n].key for n in closeness(query, found).nearest[:5]]
-        return [d.key for d in found.search(query, 5)] + by_meaning
-
     def alone(query: str, chosen: list[str]) -> list[str]:
         found = chosen_index(chosen)
         return [found.documents[n].key for n in closeness(query, found).nearest[:5]]
+
+    def either(query: str, chosen: list[str]) -> list[str]:
+        """The ceiling of any blend of these two rankings: the word top 5 and the meaning top 5."""
+        return [d.key for d in chosen_index(chosen).search(query, 5)] + alone(query, chosen)
 
     started = time.perf_counter()
     full = recall(intents, both, names, session=None)

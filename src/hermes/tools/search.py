@@ -204,8 +204,7 @@ class ToolIndex:
             return scored
         cosine = {n: _finite(closeness.cosine[n]) for n in {*scored[:BLEND_DEPTH], *closeness.nearest[:BLEND_DEPTH]}}
         floor = MIN_SIMILARITY if not scores else -1.0
-        candidates = set(scored[:BLEND_DEPTH])
-        candidates.update(n for n in closeness.nearest[:BLEND_DEPTH] if cosine[n] >= floor)
+        candidates = [*scored[:BLEND_DEPTH], *(n for n in closeness.nearest[:BLEND_DEPTH] if cosine[n] >= floor)]
         scale = WORD_SHARE / attainable if attainable > 0 else 0.0
         blended = {n: scale * scores.get(n, 0.0) + (1 - WORD_SHARE) * cosine[n] for n in candidates}
         return sorted(blended, key=lambda n: (-blended[n], self.documents[n].key))

@@ -99,8 +99,8 @@ class VectorFile:
                 or digests.shape[1] != _DIGEST or vectors.shape != (digests.shape[0], dimensions)):
             log.info("ignoring the tool-vector cache %s: arrays of an unexpected shape", self.path)
             return {}
-        # A vector that is not finite would rank its tool at random: that tool is encoded again.
-        sound = np.isfinite(vectors).all(axis=1) & (np.abs(vectors.astype(np.float32)).sum(axis=1) > 0)
+        # A vector that is not finite, or all zeros, would rank its tool at random: it is encoded again.
+        sound = np.isfinite(vectors).all(axis=1) & vectors.any(axis=1)
         if not sound.all():
             log.info("the tool-vector cache %s holds %d unusable vectors; they are encoded again",
                      self.path, int((~sound).sum()))
@@ -199,7 +199,7 @@ def closeness_of(vectors: NDArray[np.float32], query: NDArray[np.float32], depth
     """The cosine of each row of unit `vectors` to unit `query`, and the `depth` closest rows."""
     import numpy as np
 
-    cosine = vectors @ query if len(vectors) else np.zeros(0, np.float32)
+    cosine = vectors @ query
     depth = min(depth, len(cosine))
     if depth <= 0:
         return Closeness(cosine, [])
