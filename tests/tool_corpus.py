@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 from pathlib import Path
 
@@ -24,6 +25,11 @@ def corpus() -> dict[str, list[types.Tool]]:
             row = json.loads(line)
             servers.setdefault(row["server"], []).append(types.Tool.model_validate(row["tool"]))
     return servers
+
+
+def fold_of(server: str) -> int:
+    """Which half of the servers a server is in (0 or 1), for measuring on servers not trained on."""
+    return hashlib.sha256(server.encode("utf-8")).digest()[0] % 2
 
 
 def surface_of(servers: dict[str, list[types.Tool]], names: list[str]) -> Surface:

@@ -7,6 +7,11 @@ written by hand with NumPy (and SciPy's erf for the GELU), the `tokenizers` libr
 tokenizer, and `safetensors` for the weights: the optional extra `hermes-mcp-host[semantic]`.
 `.ci/check_encoder.py` compares it with sentence-transformers itself on real text.
 
+A query is encoded with a small low-rank adapter on top of the model (`query_adapter.npz`, made by
+tests/data/train_query_adapter.py from requests written for real tools): it moves a request in
+everyday words ("how many rows are in the orders table") toward the tools that answer it, while
+tools are encoded by the model as it is, so the vectors cached for them stay valid.
+
 Everything here is optional: `load()` answers None when the extra or the model is not installed,
 and tool search then ranks by words alone.
 """
@@ -15,11 +20,15 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import io
 import json
 import logging
-from collections.abc import Sequence
+import zipfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from hermes.files import read_bounded
 
 if TYPE_CHECKING:
     import numpy as np
@@ -32,6 +41,13 @@ MAX_TOKENS = 256  # what sentence-transformers uses for this model (its max_seq_
 _BATCH = 32
 _MAX_CHARS = 64 * 1024  # far more than 256 tokens of any real text
 _MAX_MODEL_BYTES = 200 * 1024 * 1024  # the real file is 91 MB; anything far larger is not this model
+QUERY_ADAPTER = Path(__file__).with_name("query_adapter.npz")
+ADAPTER_BASE = "all-MiniLM-L6-v2"  # the model an adapter was trained on, recorded in its file
+_MAX_ADAPTER_BYTES = 8 * 1024 * 1024
+_MAX_RANK = 64
+
+# A low-rank change to some dense layers: for each, x -> x @ down @ up is added to the layer's output.
+Adapter = Mapping[str, tuple["NDArray[np.float32]", "NDArray[np.float32]"]]
 
 
 def bundled_model() -> Path | None:
@@ -46,7 +62,7 @@ def bundled_model() -> Path | None:
 class SentenceEncoder:
     """Text -> a unit vector of 384 numbers; texts that mean the same have a high dot product."""
 
-    def __init__(self, folder: Path, max_tokens: int = MAX_TOKENS) -> None:
+    def __init__(self, folder: Path, max_tokens: int = MAX_TOKENS, query_adapter: Path | None = QUERY_ADAPTER) -> None:
         import numpy as np
         from safetensors.numpy import load_file
         from scipy.special import erf  # imported now: it loads SciPy's own BLAS, which the limit below covers
@@ -77,9 +93,27 @@ class SentenceEncoder:
         threadpool_limits(limits=1, user_api="blas")
         self._tokenizer.enable_truncation(max_tokens)
         self._tokenizer.no_padding()
+        self._query_adapter: Adapter = {}
+        if query_adapter is not None:
+            try:
+                self._query_adapter = read_adapter(query_adapter, self._w)
+            except (OSError, ValueError, KeyError) as exc:
+                log.warning("tool search encodes queries without its adapter: %s: %s", query_adapter, exc)
+
+    @property
+    def adapted(self) -> bool:
+        """Whether queries are encoded with the query adapter."""
+        return bool(self._query_adapter)
+
+    def encode_query(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """`encode` for what is searched for, through the query adapter (tools are not)."""
+        return self._encode(texts, self._query_adapter)
 
     def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """One row per text, in order. Texts are batched by length so padding costs little."""
+        return self._encode(texts, {})
+
+    def _encode(self, texts: Sequence[str], adapter: Adapter) -> NDArray[np.float32]:
         import numpy as np
 
         vectors = np.zeros((len(texts), self.dimensions), dtype=np.float32)
@@ -98,10 +132,10 @@ class SentenceEncoder:
                 found = encodings[i].ids
                 ids[row, :len(found)] = found
                 mask[row, :len(found)] = 1.0
-            vectors[chosen] = self._pooled(ids, mask)
+            vectors[chosen] = self._pooled(ids, mask, adapter)
         return vectors
 
-    def _pooled(self, ids: NDArray[np.int64], mask: NDArray[np.float32]) -> NDArray[np.float32]:
+    def _pooled(self, ids: NDArray[np.int64], mask: NDArray[np.float32], adapter: Adapter) -> NDArray[np.float32]:
         import numpy as np
 
         w = self._w
@@ -112,7 +146,7 @@ class SentenceEncoder:
         # Padding never receives attention: a large negative score before the softmax.
         blocked = ((1.0 - mask) * -1e9)[:, None, None, :]
         for layer in range(self._layers):
-            hidden = self._layer(hidden, blocked, f"encoder.layer.{layer}.")
+            hidden = self._layer(hidden, blocked, f"encoder.layer.{layer}.", adapter)
         # Mean over the real tokens, then unit length (the model's pooling and Normalize modules).
         summed = (hidden * mask[:, :, None]).sum(axis=1)
         mean = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
@@ -120,14 +154,15 @@ class SentenceEncoder:
                                      ).astype(np.float32)
         return unit
 
-    def _layer(self, hidden: NDArray[np.float32], blocked: NDArray[np.float32], p: str) -> NDArray[np.float32]:
+    def _layer(self, hidden: NDArray[np.float32], blocked: NDArray[np.float32], p: str,
+               adapter: Adapter) -> NDArray[np.float32]:
         import numpy as np
 
         batch, width, size = hidden.shape
         head = size // self._heads
 
         def heads(name: str) -> NDArray[np.float32]:
-            projected = self._dense(hidden, f"{p}attention.self.{name}")
+            projected = self._dense(hidden, f"{p}attention.self.{name}", adapter)
             # Contiguous, or NumPy multiplies the stacked matrices without BLAS.
             return np.ascontiguousarray(projected.reshape(batch, width, self._heads, head).transpose(0, 2, 1, 3))
 
@@ -136,15 +171,19 @@ class SentenceEncoder:
         scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
         scores /= scores.sum(axis=-1, keepdims=True)
         context = (scores @ heads("value")).transpose(0, 2, 1, 3).reshape(batch, width, size)
-        attended = self._dense(context, f"{p}attention.output.dense") + hidden
+        attended = self._dense(context, f"{p}attention.output.dense", adapter) + hidden
         hidden = self._norm(attended, f"{p}attention.output.LayerNorm")
-        inner = self._dense(hidden, f"{p}intermediate.dense")
+        inner = self._dense(hidden, f"{p}intermediate.dense", adapter)
         inner = 0.5 * inner * (1.0 + self._erf(inner / np.float32(np.sqrt(2.0))))  # GELU, exact form
-        return self._norm(self._dense(inner, f"{p}output.dense") + hidden, f"{p}output.LayerNorm")
+        return self._norm(self._dense(inner, f"{p}output.dense", adapter) + hidden, f"{p}output.LayerNorm")
 
-    def _dense(self, x: NDArray[np.float32], name: str) -> NDArray[np.float32]:
+    def _dense(self, x: NDArray[np.float32], name: str, adapter: Adapter) -> NDArray[np.float32]:
         weight = self._w[f"{name}.weight"]
-        flat = x.reshape(-1, x.shape[-1]) @ weight + self._w[f"{name}.bias"]
+        rows = x.reshape(-1, x.shape[-1])
+        flat = rows @ weight + self._w[f"{name}.bias"]
+        if name in adapter:
+            down, up = adapter[name]
+            flat += (rows @ down) @ up
         result: NDArray[np.float32] = flat.reshape(*x.shape[:-1], weight.shape[1])
         return result
 
@@ -156,6 +195,45 @@ class SentenceEncoder:
         result: NDArray[np.float32] = ((x - mean) / np.sqrt(var + self._eps) * self._w[f"{name}.weight"]
                                        + self._w[f"{name}.bias"])
         return result
+
+
+def read_adapter(path: Path, weights: Mapping[str, NDArray[np.float32]]) -> Adapter:
+    """A query adapter file, checked against the model: an .npz of `NAME.down` (inputs x rank) and
+    `NAME.up` (rank x outputs, already scaled) for dense layers NAME of this model, and `base`,
+    the model it was trained on. Anything else is refused with the reason (ValueError)."""
+    import numpy as np
+
+    data = read_bounded(path, _MAX_ADAPTER_BYTES)  # OSError (TooLarge, UnreadableFile) when it is not a file
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as members:  # sizes as stored, before anything is inflated
+            inflated = sum(info.file_size for info in members.infolist())
+        if inflated > _MAX_ADAPTER_BYTES:
+            raise ValueError(f"members that unpack to more than {_MAX_ADAPTER_BYTES} bytes")
+        archive = np.load(io.BytesIO(data), allow_pickle=False)
+    except (zipfile.BadZipFile, EOFError) as exc:
+        raise ValueError(f"not an adapter archive ({exc})") from exc
+    with archive:
+        base = str(archive["base"]) if "base" in archive.files else ""
+        if base != ADAPTER_BASE:
+            raise ValueError(f"trained on {base or 'an unnamed model'}, not {ADAPTER_BASE}")
+        names = sorted({member.rsplit(".", 1)[0] for member in archive.files if member.endswith((".down", ".up"))})
+        adapter: dict[str, tuple[NDArray[np.float32], NDArray[np.float32]]] = {}
+        for name in names:
+            weight = weights.get(f"{name}.weight")
+            if weight is None or not name.startswith("encoder.") or weight.ndim != 2:
+                raise ValueError(f"{name}: not a dense layer of the model")
+            down = np.asarray(archive[f"{name}.down"], dtype=np.float32)
+            up = np.asarray(archive[f"{name}.up"], dtype=np.float32)
+            rank = down.shape[1] if down.ndim == 2 else 0
+            if not (0 < rank <= _MAX_RANK and down.shape == (weight.shape[0], rank)
+                    and up.shape == (rank, weight.shape[1])):
+                raise ValueError(f"{name}: shapes {down.shape} and {up.shape} do not fit {weight.shape}")
+            if not (np.isfinite(down).all() and np.isfinite(up).all()):
+                raise ValueError(f"{name}: values that are not finite numbers")
+            adapter[name] = (np.ascontiguousarray(down), np.ascontiguousarray(up))
+    if not adapter:
+        raise ValueError("no layers")
+    return adapter
 
 
 _NEEDED = ("numpy", "scipy", "tokenizers", "safetensors", "threadpoolctl")

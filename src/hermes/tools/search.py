@@ -102,7 +102,8 @@ BLEND_DEPTH = 50  # how far down each ranking the blend takes its candidates
 # top 5 with it, 91.2 % with a blend.
 WORD_SHARE = 0.45
 # all-MiniLM-L6-v2 puts unrelated texts at 0.0-0.25 ("teleport" / "ping: answer pong" 0.25) and
-# a request and its tool at 0.3 or more ("make a folder" / create_directory 0.37).
+# a request and its tool at 0.3 or more ("make a folder" / create_directory 0.37); read through the
+# query adapter, requests about nothing here stay below it (tests/tools/test_query_adapter.py).
 MIN_SIMILARITY = 0.3
 
 

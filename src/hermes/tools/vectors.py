@@ -163,7 +163,7 @@ class Meaning:
         if done is None:
             return None
         encoder, vectors = done
-        return closeness_of(vectors, encoder.encode([text])[0])
+        return closeness_of(vectors, encoder.encode_query([text])[0])
 
 
 def _compute(encoder: SentenceEncoder, documents: list[Document], cache: VectorFile | None) -> NDArray[np.float32]:
