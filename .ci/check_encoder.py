@@ -1,8 +1,9 @@
 """hermes's NumPy encoder against sentence-transformers itself, on the same model files.
 
 Both ways hermes encodes: tools with the model as it is, queries through the shipped query adapter
-(src/hermes/tools/query_adapter.npz), which the reference side adds to the PyTorch model's weights
-(W + down @ up for each adapted layer) before encoding the same texts again.
+(src/hermes/tools/query_adapter.npz), which the reference side merges into the PyTorch model's
+weights before encoding the same texts again: hermes adds x @ down @ up to a layer's output, which
+is the layer's weight (out x in) plus (down @ up) transposed.
 
 Run twice by .ci/run: with `--reference OUT` inside a venv that has sentence-transformers and
 PyTorch (it writes the reference vectors), then with `--compare OUT` in the project's venv (it

@@ -27,9 +27,26 @@ def corpus() -> dict[str, list[types.Tool]]:
     return servers
 
 
-def fold_of(server: str) -> int:
-    """Which half of the servers a server is in (0 or 1), for measuring on servers not trained on."""
-    return hashlib.sha256(server.encode("utf-8")).digest()[0] % 2
+def folds(servers: dict[str, list[types.Tool]]) -> dict[str, int]:
+    """Each server's half of the corpus (0 or 1), for measuring on servers a model was not trained
+    on. Servers that list the same tool (name and description) are one family and share a half:
+    the same server published twice, or a vendor's MySQL and Postgres servers, would otherwise be
+    trained on in one half and measured in the other."""
+    family = {name: name for name in servers}
+
+    def root(name: str) -> str:
+        while family[name] != name:
+            name = family[name]
+        return name
+
+    first: dict[tuple[str, str], str] = {}
+    for name, tools in sorted(servers.items()):
+        for tool in tools:
+            description = (tool.description or "").strip()
+            if len(description) >= 40:  # "Search" alone says nothing of where it came from
+                other = first.setdefault((tool.name, description), name)
+                family[root(name)] = root(other)
+    return {name: hashlib.sha256(root(name).encode("utf-8")).digest()[0] % 2 for name in servers}
 
 
 def surface_of(servers: dict[str, list[types.Tool]], names: list[str]) -> Surface:

@@ -24,6 +24,7 @@ import io
 import json
 import logging
 import zipfile
+import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,6 +46,7 @@ QUERY_ADAPTER = Path(__file__).with_name("query_adapter.npz")
 ADAPTER_BASE = "all-MiniLM-L6-v2"  # the model an adapter was trained on, recorded in its file
 _MAX_ADAPTER_BYTES = 8 * 1024 * 1024
 _MAX_RANK = 64
+_MAX_MEMBERS = 256  # the shipped file has 73
 
 # A low-rank change to some dense layers: for each, x -> x @ down @ up is added to the layer's output.
 Adapter = Mapping[str, tuple["NDArray[np.float32]", "NDArray[np.float32]"]]
@@ -97,7 +99,7 @@ class SentenceEncoder:
         if query_adapter is not None:
             try:
                 self._query_adapter = read_adapter(query_adapter, self._w)
-            except (OSError, ValueError, KeyError) as exc:
+            except (OSError, ValueError) as exc:
                 log.warning("tool search encodes queries without its adapter: %s: %s", query_adapter, exc)
 
     @property
@@ -199,41 +201,73 @@ class SentenceEncoder:
 
 def read_adapter(path: Path, weights: Mapping[str, NDArray[np.float32]]) -> Adapter:
     """A query adapter file, checked against the model: an .npz of `NAME.down` (inputs x rank) and
-    `NAME.up` (rank x outputs, already scaled) for dense layers NAME of this model, and `base`,
-    the model it was trained on. Anything else is refused with the reason (ValueError)."""
+    `NAME.up` (rank x outputs, already scaled) for dense layers NAME of this model; `base`, the
+    model it was trained on; `trained_on`, a note of its data (not used here). Anything else is
+    refused with the reason: ValueError, or OSError when the path is not a readable file of 8 MB
+    at most."""
     import numpy as np
 
-    data = read_bounded(path, _MAX_ADAPTER_BYTES)  # OSError (TooLarge, UnreadableFile) when it is not a file
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as members:  # sizes as stored, before anything is inflated
-            inflated = sum(info.file_size for info in members.infolist())
-        if inflated > _MAX_ADAPTER_BYTES:
-            raise ValueError(f"members that unpack to more than {_MAX_ADAPTER_BYTES} bytes")
-        archive = np.load(io.BytesIO(data), allow_pickle=False)
-    except (zipfile.BadZipFile, EOFError) as exc:
-        raise ValueError(f"not an adapter archive ({exc})") from exc
-    with archive:
-        base = str(archive["base"]) if "base" in archive.files else ""
-        if base != ADAPTER_BASE:
-            raise ValueError(f"trained on {base or 'an unnamed model'}, not {ADAPTER_BASE}")
-        names = sorted({member.rsplit(".", 1)[0] for member in archive.files if member.endswith((".down", ".up"))})
-        adapter: dict[str, tuple[NDArray[np.float32], NDArray[np.float32]]] = {}
-        for name in names:
-            weight = weights.get(f"{name}.weight")
-            if weight is None or not name.startswith("encoder.") or weight.ndim != 2:
-                raise ValueError(f"{name}: not a dense layer of the model")
-            down = np.asarray(archive[f"{name}.down"], dtype=np.float32)
-            up = np.asarray(archive[f"{name}.up"], dtype=np.float32)
-            rank = down.shape[1] if down.ndim == 2 else 0
-            if not (0 < rank <= _MAX_RANK and down.shape == (weight.shape[0], rank)
-                    and up.shape == (rank, weight.shape[1])):
-                raise ValueError(f"{name}: shapes {down.shape} and {up.shape} do not fit {weight.shape}")
-            if not (np.isfinite(down).all() and np.isfinite(up).all()):
-                raise ValueError(f"{name}: values that are not finite numbers")
-            adapter[name] = (np.ascontiguousarray(down), np.ascontiguousarray(up))
+    arrays = _arrays(read_bounded(path, _MAX_ADAPTER_BYTES))
+    arrays.pop("trained_on", None)  # what the training script records of its data, for bench_recall
+    base = arrays.pop("base", None)
+    if base is None or str(base) != ADAPTER_BASE:
+        raise ValueError(f"trained on {base if base is not None else 'an unnamed model'}, not {ADAPTER_BASE}")
+    adapter: dict[str, tuple[NDArray[np.float32], NDArray[np.float32]]] = {}
+    for name in sorted({member.rsplit(".", 1)[0] for member in arrays}):
+        weight = weights.get(f"{name}.weight")
+        if weight is None or not name.startswith("encoder.") or weight.ndim != 2:
+            raise ValueError(f"{name}: not a dense layer of the model")
+        down, up = arrays.get(f"{name}.down"), arrays.get(f"{name}.up")
+        if down is None or up is None:
+            raise ValueError(f"{name}: needs both {name}.down and {name}.up")
+        rank = down.shape[1]
+        fits = down.shape == (weight.shape[0], rank) and up.shape == (rank, weight.shape[1])
+        if not (0 < rank <= _MAX_RANK and fits):
+            raise ValueError(f"{name}: shapes {down.shape} and {up.shape} do not fit {weight.shape}")
+        with np.errstate(over="ignore"):  # a float64 beyond float32's range becomes inf, refused below
+            factors = (np.ascontiguousarray(down, dtype=np.float32), np.ascontiguousarray(up, dtype=np.float32))
+        if not all(np.isfinite(factor).all() for factor in factors):
+            raise ValueError(f"{name}: values that are not finite numbers")
+        adapter[name] = factors
     if not adapter:
         raise ValueError("no layers")
     return adapter
+
+
+def _arrays(data: bytes) -> dict[str, NDArray[Any]]:
+    """The arrays of an .npz archive: `base` and `trained_on` strings, the others matrices of floats. Each
+    member's header is read before its data, so a header that claims terabytes is refused, not
+    allocated; a damaged archive is a ValueError, whatever part of zipfile or zlib finds it."""
+    from numpy.lib import format as npy
+
+    arrays: dict[str, NDArray[Any]] = {}
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            members = archive.infolist()
+            if len(members) > _MAX_MEMBERS or sum(m.file_size for m in members) > _MAX_ADAPTER_BYTES:
+                raise ValueError(f"more than {_MAX_MEMBERS} members or {_MAX_ADAPTER_BYTES} bytes once unpacked")
+            for member in members:
+                name = member.filename.removesuffix(".npy")
+                with archive.open(member) as stream:
+                    try:
+                        version = npy.read_magic(stream)
+                        if version not in ((1, 0), (2, 0)):
+                            raise ValueError(f"format version {version}")
+                        read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+                        shape, _, dtype = read_header(stream)
+                    except ValueError as exc:
+                        raise ValueError(f"{member.filename}: not an array file ({exc})") from exc
+                text = name in ("base", "trained_on") and dtype.kind == "U" and shape == ()
+                # No bigger than the member says it unpacks to (which the archive's total bounds).
+                size = dtype.itemsize * shape[0] * shape[1] if len(shape) == 2 else 0
+                matrix = dtype.kind == "f" and len(shape) == 2 and size <= member.file_size
+                if not (text or matrix):
+                    raise ValueError(f"{member.filename}: {dtype} {shape} is not what an adapter holds")
+                with archive.open(member) as stream:
+                    arrays[name] = npy.read_array(stream, allow_pickle=False)
+    except (zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, NotImplementedError, TypeError, KeyError) as exc:
+        raise ValueError(f"not an adapter archive ({type(exc).__name__}: {exc})") from exc
+    return arrays
 
 
 _NEEDED = ("numpy", "scipy", "tokenizers", "safetensors", "threadpoolctl")
