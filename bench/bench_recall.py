@@ -123,12 +123,13 @@ def main() -> None:
          f"{recall(intents, ours, names, session=SESSION_SERVERS):.1%} "
          f"(baseline {recall(intents, before, names, session=SESSION_SERVERS):.1%}); goal >= 95 %"),
     ]
-    rows += meaning_rows(intents, names, index, indexes)
+    rows += meaning_rows(intents, servers, index, indexes)
     report("tool_search recall over real tool definitions", rows)
 
 
-def meaning_rows(intents: list[dict[str, str]], names: list[str], index: ToolIndex,
+def meaning_rows(intents: list[dict[str, str]], servers: dict[str, list[Any]], index: ToolIndex,
                  indexes: Callable[[list[str]], tuple[ToolIndex, Baseline]]) -> list[tuple[str, Any]]:
+    names = sorted(servers)
     model = encoder.load()
     if model is None:
         return [("words and meaning", "not measured: install hermes-mcp-host[semantic] and its model")]
@@ -139,8 +140,6 @@ def meaning_rows(intents: list[dict[str, str]], names: list[str], index: ToolInd
     encoded = time.perf_counter() - started
     row_of = {d.key: n for n, d in enumerate(index.documents)}
     by_text = {item["intent"]: item["server"] for item in intents}
-    folder = encoder.bundled_model()
-    assert folder is not None
     held_out = [HELD_OUT / f"fold{fold}.npz" for fold in (0, 1)]
     readers: dict[str, Callable[[str], Any]] = {
         "shipped": lambda text: model.encode_query([text])[0],
@@ -148,7 +147,9 @@ def meaning_rows(intents: list[dict[str, str]], names: list[str], index: ToolInd
     }
     stale = held_out_staleness(held_out)
     if not stale:
-        half = folds(corpus())
+        half = folds(servers)
+        folder = encoder.bundled_model()
+        assert folder is not None
         readers_by_half = [encoder.SentenceEncoder(folder, query_adapter=path) for path in held_out]
         assert all(reader.adapted for reader in readers_by_half)
         readers["held out"] = lambda text: readers_by_half[half[by_text[text]]].encode_query([text])[0]

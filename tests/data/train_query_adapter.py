@@ -55,8 +55,6 @@ BATCH = 16
 # Every dense layer of each of the 6 blocks (not the pooler: the sentence vector is a mean of tokens).
 LAYERS = (r"encoder\.layer\.\d+\."
           r"(attention\.self\.(query|key|value)|attention\.output\.dense|intermediate\.dense|output\.dense)")
-
-
 NEAR = 0.5  # share of words in common (Jaccard) at which a request is a rewording of another
 
 
@@ -158,11 +156,7 @@ def train(examples: list[tuple[str, int]], vectors: Any) -> tuple[dict[str, Any]
         total = 0.0
         for start in range(0, len(order), BATCH):
             batch = [examples[i] for i in order[start:start + BATCH]]
-            tokens = tokenizer([text for text, _ in batch], padding=True, truncation=True,
-                               max_length=encoder.MAX_TOKENS, return_tensors="pt")
-            hidden = model(**tokens).last_hidden_state
-            mask = tokens["attention_mask"].unsqueeze(-1).float()
-            queries = torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9), dim=-1)
+            queries = _encoded(model, tokenizer, [text for text, _ in batch])
             loss = torch.nn.functional.cross_entropy(queries @ tools.T / TEMPERATURE,
                                                      torch.tensor([target for _, target in batch]))
             optimizer.zero_grad()
@@ -181,6 +175,17 @@ def train(examples: list[tuple[str, int]], vectors: Any) -> tuple[dict[str, Any]
     return factors, model, tokenizer
 
 
+def _encoded(model: Any, tokenizer: Any, texts: list[str]) -> Any:
+    """The model's sentence vectors, pooled as sentence-transformers and hermes pool them: the mean
+    of the real tokens, at unit length."""
+    import torch
+
+    tokens = tokenizer(texts, padding=True, truncation=True, max_length=encoder.MAX_TOKENS, return_tensors="pt")
+    hidden = model(**tokens).last_hidden_state
+    mask = tokens["attention_mask"].unsqueeze(-1).float()
+    return torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9), dim=-1)
+
+
 def save(trained: tuple[dict[str, Any], Any, Any], path: Path, provenance: str) -> None:
     """Write the factors, then check that hermes's encoder reads them as the trained model encodes."""
     import torch
@@ -195,10 +200,7 @@ def save(trained: tuple[dict[str, Any], Any, Any], path: Path, provenance: str) 
     texts = ["how many rows are in the orders table?", "make a folder", "Führe eine SQL-Abfrage aus", ""]
     model.eval()
     with torch.no_grad():
-        tokens = tokenizer(texts, padding=True, truncation=True, max_length=encoder.MAX_TOKENS, return_tensors="pt")
-        hidden = model(**tokens).last_hidden_state
-        mask = tokens["attention_mask"].unsqueeze(-1).float()
-        expected = torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9), dim=-1)
+        expected = _encoded(model, tokenizer, texts)
     got = encoder.SentenceEncoder(folder, query_adapter=path).encode_query(texts)
     difference = float(np.abs(got - expected.numpy()).max())
     if difference > 2e-3:  # the factors are stored as float16
