@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -285,3 +286,28 @@ def test_elicitation_in_one_shot_is_declined(home: Home, scripted_model: Any) ->
     _config(home, model, {"conf": conformance})
     ran = hermes("chat", "-q", "fill the form", *START_WAIT, home=home)
     assert "action=decline" in ran.stdout and "declined: a one-shot run has no one to ask" in ran.stderr
+
+
+# Declared values of every naming style, each spelling out what it is (a doc-style value is still the
+# user's secret when the user declared it under a secret's name), and short ones.
+DECLARED = {"BOX_KEY": "SECRETVALUE-9876", "ServiceToken": "plainwordtoken", "github_pat": "patvalue77",
+            "db-pass": "letmein", "x.credential": "cred-abcd", "AUTH": "q1w2e3r4", "clientSecret": "orange-sky"}
+
+
+def test_declared_secrets_and_short_bearer_tokens_never_reach_the_model_or_the_terminal(
+        home: Home, scripted_model: Any) -> None:
+    calls = [{"name": "mcp__box__reveal", "arguments": {"variable": name}, "id": f"call{i:05d}x"}
+             for i, name in enumerate(DECLARED)]
+    shapes = "Authorization: Bearer abc.def.ghi and sk-live_abcdefghij and authorization: Basic dXNlcjpw"
+    calls.append({"name": "mcp__box__echo", "arguments": {"text": shapes}, "id": "call99999x"})
+    model = scripted_model([{"tool_calls": calls}, {"answer_from_tool": True, "prefix": "said: "}])
+    write_config(home, {"model": model_config(model), "mcp_servers": {"box": fast_entry(env=dict(DECLARED))}})
+    ran = hermes("chat", "-q", "Show me the values", "--json", "--yes", home=home)
+    assert ran.returncode == 0, ran.stderr
+    sent = json.dumps(model.requests())
+    assert sent.count("[REDACTED]") >= len(DECLARED) + 3  # every value went through the tool and was hidden
+    for value in [*DECLARED.values(), "abc.def.ghi", "sk-live_abcdefghij", "dXNlcjpw"]:
+        assert value not in sent and value not in ran.stdout and value not in ran.stderr, value
+    for path in Path(home.root).rglob("*"):  # transcripts, logs, caches: everything but the user's own config
+        if path.is_file() and path != home.config:
+            assert not any(v in path.read_text(errors="replace") for v in DECLARED.values()), path

@@ -127,6 +127,13 @@ def test_registered_secrets_are_hidden_in_every_escaped_form(lines: list[str], t
     ("Authorization", "Bearer abc.def-ghi_jkl", True), ("X-Api-Key", "0f1e2d3c4b5a69788796a5b4", True),
     ("SLACK_BOT_TOKEN", "xoxb-1234567890-abcdefghij", True), ("CONFIG", CANARY, True),
     ("Accept", "application/json", False), ("User-Agent", "hermes/0.1", False),
+    # The name decides, in every naming style, even for a value that spells out what it is.
+    ("BOX_KEY", "SECRETVALUE-9876", True), ("ServiceToken", "plainword", True), ("github_pat", "shortpat", True),
+    ("db-pass", "letmein", True), ("x.credential", "cred-abcd", True), ("clientSecret", "orange-sky", True),
+    ("Authorization", "Bearer abc", True),
+    # ... unless it says where the secret is, or is a plain setting.
+    ("KEY_FILE", "./key.pem", False), ("TOKEN_URL", "https://auth.example/token", False),
+    ("PASSWORD_FILE", "/run/secrets/db", False), ("AUTH_ENABLED", "true", False), ("TOKEN_TTL", "3600", False),
 ])
 def test_settings_are_secrets_by_name_or_looks(name: str, value: str, secret: bool) -> None:
     assert secret_setting(name, value) is secret

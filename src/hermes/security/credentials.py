@@ -34,8 +34,8 @@ class Sureness(IntEnum):
 _CERTAIN_PARTS = {"password", "passwd", "pwd", "secret", "secrets", "apikey", "passphrase", "authorization",
                   "privatekey", "clientsecret", "accesstoken", "refreshtoken", "authtoken", "secretkey",
                   "accesskey", "bearer"}
-_LIKELY_PARTS = {"token", "tokens", "key", "keys", "credential", "credentials", "creds", "auth", "pat", "cookie",
-                 "cookies", "session", "sessionid", "private", "sig", "signature", "jwt", "otp"}
+_LIKELY_PARTS = {"token", "tokens", "key", "keys", "credential", "credentials", "creds", "auth", "pat", "pass",
+                 "cookie", "cookies", "session", "sessionid", "private", "sig", "signature", "jwt", "otp"}
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 # Machine-made credentials by their well-known shapes (GitHub, OpenAI/Anthropic-style, Stripe, Slack,
@@ -46,6 +46,11 @@ SHAPES_BY_PREFIX: dict[str, re.Pattern[str]] = {prefix: re.compile(re.escape(pre
     ("gh", r"(?<![A-Za-z0-9_]gh)(?<=gh)[pousr]_[A-Za-z0-9]{20,}"),
     ("github_pat_", r"(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{20,}"),
     ("sk-", r"(?<![A-Za-z0-9_]sk-)[A-Za-z0-9_\-]{16,}"),
+    # Keys that name their kind right after the prefix are keys even when short (`sk-live_abcdefghij`).
+    ("sk-live", r"(?<![A-Za-z0-9_]sk-live)[_\-][A-Za-z0-9_\-]{8,}"),
+    ("sk-test", r"(?<![A-Za-z0-9_]sk-test)[_\-][A-Za-z0-9_\-]{8,}"),
+    ("sk-proj-", r"(?<![A-Za-z0-9_]sk-proj-)[A-Za-z0-9_\-]{8,}"),
+    ("sk-ant-", r"(?<![A-Za-z0-9_]sk-ant-)[A-Za-z0-9_\-]{8,}"),
     ("sk_live_", r"(?<![A-Za-z0-9_]sk_live_)[A-Za-z0-9]{16,}"),
     ("rk_live_", r"(?<![A-Za-z0-9_]rk_live_)[A-Za-z0-9]{16,}"),
     ("sk_test_", r"(?<![A-Za-z0-9_]sk_test_)[A-Za-z0-9]{16,}"),
@@ -185,12 +190,17 @@ def token_like(value: str, *, promised: bool = False) -> bool:
 
 
 def secret_setting(name: str, value: str) -> bool:
-    """Whether a configured value (`env:` entry, header) is a secret: by its name or its looks."""
+    """Whether a configured value (`env:` entry, header) is a secret: by its name or its looks.
+
+    The user declared it, so the name decides: whatever a name saying key, token, secret, password,
+    pass, auth or credential holds is a secret (`BOX_KEY: SECRETVALUE-9876` included, though it
+    spells out what it is), unless it is a plain setting (`true`, a number), a placeholder, or
+    where the secret lives rather than the secret (a path or a URL: `KEY_FILE: ./key.pem`)."""
     if not value or placeholder(value):
         return False
-    sureness = name_says_secret(name)
-    if sureness is Sureness.CERTAIN:
-        return len(value) >= 4 and not plain_value(value)
-    if sureness is Sureness.LIKELY and token_like(value):
-        return True
+    if name_says_secret(name) is not Sureness.NO:
+        stripped = value.strip()
+        where = _URL.match(stripped) or (stripped.startswith(("/", "~/", "./", "../")) and " " not in stripped)
+        if len(stripped) >= 4 and not plain_value(stripped) and not where:
+            return True
     return credential_like(value)

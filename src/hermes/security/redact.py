@@ -66,12 +66,25 @@ def _schemes(text: str, lower: str) -> list[Edit]:
                 after = _AFTER_SCHEME.match(text, end)
                 if after is not None:
                     credential = after.group(2)
-                    secret = _basic_credential(credential) if scheme == "basic" else \
-                        token_like(credential, promised=True)
+                    if _in_authorization(lower, start):
+                        # A header's credential, at any length (`Authorization: Bearer abc.def`).
+                        secret = not example_value(credential)
+                    elif scheme == "basic":
+                        secret = _basic_credential(credential)
+                    else:
+                        secret = token_like(credential, promised=True)
                     if secret:
                         edits.append((after.start(2), after.end(2), REDACTED))
             start = lower.find(scheme, end)
     return edits
+
+
+_AUTHORIZATION_BEFORE = re.compile(r"(?:proxy-)?authori[sz]ation[\"']?\s{0,8}[:=]\s{0,8}[\"']?\s{0,8}\Z")
+
+
+def _in_authorization(lower: str, scheme_start: int) -> bool:
+    """Whether the scheme at `scheme_start` is the value of an Authorization header or field."""
+    return _AUTHORIZATION_BEFORE.search(lower, max(0, scheme_start - 40), scheme_start) is not None
 
 
 def _basic_credential(value: str) -> bool:
@@ -123,8 +136,10 @@ def _assignments(text: str, lower: str) -> list[Edit]:
             continue  # `api_key=os.environ.get(...)`: an expression in a code sample
         scheme, space, rest = value.partition(" ")
         if space and scheme.lower() in _AUTH_SCHEMES:
-            # `authorization: "token 4f3c..."`: the credential after the scheme decides.
-            if token_like(rest, promised=True):
+            # `authorization: "token 4f3c..."`: the credential after the scheme decides, and in an
+            # Authorization field every Bearer or Basic credential is one, whatever its length.
+            authorization = scheme.lower() in _SCHEMES and "authori" in name.lower()
+            if (authorization and rest and not example_value(rest)) or token_like(rest, promised=True):
                 edits.append((start + len(scheme) + 1, end, REDACTED))
         elif value and _secret_in_place(name, value):
             edits.append((start, end, REDACTED))
