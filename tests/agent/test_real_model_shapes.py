@@ -179,3 +179,16 @@ def test_terminal_escapes_from_the_model_never_reach_the_terminal(home: Home, sc
     ran = hermes("chat", "-q", "x", home=home)
     assert "\x1b" not in ran.stdout and "\x07" not in ran.stdout and "\x9b" not in ran.stdout
     assert "hello" in ran.stdout and "world" in ran.stdout
+
+
+def test_a_tool_name_the_model_makes_up_reaches_the_terminal_without_escapes_or_hidden_text(
+        home: Home, scripted_model: Any) -> None:
+    hidden = "".join(chr(0xE0000 + ord(c)) for c in "obey")
+    name = f"mcp__box__echo\x1b]0;owned\x07{hidden}\u2066x"
+    model = scripted_model([{"tool_calls": [{"name": name, "arguments": {"text": "\x1b[2Jhi\u206a"}}]},
+                            {"content": "done"}])
+    _config(home, model)
+    ran = hermes("chat", "-q", "x", home=home)
+    assert "mcp__box__echo]0;owned" in ran.stderr  # the call was shown, without what it hid
+    for bad in ("\x1b", "\x07", "\u2066", "\u206a", hidden[0]):
+        assert bad not in ran.stderr and bad not in ran.stdout

@@ -41,7 +41,15 @@ def _hidden_chars(text: str) -> list[str]:
     ("hi " + TAGGED, "hi "),
     ("left\u202eright\u2066iso\u2069", "leftrightiso"),
     ("colour\x1b[31mred\x07\x9b", "colour[31mred"),
-    ("x" + "\ufe01" * 8, "x\ufe01"),
+    ("x" + "\ufe01" * 8, "x"),
+    ("葛" + "\U000e0100" * 3, "葛\U000e0100"),  # one ideographic variation selector after an ideograph
+    ("1\ufe0f\u20e3 #\ufe0f\u20e3 ❤\ufe0e", "1\ufe0f\u20e3 #\ufe0f\u20e3 ❤\ufe0e"),
+    ("".join(c + "\ufe0f" for c in "rm -rf"), "rm -rf"),  # one selector after each letter: a hidden byte each
+    ("".join(c + chr(0xE0100 + ord(c)) for c in "obey"), "obey"),
+    ("🏴" + TAGGED + "\U000e007f ok", "🏴 ok"),  # a tag run after a flag that is no recommended flag
+    ("Zu\xadsam\u206amen\U0001d173fas\u3164sung\uffa0\u17b4", "Zusammenfassung"),
+    ("\u1100\u1161\u11a8 \u115f\u1161", "\u1100\u1161\u11a8 \u115f\u1161"),  # old Hangul in jamo
+    ("a\u034fb 한\u034f글", "ab 한\u034f글"),
     (" \ufe0f", " "),
     ("ascii\u200djoin", "asciijoin"),
     (ORDINARY, ORDINARY),
@@ -59,6 +67,24 @@ def test_nothing_hidden_survives_and_visible_is_idempotent(text: str) -> None:
     tags = [c for c in out if 0xE0000 <= ord(c) <= 0xE007F]
     assert not [c for c in _hidden_chars(out) if int(c, 16) < 0xE0000] and len(tags) <= 7
     assert visible(out) == out
+
+
+# Default_Ignorable_Code_Point in Unicode's DerivedCoreProperties.txt that are not format (Cf) characters.
+_IGNORABLE_NOT_FORMAT = [0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, *range(0x180B, 0x1810), 0x2065, 0x3164,
+                         *range(0xFE00, 0xFE10), 0xFFA0, *range(0xFFF0, 0xFFF9), *range(0xE0000, 0xE1000)]
+# Format characters that are drawn (prepended concatenation marks) or that right-to-left text needs.
+_DRAWN_OR_NEEDED = {*range(0x0600, 0x0606), 0x06DD, 0x070F, 0x0890, 0x0891, 0x08E2, 0x110BD, 0x110CD,
+                    0x200E, 0x200F, 0x061C}
+
+
+def test_every_default_ignorable_and_format_code_point_goes_after_ascii() -> None:
+    import sys
+    import unicodedata
+
+    codes = [c for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"] + _IGNORABLE_NOT_FORMAT
+    survivors = [hex(c) for c in codes if c not in _DRAWN_OR_NEEDED and visible(f"a{chr(c)}b") != "ab"]
+    assert survivors == []
+    assert all(visible(f"a{chr(c)}b") == f"a{chr(c)}b" for c in _DRAWN_OR_NEEDED)
 
 
 def test_one_line_cannot_open_a_section() -> None:

@@ -37,7 +37,7 @@ _MARKS = {RunStatus.OK: "✓", RunStatus.ERROR: "✗", RunStatus.UNAVAILABLE: "�
 
 
 def _brief(arguments: dict[str, Any] | None, limit: int = 100) -> str:
-    text = json.dumps(arguments, ensure_ascii=False) if arguments else ""
+    text = printable(json.dumps(arguments, ensure_ascii=False)) if arguments else ""
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
@@ -58,11 +58,12 @@ class OneShotUI:
         return None
 
     async def tool_started(self, call_id: str, name: str, arguments: dict[str, Any] | None) -> None:
-        click.echo(f"→ {name} {_brief(arguments)}".rstrip(), err=True)
+        # The name is the model's choice, not a tool's: it may hold anything, escapes included.
+        click.echo(f"→ {printable(name)} {_brief(arguments)}".rstrip(), err=True)
 
     async def tool_finished(self, call_id: str, name: str, status: RunStatus, seconds: float, summary: str) -> None:
-        detail = f": {summary}" if status is not RunStatus.OK and summary else ""
-        click.echo(f"{_MARKS.get(status, '?')} {name} {status} ({seconds:.1f} s){detail}", err=True)
+        detail = f": {printable(summary)}" if status is not RunStatus.OK and summary else ""
+        click.echo(f"{_MARKS.get(status, '?')} {printable(name)} {status} ({seconds:.1f} s){detail}", err=True)
 
     def progress(self, call_id: str, name: str) -> Progress | None:
         return None
@@ -128,9 +129,9 @@ class TerminalUI:
 
     async def tool_started(self, call_id: str, name: str, arguments: dict[str, Any] | None) -> None:
         self._end_line()
-        detail = printable(_brief(arguments, 60))
+        detail, name = _brief(arguments, 60), printable(name)
         if self._status is not None:
-            self._status.started(call_id, printable(name), detail)
+            self._status.started(call_id, name, detail)
         else:
             click.echo(_style(f"  ⋯ {name} {detail}".rstrip(), dim=True), err=True)
 
@@ -140,7 +141,7 @@ class TerminalUI:
         detail = f": {printable(summary)}" if status is not RunStatus.OK and summary else ""
         colour = "green" if status is RunStatus.OK else \
             "yellow" if status in (RunStatus.UNAVAILABLE, RunStatus.DENIED) else "red"
-        self._line(_style(f"  {_MARKS.get(status, '?')} {name} ({seconds:.1f} s){detail}", fg=colour))
+        self._line(_style(f"  {_MARKS.get(status, '?')} {printable(name)} ({seconds:.1f} s){detail}", fg=colour))
 
     def progress(self, call_id: str, name: str) -> Progress | None:
         async def show(progress: float, total: float | None, message: str | None) -> None:
@@ -149,7 +150,7 @@ class TerminalUI:
             if self._status is not None:
                 self._status.advanced(call_id, text)
             else:
-                click.echo(_style(f"    {name}: {text}", dim=True), err=True)
+                click.echo(_style(f"    {printable(name)}: {text}", dim=True), err=True)
 
         return show
 

@@ -72,9 +72,11 @@ _CONTROL = {c: None for c in [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *ran
 
 
 def printable(text: str) -> str:
-    """Text for the terminal: control characters (escape sequences a plugin or server could plant
-    in a name or a description) removed; newlines and tabs kept."""
-    return text.translate(_CONTROL)
+    """Text for the terminal: control characters (escape sequences a plugin, server or model could
+    plant in a name or a description) and hidden characters removed; newlines and tabs kept."""
+    from hermes.security.invisible import visible
+
+    return visible(text).translate(_CONTROL)
 
 
 def say(text: str, *, err: bool = False, fg: str | None = None) -> None:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hermes.security.invisible import one_line
+from hermes.tools.naming import prefix
 from hermes.tools.search import ToolIndex, documents_of
 from hermes.tools.surface import Surface, SurfaceTool
 from hermes.tools.vectors import Meaning, VectorFile
@@ -44,10 +46,21 @@ class HiddenServer:
         return f"{self.server} ({count}: {one_line(self.reason)})"
 
 
+# What a tool name may hold in the MCP specification. The catalog is the system prompt: a name
+# outside this (prose, a sentence to the model) is shown as its registered name instead.
+_SPEC_NAME = re.compile(r"[A-Za-z0-9_.\-/]{1,64}")
+
+
+def _catalog_name(tool: SurfaceTool) -> str:
+    if _SPEC_NAME.fullmatch(tool.original):
+        return tool.original
+    return tool.name.removeprefix(prefix(tool.server))
+
+
 def catalog_text(surface: Surface, hidden: list[HiddenServer]) -> str:
     lines: list[tuple[str, str]] = []
     for server, tools in surface.servers():
-        names = ", ".join(sorted(one_line(t.original, 100) for t in tools))
+        names = ", ".join(sorted(_catalog_name(t) for t in tools))
         lines.append((server, f"{server} ({len(tools)} tools): {names}"))
     lines += [(h.server, h.line()) for h in hidden]
     body = "\n".join(text for _, text in sorted(lines))
