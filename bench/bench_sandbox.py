@@ -11,7 +11,6 @@ namespaces and mounts).
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from typing import Any
 
@@ -58,7 +57,7 @@ async def per_call(total: int) -> tuple[float, float]:
 
 
 async def main(starts: int, total: int) -> None:
-    found = support(os.environ.get("PATH"))
+    found = support()
     if not found.available:
         print(f"no sandbox here: {found.problem}")
         return

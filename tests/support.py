@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import pytest
 from click.testing import CliRunner
 from ruamel.yaml import YAML
 
@@ -33,6 +34,19 @@ CANARY = "canary-Zq8Lm2Xw9Tt4"
 # How long a condition may take to come true before the test fails. Generous on purpose: the
 # bound exists to end a broken test, not to measure anything.
 PATIENCE = 60.0
+
+
+def _sandbox_problem() -> str | None:
+    from hermes.mcp.sandbox_support import support
+
+    found = support()
+    return None if found.available else found.problem
+
+
+# For the tests whose subject is the sandbox itself: skipped, with bubblewrap's own reason, where
+# it cannot build one (not installed, user namespaces refused). `.ci/run` installs it.
+needs_sandbox = pytest.mark.skipif(_sandbox_problem() is not None,
+                                   reason=f"bubblewrap cannot build a sandbox here: {_sandbox_problem()}")
 
 
 def stdio_entry(script: str = "toolbox.py", *args: str, **extra: Any) -> dict[str, Any]:

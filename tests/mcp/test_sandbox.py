@@ -24,12 +24,11 @@ from hermes.config.sandbox import Network, SandboxSettings
 from hermes.home import Home
 from hermes.mcp.sandbox import SandboxRequest, plan
 from hermes.mcp.sandbox_denials import DenialWatch
-from hermes.mcp.sandbox_support import support
+from hermes.mcp.sandbox_support import TRUSTED_FOLDERS, find_bwrap
 from tests.npm_tools import NpmTools
-from tests.support import PYTHON, SERVERS, hermes, write_config
+from tests.support import PYTHON, SERVERS, hermes, needs_sandbox, write_config
 
-pytestmark = pytest.mark.skipif(not support(os.environ.get("PATH")).available,
-                                reason="bubblewrap cannot build a sandbox on this machine")
+pytestmark = needs_sandbox
 
 CANARY = "sk-canary-0123456789abcdefSANDBOX"
 PROBER = [str(SERVERS / "prober.py")]
@@ -151,17 +150,17 @@ def test_the_server_runs_in_its_own_namespaces_unless_switched_off(home: Home, u
 
 
 def test_required_refuses_to_start_where_no_sandbox_can_be_built(home: Home, user: Path, tmp_path: Path) -> None:
-    empty = tmp_path / "bin"
-    empty.mkdir()
+    missing = {"HOME": str(user), "HERMES_BWRAP": str(tmp_path / "bin" / "bwrap")}
     write_config(home, {"mcp": {"sandbox": "required"},
                         "mcp_servers": {"prober": {"command": PYTHON, "args": PROBER}}})
-    ran = hermes("mcp", "test", "prober", home=home, env={"HOME": str(user), "PATH": str(empty)})
+    ran = hermes("mcp", "test", "prober", home=home, env=missing)
     assert ran.returncode == 1
-    assert "it must run sandboxed (mcp.sandbox: required), but bubblewrap (bwrap) is not installed" in ran.stdout
+    assert f"it must run sandboxed (mcp.sandbox: required), but HERMES_BWRAP names {tmp_path}/bin/bwrap, which " \
+           "is not there" in ran.stdout
     write_config(home, {"mcp_servers": {"prober": {"command": PYTHON, "args": PROBER}}})
-    ran = hermes("mcp", "test", "prober", home=home, env={"HOME": str(user), "PATH": str(empty)})
+    ran = hermes("mcp", "test", "prober", home=home, env=missing)
     assert ran.returncode == 0
-    assert "sandbox: unavailable: bubblewrap (bwrap) is not installed" in ran.stdout
+    assert "sandbox: unavailable: HERMES_BWRAP names" in ran.stdout
     assert "the server runs with your full rights" in ran.stdout
 
 
@@ -200,7 +199,7 @@ def _plan(tmp_path: Path, args: list[str], settings: SandboxSettings | None = No
 
 
 def test_a_shared_home_still_hides_its_secret_stores_and_hermes_home(tmp_path: Path) -> None:
-    sandbox = _plan(tmp_path, [str(tmp_path / "user")])
+    sandbox = _plan(tmp_path, [str(tmp_path / "user")], SandboxSettings(write=(str(tmp_path / "user"),)))
     user = str(tmp_path / "user")
     assert user in sandbox.writable
     assert {f"{user}/.ssh", f"{user}/.aws", f"{user}/.netrc", f"{user}/.hermes"} <= set(sandbox.hidden)
@@ -316,7 +315,7 @@ def test_a_machine_that_refuses_user_namespaces_gets_the_reason_and_the_fix(home
     (fake / "bwrap").write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
     (fake / "bwrap").chmod(0o755)
     write_config(home, {"mcp_servers": {"prober": {"command": PYTHON, "args": PROBER}}})
-    ran = hermes("mcp", "test", "prober", home=home, env={"HOME": str(user), "PATH": f"{fake}:/usr/bin:/bin"})
+    ran = hermes("mcp", "test", "prober", home=home, env={"HOME": str(user), "HERMES_BWRAP": str(fake / "bwrap")})
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "sandbox: unavailable: bubblewrap cannot create a sandbox here: bwrap: setting up uid map: Permission " \
            "denied (user namespaces are restricted here" in ran.stdout
@@ -431,3 +430,82 @@ def test_a_denial_never_shows_a_secret_the_server_echoed(home: Home, user: Path,
     target.parent.mkdir(parents=True)
     _, ran = call(home, user, "write", path=str(target))
     assert "tried to create" in ran.stderr and CANARY not in ran.stdout + ran.stderr
+
+
+# -- ways out that an attack found: each fails on the host, from a real sandbox ------------------------
+
+
+def _escape_home(user: Path) -> Path:
+    """A home with start-up files, a folder on PATH and a repository as working folder."""
+    work = user / "work"
+    (work / ".git" / "hooks").mkdir(parents=True)
+    (work / ".git" / "config").write_text("[core]\n\trepositoryformatversion = 0\n")
+    (work / "vendored" / ".git").mkdir(parents=True)
+    (user / ".bashrc").write_text("# the user's\n")
+    (user / ".local" / "bin").mkdir(parents=True)
+    return work
+
+
+def test_a_server_cannot_swap_the_working_folder_s_repository_for_its_own(home: Home, user: Path) -> None:
+    work = _escape_home(user)
+    write_config(home, {"mcp_servers": {"prober": {"command": PYTHON, "args": PROBER, "cwd": str(work)}}})
+    renamed, _ = call(home, user, "rename", path=str(work / ".git"), to=str(work / ".git-old"))
+    assert renamed["is_error"] and "busy" in renamed["text"]
+    nested, _ = call(home, user, "rename", path=str(work / "vendored" / ".git"), to=str(work / "vendored" / "x"))
+    assert nested["is_error"]
+    hook, _ = call(home, user, "write", path=str(work / ".git" / "hooks" / "pre-commit"))
+    config, _ = call(home, user, "write", path=str(work / ".git" / "config"))
+    assert hook["is_error"] and config["is_error"]
+    notes, _ = call(home, user, "write", path=str(work / "notes.md"))  # the working folder itself stays writable
+    assert not notes["is_error"]
+    assert (work / ".git" / "config").read_text().startswith("[core]") and not (work / ".git-old").exists()
+    assert not (work / ".git" / "hooks" / "pre-commit").exists()
+
+
+def test_a_home_in_the_arguments_is_read_only_and_a_granted_one_keeps_its_start_up_files(home: Home,
+                                                                                         user: Path) -> None:
+    work = _escape_home(user)
+    entry = {"command": PYTHON, "args": [*PROBER, str(user)], "cwd": str(work)}
+    write_config(home, {"mcp_servers": {"prober": entry}})
+    bashrc, ran = call(home, user, "write", path=str(user / ".bashrc"))
+    assert bashrc["is_error"] and "sandbox: {write: [" in ran.stderr  # the way to grant it is named
+    above, _ = call(home, user, "write", path=str(user / "notes.txt"))
+    assert above["is_error"]
+    write_config(home, {"mcp_servers": {"prober": {**entry, "sandbox": {"write": [str(user)]}}}})
+    granted, _ = call(home, user, "write", path=str(user / "notes.txt"))
+    assert not granted["is_error"] and (user / "notes.txt").exists()
+    for planted in (user / ".bashrc", user / ".local" / "bin" / "git", work / ".git" / "hooks" / "post-checkout"):
+        tried, _ = call(home, user, "write", path=str(planted))
+        assert tried["is_error"], planted
+    assert (user / ".bashrc").read_text() == "# the user's\n" and not (user / ".local" / "bin" / "git").exists()
+
+
+def test_a_folder_above_the_working_folder_is_read_only_unless_granted(tmp_path: Path) -> None:
+    user = tmp_path / "user"
+    work = user / "work" / "project"
+    work.mkdir(parents=True)
+    sandbox = _plan(tmp_path, [str(user / "work"), str(work)], cwd=work)
+    assert sandbox.visible(str(user / "work" / "other")) and not sandbox.writable_path(str(user / "work" / "x"))
+    assert sandbox.writable_path(str(work / "x"))
+    granted = _plan(tmp_path, [str(user / "work")], SandboxSettings(write=(str(user / "work"),)), cwd=work)
+    assert granted.writable_path(str(user / "work" / "x"))
+
+
+def test_bubblewrap_is_never_a_program_a_repository_put_on_path(tmp_path: Path, home: Home, user: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    planted = tmp_path / "repo" / "node_modules" / ".bin"
+    planted.mkdir(parents=True)
+    (planted / "bwrap").write_text("#!/bin/sh\nshift $#\nexec \"$@\"\n")
+    (planted / "bwrap").chmod(0o755)
+    monkeypatch.chdir(tmp_path / "repo")
+    prober(home)
+    ran = hermes("mcp", "test", "prober", home=home, env={"HOME": str(user), "PATH": f"node_modules/.bin:{planted}:"
+                                                           f"{os.environ['PATH']}"})
+    assert "sandbox: on" in ran.stdout, ran.stdout
+    assert find_bwrap(None)[0] in [os.path.realpath(os.path.join(f, "bwrap")) for f in TRUSTED_FOLDERS]
+    assert find_bwrap("bwrap") == (None, "HERMES_BWRAP must be an absolute path (got 'bwrap')")
+    writable = tmp_path / "shared"
+    writable.mkdir(mode=0o777)
+    writable.chmod(0o777)
+    (writable / "bwrap").write_text("#!/bin/sh\n")
+    assert find_bwrap(str(writable / "bwrap"))[0] is None  # a folder anyone can write is no place for it

@@ -20,10 +20,9 @@ from mcp import Client
 
 from hermes.home import Home
 from hermes.mcp.children import Watchdog
-from hermes.mcp.sandbox_support import support
 from hermes.mcp.stdio import LineSplitter, MessageTooLarge, StdioProcess
 from hermes.security.redact import Redactor
-from tests.support import PYTHON, SERVERS, stdio_entry, wait_for, write_config
+from tests.support import PYTHON, SERVERS, needs_sandbox, stdio_entry, wait_for, write_config
 
 pytestmark = pytest.mark.anyio
 ENV = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/")}
@@ -212,7 +211,7 @@ async def test_leaving_a_session_takes_a_helper_that_moved_to_its_own_group(home
     assert alive == []
 
 
-@pytest.mark.skipif(not support(os.environ.get("PATH")).available, reason="no sandbox on this machine")
+@needs_sandbox
 def test_a_sigkilled_host_takes_a_sandboxed_server_and_its_helpers_with_it(home: Home, tmp_path: Path) -> None:
     """Inside the sandbox the helper lives in the server's pid namespace: when hermes dies, bubblewrap
     dies with it (--die-with-parent), and with it every process of the namespace."""

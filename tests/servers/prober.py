@@ -1,6 +1,6 @@
 """A hostile stdio server: each tool tries one thing a sandbox must refuse, and reports what happened.
 
-`read PATH`, `write PATH`, `dial HOST PORT` and `where` (its mount namespace and the folders it
+`read PATH`, `write PATH`, `rename PATH TO`, `dial HOST PORT` and `where` (its mount namespace and the folders it
 sees). Failures come back as error results quoting the OS's words, as real servers report them.
 With `--at-start`, the server also tries `~/.ssh/id_ed25519` before it answers, and says so on
 stderr (where a real server logs its startup failures).
@@ -24,8 +24,8 @@ def _tool(name: str, **properties: Any) -> dict[str, Any]:
     return {"name": name, "description": f"Try to {name}.", "inputSchema": {"type": "object", "properties": properties}}
 
 
-TOOLS = [_tool("read", path=_TEXT), _tool("write", path=_TEXT), _tool("dial", host=_TEXT, port={"type": "integer"}),
-         _tool("where")]
+TOOLS = [_tool("read", path=_TEXT), _tool("write", path=_TEXT), _tool("rename", path=_TEXT, to=_TEXT),
+         _tool("dial", host=_TEXT, port={"type": "integer"}), _tool("where")]
 
 
 def _attempt(name: str, arguments: dict[str, Any]) -> str:
@@ -36,6 +36,9 @@ def _attempt(name: str, arguments: dict[str, Any]) -> str:
         with open(os.path.expanduser(arguments["path"]), "w", encoding="utf-8") as handle:
             handle.write("written by the prober\n")
         return "written"
+    if name == "rename":
+        os.rename(os.path.expanduser(arguments["path"]), os.path.expanduser(arguments["to"]))
+        return "renamed"
     if name == "dial":
         host, port = arguments["host"], int(arguments["port"])
         with socket.create_connection((host, port), timeout=10) as connection:

@@ -23,7 +23,7 @@ from hermes.mcp.connection import RestartPolicy
 from hermes.mcp.states import ConnectionState
 from hermes.session.core import Session, SessionSettings
 from tests.blender import StandIn, plugin_repo
-from tests.support import hermes, unavailable, wait_until
+from tests.support import hermes, needs_sandbox, unavailable, wait_until
 
 pytestmark = pytest.mark.anyio
 TOOL = "mcp__blender__get_scene_info"
@@ -82,6 +82,7 @@ async def test_the_real_bridge_follows_the_app_across_restarts(home: Home, tmp_p
         assert payload["user_action"] == "Start Blender, then try again."
 
 
+@needs_sandbox
 async def test_the_real_bridge_reaches_only_the_app_from_a_loopback_sandbox(home: Home, tmp_path: Path,
                                                                           bridge_bin: Path, blender: StandIn) -> None:
     """Declared `network: loopback`: the bridge has no network but the app's own port, read from the

@@ -43,6 +43,19 @@ SECRET_STORES = (".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".passw
                  ".config/BraveSoftware", ".config/microsoft-edge", ".local/share/keyrings", ".netrc", ".npmrc",
                  ".pypirc", ".git-credentials", ".config/git/credentials", ".pgpass", ".my.cnf", ".vault-token",
                  ".cargo/credentials", ".cargo/credentials.toml", ".terraform.d", ".config/hub", ".local/share/gh")
+# What runs with the user's full rights later if a server could change it (a shell reading its
+# start-up files, a desktop session its autostart entries, a command found on PATH, Python's user
+# site): read-only even inside a folder the server may write.
+START_UP = (".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile",
+            ".zlogin", ".zlogout", ".config/fish", ".xprofile", ".xsessionrc", ".xinitrc", ".pam_environment",
+            ".config/autostart", ".config/systemd", ".config/environment.d", ".local/bin", "bin",
+            ".local/share/applications", ".local/lib", ".gitconfig", ".config/git", ".vimrc", ".config/nvim",
+            ".emacs", ".emacs.d", ".pythonrc", ".config/pip", ".config/direnv", ".inputrc")
+# Version-control folders run code of their own accord (git's hooks and config: `core.fsmonitor`,
+# aliases, helpers; Mercurial's hgrc hooks). Each is mounted on its own, so it cannot be renamed
+# away and replaced, and its code-bearing parts are read-only.
+VCS_CODE = {".git": ("hooks", "config"), ".hg": ("hgrc",), ".svn": (), ".jj": ("repo/config.toml",), ".bzr": ()}
+_VCS_SCAN = 256  # immediate subfolders of a writable folder looked at for repositories of their own
 # Places whose content the server never sees unless something in them is bound in on purpose.
 _EMPTIED = ("/tmp", "/var/tmp", "/run", "/home", "/root")
 # System places visible read-only already; never a working folder to bind writable.
@@ -71,6 +84,7 @@ class Plan:
     env: Mapping[str, str] = field(default_factory=dict)  # what the sandbox adds to the server's environment
     homes: tuple[str, ...] = ()  # every folder that is the user's home (emptied, like `home`)
     secrets: tuple[str, ...] = ()  # the secret stores and HERMES_HOME, wherever they are
+    pinned: tuple[str, ...] = ()  # repositories' own folders, each a mount of its own (never renamed away)
 
     def _deepest(self, path: str) -> str | None:
         """What decides a path's fate: the deepest mount over it ('empty', 'ro', 'rw', 'hidden'), None: the
@@ -281,7 +295,8 @@ def plan(program: str, args: Iterable[str], *, env: Mapping[str, str], cwd: str,
     for arg in args:
         for path in _paths_in(arg, cwd):
             if inside is None or _inside_any(_real(path), inside):
-                builder.add(path, write=os.path.isdir(path) and inside is None, chosen=inside is None)
+                write = os.path.isdir(path) and inside is None and not _above(_real(path), _real(cwd), homes)
+                builder.add(path, write=write, chosen=inside is None)
                 if os.path.isfile(path):
                     builder.add_code_folder(path)
     for name, value in env.items():
@@ -323,15 +338,55 @@ def plan(program: str, args: Iterable[str], *, env: Mapping[str, str], cwd: str,
     readable = sorted(path for path in builder.readable - builder.writable
                       if not draft.visible(path) or path in builder.chosen)
     readable = [path for path in readable if not any(_within(path, other) and other != path for other in readable)]
-    # Where git runs code of its own accord (hooks, config's aliases and helpers): read-only in a
-    # writable folder, so a server cannot plant what the user's next `git commit` would run.
-    guarded = [os.path.join(folder, ".git", part) for folder in builder.writable for part in ("hooks", "config")]
-    readable += [path for path in guarded if os.path.lexists(path) and not os.path.islink(path)]
-    draft = replace(draft, readable=tuple(sorted(set(readable))))
+    # What would run later with the user's full rights: repositories' own code, shell start-up
+    # files, folders on PATH. Read-only inside a writable folder, so a server cannot plant what the
+    # user's next `git status` or login would run.
+    pinned, guarded = _guards(builder.writable, homes, search)
+    guarded = [path for path in guarded if draft.writable_path(path)]
+    draft = replace(draft, readable=tuple(sorted({*readable, *guarded})),
+                    pinned=tuple(sorted(p for p in pinned if draft.writable_path(p))))
     # Hide what the server could otherwise see (a secret place inside a shared folder), unless the
     # user named that very place.
     hidden = tuple(sorted(h for h in secrets if os.path.lexists(h) and draft.visible(h) and h not in builder.chosen))
     return replace(draft, hidden=hidden, secrets=tuple(secrets))
+
+
+def _above(folder: str, working: str, homes: tuple[str, ...]) -> bool:
+    """Whether a folder named in the arguments holds the working folder or a home folder: shared
+    read-only unless the user grants write (`sandbox.write`), since a home holds start-up files and
+    repositories whose code runs later with the user's rights."""
+    return (folder != working and _within(working, folder)) or any(_within(home, folder) for home in homes)
+
+
+def _guards(writable: Iterable[str], homes: tuple[str, ...], search: str | None) -> tuple[list[str], list[str]]:
+    """(repository folders to mount on their own, paths to keep read-only) inside writable folders."""
+    pinned: list[str] = []
+    guarded: list[str] = []
+    path_folders = [f for f in (search or "").split(os.pathsep) if os.path.isabs(f)]
+    for folder in writable:
+        for repository in [folder, *_subfolders(folder)]:
+            for vcs, code in VCS_CODE.items():
+                place = os.path.join(repository, vcs)
+                if os.path.islink(place):
+                    continue
+                if os.path.isdir(place):
+                    pinned.append(place)
+                    guarded += [os.path.join(place, part) for part in code]
+                elif os.path.isfile(place):
+                    guarded.append(place)  # `.git` as a file: where a worktree's repository is
+        guarded += [os.path.join(home, item) for home in homes for item in START_UP
+                    if _within(os.path.join(home, item), folder)]
+        guarded += [os.path.normpath(f) for f in path_folders if _within(os.path.normpath(f), folder)]
+    return pinned, [path for path in dict.fromkeys(guarded) if os.path.lexists(path) and not os.path.islink(path)]
+
+
+def _subfolders(folder: str) -> list[str]:
+    try:
+        with os.scandir(folder) as entries:
+            return [entry.path for _, entry in zip(range(_VCS_SCAN), entries, strict=False)
+                    if entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
 
 
 def _secret_paths(homes: tuple[str, ...], hermes_home: str) -> list[str]:
@@ -358,7 +413,8 @@ def bwrap_argv(bwrap: str, sandbox: Plan, cwd: str, *, relay_dir: str | None = N
     if sandbox.network is Network.ALL:
         for state in _RESOLVER_STATE:
             argv += ["--ro-bind-try", state, state]
-    binds = [(path, "--bind") for path in sandbox.writable] + [(path, "--ro-bind") for path in sandbox.readable]
+    binds = [(path, "--bind") for path in (*sandbox.writable, *sandbox.pinned)]
+    binds += [(path, "--ro-bind") for path in sandbox.readable]
     # Shallow first: a read-only folder inside a writable one stays read-only.
     binds.sort(key=lambda bind: (bind[0].count("/"), bind[0]))
     for path, flag in binds:

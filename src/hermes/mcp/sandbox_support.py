@@ -7,7 +7,8 @@ namespaces are restricted, the reason is one sentence with the fix.
 from __future__ import annotations
 
 import functools
-import shutil
+import os
+import stat
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -29,13 +30,47 @@ class Support:
     problem: str = ""
 
 
+# Where a system's package manager puts bubblewrap. Never PATH: a relative or user-writable entry
+# (`node_modules/.bin`) would let a repository's own `bwrap` be "the sandbox".
+TRUSTED_FOLDERS = ("/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin", "/run/current-system/sw/bin")
+BWRAP_VARIABLE = "HERMES_BWRAP"  # an absolute path the user chose, for a bubblewrap installed elsewhere
+
+
+def _untampered(path: str, owners: tuple[int, ...]) -> bool:
+    """A file, and the folder it is in, owned by one of `owners` and writable by nobody else."""
+    try:
+        checked = [os.stat(path), os.stat(os.path.dirname(path))]
+    except OSError:
+        return False
+    return stat.S_ISREG(checked[0].st_mode) and all(
+        info.st_uid in owners and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH) for info in checked)
+
+
+def find_bwrap(chosen: str | None) -> tuple[str | None, str]:
+    """bubblewrap by absolute path: the user's `HERMES_BWRAP`, else the system's; (path, why not)."""
+    if chosen:
+        if not os.path.isabs(chosen):
+            return None, f"{BWRAP_VARIABLE} must be an absolute path (got {chosen!r})"
+        real = os.path.realpath(chosen)
+        if not os.path.exists(real):
+            return None, f"{BWRAP_VARIABLE} names {chosen}, which is not there"
+        if not _untampered(real, (0, os.getuid())):
+            return None, f"{BWRAP_VARIABLE} ({chosen}) is not a file only you or root can change"
+        return real, ""
+    for folder in TRUSTED_FOLDERS:
+        real = os.path.realpath(os.path.join(folder, "bwrap"))
+        if os.path.exists(real) and _untampered(real, (0,)):
+            return real, ""
+    return None, "bubblewrap (bwrap) is not installed; install the 'bubblewrap' package"
+
+
 @functools.cache
-def _support(path: str | None) -> Support:
+def _support(chosen: str | None) -> Support:
     if not sys.platform.startswith("linux"):
         return Support(False, problem="the sandbox needs Linux (bubblewrap)")
-    bwrap = shutil.which("bwrap", path=path)
+    bwrap, problem = find_bwrap(chosen)
     if bwrap is None:
-        return Support(False, problem="bubblewrap (bwrap) is not installed; install the 'bubblewrap' package")
+        return Support(False, problem=problem)
     probe = [bwrap, "--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--unshare-net", "--unshare-pid",
              "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"]
     try:
@@ -51,9 +86,9 @@ def _support(path: str | None) -> Support:
     return Support(True, bwrap)
 
 
-def support(path: str | None) -> Support:
+def support(environ: Mapping[str, str] | None = None) -> Support:
     """Whether the sandbox works on this machine (checked once per process; a few milliseconds)."""
-    return _support(path)
+    return _support((environ if environ is not None else os.environ).get(BWRAP_VARIABLE) or None)
 
 
 def sandboxed(mode: SandboxMode, settings: SandboxSettings) -> bool:
@@ -72,7 +107,7 @@ def describe(server: ResolvedServer, mode: SandboxMode, environ: Mapping[str, st
         why = "mcp.sandbox: off" if mode is SandboxMode.OFF else \
             "sandbox: off in its entry" if not settings.enabled else "no sandbox on this system"
         return {"state": f"off ({why})"}
-    found = support(environ.get("PATH"))
+    found = support(environ)
     if not found.available:
         if mode is SandboxMode.REQUIRED:
             return {"state": f"refused: it must run sandboxed (mcp.sandbox: required), but {found.problem}"}

@@ -134,7 +134,7 @@ class TransportOpener:
             why = "mcp.sandbox: off" if self.sandbox_mode is SandboxMode.OFF else \
                 "sandbox: off in its entry" if not settings.enabled else "no sandbox on this system"
             return None, f"off ({why})"
-        found = await anyio.to_thread.run_sync(support, self.parent_environ.get("PATH"))
+        found = await anyio.to_thread.run_sync(support, self.parent_environ)
         if not found.available or found.bwrap is None:
             if self.sandbox_mode is SandboxMode.REQUIRED:
                 raise HermesError(f"it must run sandboxed (mcp.sandbox: required), but {found.problem}")
