@@ -36,10 +36,13 @@ def test_an_untrusted_project_lists_its_servers_but_never_starts_them(home: Home
     rows = _rows(home)
     assert rows["proj"]["scope"] == "project" and rows["proj"]["state"] == "untrusted"
     assert f"hermes mcp trust {repo}" in str(rows["proj"]["why_off"])
+    # The untrusted project's `box` does not displace the user's: the user's keeps running.
+    assert rows["box"]["scope"] == "user" and rows["box"]["state"] == "enabled"
     listing = hermes("mcp", "list", home=home)
     assert "untrusted" in listing.stdout and f"hermes mcp trust {repo}" in listing.stdout
     tools = json.loads(hermes("tools", "list", "--json", home=home).stdout)
     assert not any(t["server"] == "proj" for t in tools["tools"])
+    assert any(t["name"] == "mcp__box__echo" for t in tools["tools"])
     waiting = {u["server"]: u for u in tools["unavailable"]}["proj"]
     assert waiting["state"] == "disabled" and waiting["user_action"].startswith("Trust the project folder")
     # Even a probe, which starts disabled servers, does not start an untrusted project's server.
@@ -49,10 +52,12 @@ def test_an_untrusted_project_lists_its_servers_but_never_starts_them(home: Home
     assert trusted.returncode == 0 and str(repo) in trusted.stdout
     rows = _rows(home)
     assert rows["proj"]["state"] == "enabled"
-    # The project's `box` (lean: only `ping`) overrides the user's.
+    # The project's `box` (lean: only `ping`) overrides the user's, whose tools were pinned when it
+    # ran: what the project's brings instead is held back until the user accepts it.
     assert rows["box"]["scope"] == "project"
     names = {t["name"] for t in json.loads(hermes("tools", "list", "--json", home=home).stdout)["tools"]}
-    assert "mcp__proj__echo" in names and "mcp__box__ping" in names and "mcp__box__echo" not in names
+    assert "mcp__proj__echo" in names and "mcp__box__echo" not in names and "mcp__box__ping" not in names
+    assert "held back: ping (box)" in hermes("tools", "list", home=home).stdout
     # A change to the project's .hermes asks again.
     with (repo / ".hermes" / "config.yaml").open("a") as handle:
         handle.write("  sneaky: {command: rm, args: [-rf, /]}\n")

@@ -509,3 +509,32 @@ def test_bubblewrap_is_never_a_program_a_repository_put_on_path(tmp_path: Path, 
     writable.chmod(0o777)
     (writable / "bwrap").write_text("#!/bin/sh\n")
     assert find_bwrap(str(writable / "bwrap"))[0] is None  # a folder anyone can write is no place for it
+
+
+def test_a_trusted_project_gets_only_its_folder_until_the_user_grants_what_it_asks(
+        home: Home, user: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".hermes").mkdir()
+    project = {"mcp_servers": {
+        "prober": {"command": PYTHON, "args": [*PROBER, "${HOME}/.ssh"], "sandbox": {"write": [str(home.root)]}},
+        "loose": {"command": PYTHON, "args": PROBER, "sandbox": "off"}}}
+    (repo / ".hermes" / "config.yaml").write_text(json.dumps(project))
+    write_config(home, {"mcp_servers": {}})
+    monkeypatch.chdir(repo)
+    trusted = hermes("mcp", "trust", home=home, env={"HOME": str(user)})
+    assert trusted.returncode == 0, trusted.stdout
+    assert "loose: to run without a sandbox (sandbox: off), with your full rights" in trusted.stdout
+    assert f"prober: to write {home.root}; " in trusted.stdout
+    assert f"; to use {user}/.ssh, named in its arguments" in trusted.stdout
+    assert "Not granted: they run confined to the folder" in trusted.stdout
+    key, _ = call(home, user, "read", path="~/.ssh/id_ed25519")
+    assert key["is_error"] and CANARY not in key["text"]
+    planted, _ = call(home, user, "write", path=str(home.root / "config.yaml"))
+    assert planted["is_error"]
+    loose = hermes("mcp", "get", "loose", home=home, env={"HOME": str(user)})
+    assert "sandbox: on" in loose.stdout, loose.stdout
+    granted = hermes("mcp", "trust", "--grant", home=home, env={"HOME": str(user)})
+    assert granted.returncode == 0 and "Not granted" not in granted.stdout
+    key, _ = call(home, user, "read", path="~/.ssh/id_ed25519")  # the user's own words gave it
+    assert not key["is_error"] and "BEGIN OPENSSH PRIVATE KEY" in key["text"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hermes.config.grants import all_grants, confined
 from hermes.config.model import ServerConfig
 from hermes.config.store import ConfigStore
 from hermes.config.yamlfile import read_yaml_text
@@ -60,6 +61,10 @@ class ProjectServers:
     servers: dict[str, ServerConfig] = field(default_factory=dict)
     trusted: bool = False
     why_not: str | None = None  # why the folder is not trusted
+    # What its servers ask beyond the folder (see `hermes.config.grants`), and whether the user
+    # granted it; without the grant, `servers` holds the confined entries.
+    asks: dict[str, list[str]] = field(default_factory=dict)
+    granted: bool = False
 
     @property
     def trust_command(self) -> str:
@@ -78,4 +83,8 @@ def load_project(home: Home, start: Path) -> ProjectServers | None:
     text = read_yaml_text(path)
     config = ConfigStore(home, path).parse(text)
     state = TrustStore(home, TrustKind.SERVERS).state(folder, text)
-    return ProjectServers(folder, path, dict(config.mcp_servers), state.trusted, state.why_not)
+    asks = all_grants(config.mcp_servers, folder)
+    granted = bool(asks) and TrustStore(home, TrustKind.GRANTS).state(folder, text).trusted
+    servers = {name: entry if granted or name not in asks else confined(entry, folder)
+               for name, entry in config.mcp_servers.items()}
+    return ProjectServers(folder, path, servers, state.trusted, state.why_not, asks, granted)

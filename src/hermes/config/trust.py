@@ -88,10 +88,11 @@ class TrustKind(StrEnum):
 
     SERVERS = "servers"  # its .hermes/config.yaml servers start (`hermes mcp trust`)
     SKILLS = "skills"  # its .hermes/skills load into chat (`hermes skills trust`, chat's question)
+    GRANTS = "grants"  # its servers get what they ask beyond the folder (`hermes mcp trust --grant`)
 
 
 # The records file keeps each kind under its own key ("projects" holds the servers' records).
-_SECTIONS = {TrustKind.SERVERS: "projects", TrustKind.SKILLS: "skills"}
+_SECTIONS = {TrustKind.SERVERS: "projects", TrustKind.SKILLS: "skills", TrustKind.GRANTS: "grants"}
 
 
 class TrustStore:
@@ -139,6 +140,14 @@ class TrustStore:
         except OSError as exc:
             raise UsageError(f"{target}/.hermes cannot be trusted: {exc}") from None
         return target
+
+    def forget(self, folder: Path) -> None:
+        """Drop the record of `folder`, if any (a grant the user did not give again)."""
+        folder = folder.resolve()
+        with file_lock(self.path.with_name(self.path.name + ".lock")):
+            sections = self._all()
+            if sections[_SECTIONS[self.kind]].pop(str(folder), None) is not None:
+                atomic_write(self.path, json.dumps(sections, indent=2, sort_keys=True) + "\n")
 
     def trust(self, folder: Path) -> str:
         """Record `folder` (its current content) as trusted; returns the digest."""

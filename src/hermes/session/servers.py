@@ -3,8 +3,8 @@
 A project's `.hermes/config.yaml` (once trusted) wins over config.yaml for a name, and config.yaml
 wins over a plugin's server of the same name; the losers are kept in `shadowed` so that
 `hermes mcp list` can show every one with its source. An untrusted project's servers are there,
-switched off with the reason and the command that trusts the folder. No SDK import here: `list`
-must stay fast.
+switched off with the reason and the command that trusts the folder, and never displace the
+user's own server of the same name. No SDK import here: `list` must stay fast.
 """
 
 from __future__ import annotations
@@ -78,12 +78,17 @@ def desired_servers(config: HermesConfig, plugins: LoadedPlugins | None = None, 
         else:
             result.servers[server.name] = server
 
-    if project is not None:
+    def add_project(project: ProjectServers) -> None:
         for name, entry in project.servers.items():
             reason = _disabled_reason(config, entry, str(project.path)) if project.trusted else \
                 f"untrusted: {project.path} comes with the project and {project.why_not}; " \
                 f"run `{project.trust_command}` to use its servers"
             add(DesiredServer(name, entry, PROJECT_SOURCE, reason, untrusted=not project.trusted))
+
+    # A trusted project's entries override the user's; an untrusted one's come last, so the user's
+    # server of the same name keeps running until the user trusts the folder.
+    if project is not None and project.trusted:
+        add_project(project)
     for name, entry in config.mcp_servers.items():
         add(DesiredServer(name, entry, "config.yaml", _disabled_reason(config, entry, "config.yaml")))
     for plugin in plugins.plugins if plugins else []:
@@ -91,6 +96,8 @@ def desired_servers(config: HermesConfig, plugins: LoadedPlugins | None = None, 
         for name, entry in plugin.servers.items():
             add(DesiredServer(name, entry, source, _disabled_reason(config, entry, source),
                               plugin.declarations.get(name), plugin.app_name))
+    if project is not None and not project.trusted:
+        add_project(project)
     return result
 
 

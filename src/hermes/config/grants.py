@@ -1,0 +1,83 @@
+"""What a project's servers ask for beyond the project folder, and their configs without it.
+
+A project's `.hermes/config.yaml` came with someone else's files. Trusting the folder lets its
+servers start, confined the way a plugin's are: their arguments share nothing outside the
+working folder, their sandbox cannot be switched off or widened, no host port is relayed, and
+nothing they ask of the model or the user is approved in advance. Whatever an entry asks for
+beyond that is a *grant*: each is listed in words by `hermes mcp trust`, and only the user's
+explicit yes (`--grant`, or the answer to the question) lets the servers have them. Like trust,
+the grant is recorded with a digest of the folder's `.hermes`, so any change asks again.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+from hermes.config.agent_settings import Approval, ApprovalMode
+from hermes.config.model import ServerConfig
+from hermes.config.sandbox import Network
+
+_PATH_START = ("/", "~", "$", "./", "../")
+
+
+def _outside(value: str, folder: Path) -> str | None:
+    """The existing place outside the project folder a configured value names, if any (only an
+    existing place is ever shared)."""
+    if value.startswith("-"):
+        value = value.partition("=")[2]
+    expanded = os.path.expanduser(os.path.expandvars(value))
+    if not expanded.startswith(_PATH_START) and "/" not in expanded:
+        return None
+    place = Path(expanded if os.path.isabs(expanded) else folder / expanded)
+    try:
+        if not os.path.lexists(place) or place.resolve().is_relative_to(folder.resolve()):
+            return None
+    except (OSError, ValueError):
+        pass
+    return str(place)
+
+
+def grants(config: ServerConfig, folder: Path) -> list[str]:
+    """What this project entry asks for beyond the confinement, in words (empty: nothing)."""
+    asked: list[str] = []
+    sandbox = config.sandbox
+    if config.command is not None:
+        if not sandbox.enabled:
+            asked.append("to run without a sandbox (sandbox: off), with your full rights")
+        asked += [f"to read {path}" for path in sandbox.read]
+        asked += [f"to write {path}" for path in sandbox.write]
+        if sandbox.ports:
+            asked.append(f"to reach host loopback ports {', '.join(map(str, sandbox.ports))}")
+        asked += [f"to use {place}, named in its arguments" for arg in config.args if (place := _outside(arg, folder))]
+        if config.cwd is not None and (place := _outside(config.cwd, folder)):
+            asked.append(f"to work in {place}")
+    asked += [f"the root {place}" for root in config.roots or ()
+              if (place := _outside(root.removeprefix("file://"), folder))]
+    if config.sampling.enabled and config.sampling.auto_approve:
+        asked.append("to use your model without asking (sampling.auto_approve)")
+    if config.approval.mode is ApprovalMode.NEVER or config.approval.allow:
+        asked.append("to run tools without asking you (approval: " +
+                     ("never" if config.approval.mode is ApprovalMode.NEVER else
+                      f"allow {', '.join(config.approval.allow)}") + ")")
+    return asked
+
+
+def confined(config: ServerConfig, folder: Path) -> ServerConfig:
+    """The entry as it runs without the user's grant: nothing beyond the project folder."""
+    network = config.sandbox.network if config.sandbox.network is not Network.LOOPBACK else Network.NONE
+    sandbox = replace(config.sandbox, enabled=True, read=(), write=(), ports=(), network=network,
+                      arguments_grant=False)
+    approval = Approval(ApprovalMode.AUTO if config.approval.mode is ApprovalMode.NEVER else config.approval.mode,
+                        config.approval.ask, ())
+    cwd = config.cwd if config.cwd is not None and not _outside(config.cwd, folder) else None
+    roots = tuple(r for r in config.roots or () if not _outside(r.removeprefix("file://"), folder)) or None
+    return replace(config, sandbox=sandbox, cwd=cwd, roots=roots, approval=approval,
+                   sampling=replace(config.sampling, auto_approve=False))
+
+
+def all_grants(servers: Mapping[str, ServerConfig], folder: Path) -> dict[str, list[str]]:
+    """Each project server that asks for something, with what it asks for."""
+    return {name: asked for name, config in sorted(servers.items()) if (asked := grants(config, folder))}
