@@ -73,6 +73,11 @@ class Home:
         """The pinned tool definitions (not a cache: removing it forgets what the user accepted)."""
         return self.root / "tool-pins.json"
 
+    @property
+    def chat_history(self) -> Path:
+        """What was typed at the chat prompt (private: people paste secrets there)."""
+        return self.root / "chat_history"
+
     def server_log(self, server: str) -> Path:
         return self.logs / f"mcp-{server}.log"
 

@@ -86,6 +86,17 @@ def interruptible() -> Iterator[Caught]:
             policy.scopes.remove((scope, caught))
 
 
+@contextlib.contextmanager
+def stops_the_command() -> Iterator[None]:
+    """A part of the work whose interruption ends the command, but only after the part's own
+    cleanup ran while everything around it still runs: a call interrupted here is cancelled on its
+    server (`notifications/cancelled`, `tasks/cancel`) over a live connection, not abandoned with it."""
+    with interruptible() as caught:
+        yield
+    if caught.hit:
+        raise Interrupted(caught.signum or signal.SIGINT)
+
+
 async def _listen(policy: _Policy, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
     with anyio.open_signal_receiver(*_SIGNALS) as signals:
         task_status.started()

@@ -46,6 +46,33 @@ def dotted(loc: Loc) -> str:
     return text
 
 
+def _valid(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def invalid_text_at(value: Any, loc: Loc = ()) -> Loc | None:
+    """Where in parsed JSON or YAML a key or a string is not valid Unicode (a lone surrogate, which
+    JSON's `\\ud800` escape lets through and no file or terminal can take), with that part shown
+    escaped; None when every text is valid."""
+    if isinstance(value, str):
+        return None if _valid(value) else loc
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and not _valid(key):
+                return (*loc, key.encode("utf-8", "backslashreplace").decode("ascii", "replace"))
+            if (found := invalid_text_at(item, (*loc, key if isinstance(key, str) else str(key)))) is not None:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            if (found := invalid_text_at(item, (*loc, index))) is not None:
+                return found
+    return None
+
+
 def shown(value: Any) -> str:
     """A value as an error message may show it: containers by kind, scalars short."""
     if isinstance(value, dict):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import stat
 import os
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,8 @@ def test_approval_form_and_sampling_are_asked_in_the_terminal(home: Home, script
 def test_slash_commands(home: Home, scripted_model: Any, tmp_path: Path) -> None:
     model = scripted_model([{"content": "first answer"}, {"content": "second answer"}])
     write_config(home, {"model": model_config(model), "mcp_servers": {"box": fast_entry()}})
+    home.chat_history.write_text("")  # as an older hermes left it
+    home.chat_history.chmod(0o644)
     child = _chat(home, tmp_path)
     _say(child, "/help")
     child.expect("/reload-mcp")
@@ -141,6 +144,9 @@ def test_slash_commands(home: Home, scripted_model: Any, tmp_path: Path) -> None
     child.expect("›")  # keys typed before the prompt is back could be lost
     child.sendeof()
     child.expect(pexpect.EOF)
+    # What was typed is the user's alone.
+    assert "hello again" in home.chat_history.read_text()
+    assert stat.S_IMODE(home.chat_history.stat().st_mode) == 0o600
 
 
 def test_untrusted_project_skills_are_offered_once_and_the_answer_is_kept(home: Home, scripted_model: Any,

@@ -51,6 +51,15 @@ def test_several_models_need_a_name_and_a_key_goes_by_reference(home: Home, scri
     assert all(r["authorization"] == f"Bearer {CANARY}" for r in model.requests())
 
 
+def test_a_model_name_that_is_not_text_is_never_offered_shown_or_saved(home: Home, scripted_model: Any) -> None:
+    model: ScriptedModel = scripted_model({"steps": [TOOL_CALL], "models": ["m\ud800", "bad\x1b]0;x\x07", "ok"]})
+    ran = hermes("model", "--base-url", model.url, "--no-try", home=home, env={"PYTHONIOENCODING": "utf-8"})
+    assert ran.returncode == 0, ran.stderr
+    assert ConfigStore(home).load().model.name == "ok"  # type: ignore[union-attr]
+    given = hermes("model", "--base-url", model.url, "--name", "x\udc80", home=home)
+    assert given.returncode == 2 and "--name is not valid text" in given.stderr and "unexpected" not in given.stderr
+
+
 def test_an_endpoint_that_is_not_there_is_one_sentence_and_nothing_is_written(home: Home) -> None:
     write_config(home, {"mcp_servers": {}})
     before = home.config.read_bytes()

@@ -141,6 +141,39 @@ def test_import_from_a_file_and_without_a_terminal(home: Home, tmp_path: Path) -
     assert "holds no MCP servers" in nothing.stderr
 
 
+def test_import_never_shows_a_secret_of_the_file_it_reads(home: Home, tmp_path: Path) -> None:
+    source = tmp_path / "servers.json"
+    source.write_text(json.dumps({"mcpServers": {
+        "gh": {"command": "npx", "args": ["-y", "gh-mcp", "--token", f"ghp_{CANARY}abcdefghij12"]},
+        "api": {"url": f"https://me:{CANARY}@api.example/mcp?api_key={CANARY}"},
+        "env": {"command": "srv", "env": {"API_KEY": "${API_KEY:-" + CANARY + "}"}},
+        "ftp": {"url": f"ftp://files.example/?token={CANARY}"}}}))
+    outputs = []
+    for extra in ((), ("--json",), ("--yes",)):
+        ran = hermes("mcp", "import", "--from", str(source), *extra, home=home)
+        outputs += [ran.stdout, ran.stderr]
+    listed = hermes("mcp", "list", home=home)
+    joined = "\n".join([*outputs, listed.stdout, listed.stderr])
+    assert "gh-mcp" in joined and "api.example" in joined and "API_KEY" in joined  # the rows are there
+    assert CANARY not in joined
+
+
+@pytest.mark.parametrize("servers", [
+    {"a\ud800b": {"command": "srv"}},
+    {"srv": {"command": "srv", "env": {"K": "v\udc80"}}},
+    {"srv": {"command": "s\ud800rv"}},
+])
+def test_import_refuses_a_file_with_text_that_is_not_unicode_and_writes_nothing(home: Home, tmp_path: Path,
+                                                                                  servers: dict[str, Any]) -> None:
+    source = tmp_path / ".mcp.json"
+    source.write_text(json.dumps({"mcpServers": servers}))  # escaped: \ud800 in the file's text
+    for extra in ((), ("--json",), ("--yes",)):
+        ran = hermes("mcp", "import", "--from", str(source), *extra, home=home)
+        assert ran.returncode == 2, ran.stderr
+        assert str(source) in ran.stderr and "not valid Unicode (a lone surrogate) at mcpServers." in ran.stderr
+        assert "unexpected error" not in ran.stderr and not home.config.exists()
+
+
 def test_get_enable_disable_logout_and_suggestions(home: Home) -> None:
     write_config(home, {"mcp_servers": {"files": fast_entry(env={"TOKEN": CANARY}),
                                         "web": {"url": f"https://u:{CANARY}@example.org/mcp",

@@ -93,3 +93,19 @@ def test_sigterm_stops_a_command_and_its_servers(home: Home, tmp_path: Path) -> 
     _, err = process.communicate(timeout=PATIENCE)
     assert process.returncode == 143 and "Traceback" not in err
     assert wait_for(lambda: _gone(server))
+
+
+def test_an_interrupted_call_is_cancelled_on_its_server_before_the_command_ends(home: Home, tmp_path: Path) -> None:
+    """The call stops on the signal while the session still runs, so its cancellation reaches the
+    server (`tasks/cancel` here), which an HTTP server's task would otherwise outlive hermes."""
+    marker = tmp_path / "task-cancelled"
+    write_config(home, {"mcp_servers": {"box": fast_entry(timeout=600, sandbox={"write": [str(tmp_path)]})}})
+    child = pexpect.spawn(PYTHON, ["-m", "hermes", "tools", "call", "mcp__box__endless_task", "--args",
+                                   f'{{"marker": "{marker}"}}'], env={**os.environ, "HERMES_HOME": str(home.root)},
+                          encoding="utf-8", timeout=PATIENCE)
+    child.expect("still going")  # the task runs on the server
+    child.kill(signal.SIGINT)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130, child.before
+    assert marker.read_text() == "cancelled"

@@ -148,3 +148,20 @@ def test_trusting_a_folder_for_its_skills_never_starts_its_servers(home: Home, t
     assert _rows(home)["proj"]["state"] == "untrusted"
     assert hermes("mcp", "trust", home=home).returncode == 0
     assert _rows(home)["proj"]["state"] == "enabled"
+
+
+def test_removing_a_project_entry_keeps_the_users_oauth_tokens_of_the_same_name(home: Home, tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    monkeypatch.chdir(repo)
+    for scope in ("user", "project"):
+        added = hermes("mcp", "add", "web", "--url", "https://mcp.example/mcp", "--scope", scope, home=home)
+        assert added.returncode == 0, added.stderr
+    home.tokens.mkdir(mode=0o700, exist_ok=True)
+    home.token_file("web").write_text('{"access_token": "t"}')
+    removed = hermes("mcp", "remove", "web", "--scope", "project", home=home)
+    assert removed.returncode == 0 and "its OAuth tokens are kept" in removed.stdout
+    assert home.token_file("web").exists()
+    last = hermes("mcp", "remove", "web", home=home)  # the last entry of that name takes them along
+    assert last.returncode == 0 and "and its OAuth tokens" in last.stdout and not home.token_file("web").exists()

@@ -204,11 +204,12 @@ async def completions(request: Request) -> Response:
     return StreamingResponse(stream(), media_type="text/event-stream")
 
 
-async def models(request: Request) -> JSONResponse:
-    """`GET /v1/models`: the script's "models" (default one, "scripted")."""
+async def models(request: Request) -> Response:
+    """`GET /v1/models`: the script's "models" (default one, "scripted"), as escaped JSON (a hostile
+    name such as a lone surrogate goes out as its `\\ud800` escape, as a real server may send it)."""
     names = LOADED.get("models", ["scripted"]) if isinstance(LOADED, dict) else ["scripted"]
-    return JSONResponse({"object": "list", "data": [{"id": n, "object": "model", "created": 0, "owned_by": "tests"}
-                                                    for n in names]})
+    body = {"object": "list", "data": [{"id": n, "object": "model", "created": 0, "owned_by": "tests"} for n in names]}
+    return Response(json.dumps(body), media_type="application/json")
 
 
 async def main() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import zipfile
 import stat
 from pathlib import Path
 
@@ -173,7 +174,7 @@ def test_the_cache_is_bounded_and_keeps_the_vectors_used_last(model: encoder.Sen
 
 
 @pytest.mark.parametrize("hostile", ["garbage", "wrong-shape", "pickle", "fifo", "symlink", "huge", "zip-bomb",
-                                     "not-finite"])
+                                     "not-finite", "forged-header"])
 def test_a_broken_cache_is_ignored_and_replaced_never_trusted(model: encoder.SentenceEncoder, tmp_path: Path,
                                                               hostile: str) -> None:
     path = tmp_path / "tool-vectors.npz"
@@ -194,6 +195,15 @@ def test_a_broken_cache_is_ignored_and_replaced_never_trusted(model: encoder.Sen
         poison[1] = np.inf
         poison[2] = 0.0
         np.savez(path, digests=np.frombuffer(b"".join(keys), np.uint8).reshape(3, 16), vectors=poison)
+    elif hostile == "forged-header":  # 200 bytes whose header claims 4 billion rows (60 GB)
+        def forged(dtype: str, width: int) -> bytes:
+            header = f"{{'descr': '{dtype}', 'fortran_order': False, 'shape': (4000000000, {width}), }}"
+            header += " " * (-(len(header) + 11) % 64) + "\n"
+            return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + b"\0" * 64
+
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.writestr("digests.npy", forged("|u1", 16))
+            archive.writestr("vectors.npy", forged("<f2", 384))
     elif hostile == "symlink":
         (tmp_path / "elsewhere.npz").write_bytes(b"")
         path.symlink_to(tmp_path / "elsewhere.npz")
@@ -204,7 +214,7 @@ def test_a_broken_cache_is_ignored_and_replaced_never_trusted(model: encoder.Sen
     found = Meaning(documents, lambda: model, VectorFile(path)).vectors()
     assert found is not None and found.shape == (3, model.dimensions) and np.isfinite(found).all()
     assert np.allclose(np.linalg.norm(found, axis=1), 1.0, atol=1e-3)
-    if hostile in ("garbage", "wrong-shape", "pickle", "huge", "zip-bomb", "not-finite"):
+    if hostile in ("garbage", "wrong-shape", "pickle", "huge", "zip-bomb", "not-finite", "forged-header"):
         assert len(VectorFile(path).read(model.dimensions)) == 3  # rewritten whole
 
 

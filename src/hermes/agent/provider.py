@@ -26,6 +26,7 @@ from hermes.config.agent_settings import ModelSettings
 from hermes.errors import HermesError
 from hermes.security.invisible import visible
 from hermes.security.redact import Redactor, mask_url
+from hermes.validation import invalid_text_at
 
 if TYPE_CHECKING:
     import openai
@@ -153,7 +154,10 @@ class Provider:
 
         try:
             page = await self._openai().models.list(timeout=min(self.settings.timeout, 20.0))
-            return sorted({str(m.id) for m in page.data if getattr(m, "id", None)})[:1000]
+            # A name that is not valid text (a lone surrogate) can be neither shown nor saved: a
+            # server's list is hostile input like any other.
+            names = {str(m.id) for m in page.data if getattr(m, "id", None)}
+            return sorted(n for n in names if invalid_text_at(n) is None and n.isprintable())[:1000]
         except openai.NotFoundError:
             raise ModelError(f"The endpoint {self.where} does not list its models (404 for /models): is this "
                              f"an OpenAI-compatible base URL ending in /v1?") from None

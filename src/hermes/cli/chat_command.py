@@ -12,6 +12,7 @@ import click
 from hermes.cli.options import json_option, platform_option, wait_option
 from hermes.cli.output import print_json, printable, say
 from hermes.errors import UsageError
+from hermes.files import PRIVATE_FILE, open_private_append
 from hermes.home import Home
 
 HELP = """Commands:
@@ -68,6 +69,7 @@ def chat_command(query: str | None, model: str | None, base_url: str | None, yes
 
 
 async def _one_shot(home: Home, options: Any, query: str, as_json: bool) -> int:
+    from hermes import interrupts
     from hermes.agent.chat import open_chat
     from hermes.agent.loop import Turn, TurnStopped
     from hermes.agent.provider import ModelError
@@ -79,7 +81,8 @@ async def _one_shot(home: Home, options: Any, query: str, as_json: bool) -> int:
         turn: Turn | None = None
         failure: str | None = None
         try:
-            turn = await chat.turn(query)
+            with interrupts.stops_the_command():  # its tool calls are cancelled on their servers first
+                turn = await chat.turn(query)
         except (ModelError, TurnStopped) as exc:
             failure = str(exc)
         redact = chat.session.redactor
@@ -133,8 +136,11 @@ async def _interactive(home: Home, options: Any) -> int:
             event.app.exit(exception=EOFError)
 
     home.ensure()
-    prompt: PromptSession[str] = PromptSession(history=FileHistory(str(home.root / "chat_history")),
-                                               key_bindings=bindings)
+    # prompt_toolkit would create the file with the umask's mode; what was typed (a pasted key
+    # among it) is the user's alone, also in a file an older hermes made 0644.
+    open_private_append(home.chat_history).close()
+    home.chat_history.chmod(PRIVATE_FILE)
+    prompt: PromptSession[str] = PromptSession(history=FileHistory(str(home.chat_history)), key_bindings=bindings)
     ui = TerminalUI()
     await _offer_trust(home, options.folder, prompt)
     say("Starting the MCP servers…", err=True)

@@ -23,7 +23,7 @@ from hermes.config.model import HermesConfig, ServerConfig
 from hermes.config.store import ConfigStore
 from hermes.errors import NoSuchServer, UsageError
 from hermes.home import Home
-from hermes.security.redact import mask_url
+from hermes.security.redact import mask_url, shown_command
 from hermes.validation import http_url_problem, suggestion
 
 if TYPE_CHECKING:
@@ -234,8 +234,16 @@ def remove_command(name: str, scope: str) -> None:
     with store.edit() as doc:
         remove_server(doc, name)
     edit.done()
+    from hermes.config.project import load_project
     from hermes.mcp.oauth.storage import delete_tokens
+    from hermes.session.servers import configured_servers
 
+    # Tokens are kept by server name: while another scope still has a server of that name, they are its.
+    still = configured_servers(home, ConfigStore(home).load(), load_project(home, Path.cwd())).get(name)
+    if still is not None and home.has_tokens(name):
+        say(f"Removed MCP server '{name}'; its OAuth tokens are kept: the {still.source} server '{name}' "
+            f"still uses them.")
+        return
     removed = delete_tokens(home, name)
     say(f"Removed MCP server '{name}'" + (" and its OAuth tokens." if removed else "."))
 
@@ -271,7 +279,7 @@ def selection(entry: ServerConfig) -> str:
 def _target(entry: ServerConfig) -> str:
     """What the server runs or where it lives, as configured (`${VAR}` unresolved, URL secrets masked)."""
     if entry.command:
-        return " ".join([entry.command, *entry.args])
+        return shown_command(entry.command, entry.args)
     return mask_url(entry.url or "")
 
 

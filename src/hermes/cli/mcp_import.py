@@ -22,6 +22,7 @@ from hermes.cli.output import print_json, print_table, say
 from hermes.config.store import ConfigStore
 from hermes.errors import HermesError, UsageError
 from hermes.home import Home
+from hermes.security.redact import mask_url, shown_command
 
 if TYPE_CHECKING:  # the readers load only when `import` runs
     from hermes.config.client_json import Translated
@@ -41,7 +42,8 @@ class Candidate:
 
     def row(self) -> dict[str, Any]:
         entry = self.translated.entry if self.translated else {}
-        target = entry.get("url") or " ".join([entry.get("command", ""), *entry.get("args", [])]).strip()
+        target = mask_url(entry["url"]) if entry.get("url") else \
+            shown_command(entry.get("command", ""), entry.get("args", []))
         return {"client": self.found.client, "file": str(self.found.path), "name": self.name,
                 "original_name": self.found.name, "target": target, "skip": self.skip,
                 "secrets": sorted(self.translated.secrets) if self.translated else [], "notes": self.notes}
@@ -167,6 +169,8 @@ def import_command(source: Path | None, yes: bool, as_json: bool) -> None:
     """Import MCP servers from Claude Desktop, Claude Code, Cursor, VS Code and Goose."""
     home = Home.from_env()
     candidates, problems = gather(home, source)
+    if source is not None and problems:
+        raise UsageError(problems[0])  # the one file the user named cannot be used: nothing is written
     for problem in problems:
         say(f"warning: {problem}", err=True)
     addable = [c for c in candidates if c.skip is None]

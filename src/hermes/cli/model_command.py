@@ -17,7 +17,7 @@ from hermes import interrupts
 from hermes.cli.output import say
 from hermes.errors import HermesError, UsageError
 from hermes.home import Home
-from hermes.validation import http_url_problem
+from hermes.validation import http_url_problem, invalid_text_at
 
 
 @click.command("model")
@@ -28,6 +28,9 @@ from hermes.validation import http_url_problem
 def model_command(base_url: str | None, name: str | None, key_variable: str | None, no_try: bool) -> None:
     """Set up the model for `hermes chat`: pick the server and model, check that they answer."""
     home = Home.from_env()
+    for option, given in (("--name", name), ("--base-url", base_url), ("--api-key-env", key_variable)):
+        if given is not None and (invalid_text_at(given) is not None or not given.isprintable()):
+            raise UsageError(f"{option} is not valid text (a control character or a lone surrogate).")
     interactive = base_url is None
     if interactive and not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("Without a terminal, give the endpoint: `hermes model --base-url URL [--name MODEL]`.")

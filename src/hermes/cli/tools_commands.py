@@ -107,7 +107,7 @@ def call_command(name: str, raw_args: str, yes: bool, platform: str | None, as_j
             tool = session.surface().tools.get(name)
             if tool is not None:
                 missing_arguments(tool.input_schema, arguments, name)
-            with progress_reporter(name) as on_progress:
+            with progress_reporter(name) as on_progress, interrupts.stops_the_command():
                 result = await session.call(name, arguments, on_progress=on_progress)
             snapshot = session.snapshots().get(tool.server) if tool is not None else None
             return result, snapshot.denials if snapshot is not None else ()

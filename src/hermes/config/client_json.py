@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hermes.errors import UsageError
+from hermes.security.redact import mask_url
 
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASS(WORD)?|AUTH|CREDENTIAL|PAT|PRIVATE|COOKIE|SESSION)", re.I)
 _SECRET_SHAPE = re.compile(r"^(ghp_|gho_|github_pat_|sk-|xox[abpr]-|glpat-|AKIA|eyJ)|^[A-Za-z0-9_\-]{32,}$")
@@ -59,8 +60,9 @@ def _placeholders(value: str, server: str, notes: list[str]) -> str:
         return f"${{{name}}}"
 
     def without_default(match: re.Match[str]) -> str:
-        notes.append(f"{server}: {match.group(0)} became ${{{match.group(1)}}} (hermes has no defaults in "
-                     f"${{...}}); set {match.group(1)} in .env")
+        # The default itself is not repeated: it is as likely a credential as any value.
+        notes.append(f"{server}: ${{{match.group(1)}:-…}} became ${{{match.group(1)}}} (hermes has no defaults in "
+                     f"${{...}}, so its default was not kept); set {match.group(1)} in .env")
         return f"${{{match.group(1)}}}"
 
     return _DEFAULTED.sub(without_default, _INPUT.sub(from_input, value))
@@ -113,7 +115,7 @@ def translate(server: str, data: Any, *, move_secrets: bool = True) -> Translate
         filled = _placeholders(url, server, notes)
         problem = None if "${" in filled else http_url_problem(filled)
         if problem:
-            raise UsageError(f"Server '{server}': url {problem} (got {url!r}).")
+            raise UsageError(f"Server '{server}': url {problem} (got {mask_url(url)!r}).")
         entry["url"] = filled
         headers = _text_map(data.get("headers") or {}, f"'{server}'.headers")
         if headers:

@@ -18,6 +18,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from hermes.files import read_text_bounded
+from hermes.validation import dotted, invalid_text_at
 
 MAX_CLIENT_FILE = 8 * 1024 * 1024  # ~/.claude.json grows with history; still, nothing like this
 
@@ -62,6 +63,14 @@ def client_files(user_home: Path, cwd: Path, platform: str, appdata: Path | None
 
 
 def _load(path: Path) -> Any:
+    data = _parse(path)
+    where = invalid_text_at(data)
+    if where is not None:
+        raise ValueError(f"holds text that is not valid Unicode (a lone surrogate) at {dotted(where) or 'the top'}")
+    return data
+
+
+def _parse(path: Path) -> Any:
     text = read_text_bounded(path, MAX_CLIENT_FILE)
     if path.suffix in (".yaml", ".yml"):
         try:

@@ -27,6 +27,7 @@ from hermes.security.credentials import (
     name_says_secret,
     placeholder,
     plain_value,
+    secret_setting,
     token_like,
 )
 
@@ -228,6 +229,17 @@ def mask_url(url: str) -> str:
 
     query = "&".join(shown(pair) for pair in parts.query.split("&") if pair)
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def shown_command(command: str, args: list[str] | tuple[str, ...]) -> str:
+    """A server's command line as listings show it: credentials among its arguments hidden, also
+    the value after an option that names one (`--token VALUE`, `--api-key VALUE`)."""
+    shown = []
+    for previous, arg in zip(("", *args), args, strict=False):
+        option = previous.lstrip("-")
+        secret = previous.startswith("-") and "=" not in previous and secret_setting(option, arg)
+        shown.append(REDACTED if secret else arg)
+    return redact_shapes(" ".join([command, *shown]).strip())
 
 
 def credential_parts(value: str) -> list[str]:

@@ -19,7 +19,7 @@ import zipfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hermes.files import TooLarge, UnreadableFile, atomic_write, file_lock, read_bounded
 from hermes.tools.search import BLEND_DEPTH, Closeness, Document, name_words
@@ -65,6 +65,20 @@ def digest(text: str) -> bytes:
     return hashlib.sha256(MODEL_ID + b"\0" + text.encode("utf-8", "surrogatepass")).digest()[:_DIGEST]
 
 
+def _header_fits(members: zipfile.ZipFile, name: str, dtype: Any, width: int, stored: int) -> bool:
+    """Whether the `.npy` member `name` declares a C-ordered `dtype` array `width` wide whose data
+    fits in the `stored` bytes the member really has."""
+    from numpy.lib import format as npy
+
+    with members.open(name) as member:
+        version = npy.read_magic(member)
+        read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+        shape, fortran, declared = read_header(member, max_header_size=_NPY_HEADER)
+        header = member.tell()
+    return (declared == dtype and not fortran and len(shape) == 2 and shape[1] == width
+            and 0 <= shape[0] <= MAX_KEPT and shape[0] * width * dtype.itemsize <= stored - header)
+
+
 class VectorFile:
     """The on-disk cache: digests and their vectors, most recently used first."""
 
@@ -86,13 +100,21 @@ class VectorFile:
             # otherwise unpack into gigabytes.
             with zipfile.ZipFile(io.BytesIO(data)) as members:
                 sizes = {info.filename: info.file_size for info in members.infolist()}
-            caps = {"digests.npy": MAX_KEPT * _DIGEST, "vectors.npy": MAX_KEPT * dimensions * 2}
-            if any(sizes.get(name, 0) > cap + _NPY_HEADER for name, cap in caps.items()):
-                log.info("ignoring the tool-vector cache %s: more than %d vectors", self.path, MAX_KEPT)
-                return {}
+                caps = {"digests.npy": MAX_KEPT * _DIGEST, "vectors.npy": MAX_KEPT * dimensions * 2}
+                if any(sizes.get(name, 0) > cap + _NPY_HEADER for name, cap in caps.items()):
+                    log.info("ignoring the tool-vector cache %s: more than %d vectors", self.path, MAX_KEPT)
+                    return {}
+                # Each array's header, before NumPy allocates what it claims: a forged shape of
+                # billions of rows in a 200-byte member would otherwise ask for gigabytes.
+                expected = {"digests.npy": (np.dtype(np.uint8), _DIGEST),
+                            "vectors.npy": (np.dtype(np.float16), dimensions)}
+                if not all(_header_fits(members, name, dtype, width, sizes.get(name, 0))
+                           for name, (dtype, width) in expected.items()):
+                    log.info("ignoring the tool-vector cache %s: arrays of an unexpected shape", self.path)
+                    return {}
             with np.load(io.BytesIO(data), allow_pickle=False) as archive:
                 digests, vectors = archive["digests"], archive["vectors"]
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError, MemoryError) as exc:
             log.info("ignoring the tool-vector cache %s: not a vector archive (%s)", self.path, exc)
             return {}
         if (digests.dtype != np.uint8 or vectors.dtype != np.float16 or digests.ndim != 2 or vectors.ndim != 2
