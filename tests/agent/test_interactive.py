@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import stat
 import os
+import stat
 from pathlib import Path
 from typing import Any
 

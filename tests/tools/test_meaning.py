@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-import zipfile
 import stat
+import zipfile
 from pathlib import Path
 
 import numpy as np
