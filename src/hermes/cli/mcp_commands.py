@@ -15,6 +15,7 @@ from hermes.cli.completion import complete_servers
 from hermes.cli.mcp_config_commands import COMMANDS, pairs, require_server
 from hermes.cli.mcp_get_command import get_command
 from hermes.cli.mcp_import import import_command
+from hermes.cli.mcp_trust_command import trust_command
 from hermes.cli.options import json_option, platform_option, wait_option
 from hermes.cli.output import print_json, print_table, say
 from hermes.cli.progress import progress
@@ -35,7 +36,7 @@ def mcp_group(ctx: click.Context) -> None:
         sys.exit(run_picker(Home.from_env()))
 
 
-for _command in (*COMMANDS, get_command, import_command):
+for _command in (*COMMANDS, get_command, import_command, trust_command):
     mcp_group.add_command(_command)
 
 
