@@ -6,19 +6,21 @@ Only commands that connect import the session (and with it the `mcp` SDK); `--he
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from hermes.cli.completion import complete_servers
-from hermes.cli.mcp_config_commands import COMMANDS, pairs, require_server
+from hermes.cli.mcp_config_commands import COMMANDS, pairs, require_server, scope_option
 from hermes.cli.mcp_get_command import get_command
 from hermes.cli.mcp_import import import_command
 from hermes.cli.mcp_trust_command import trust_command
 from hermes.cli.options import json_option, platform_option, wait_option
 from hermes.cli.output import print_json, print_table, say
 from hermes.cli.progress import progress
+from hermes.cli.sandbox_options import grant_sandbox_paths, sandbox_path_options
 from hermes.errors import UsageError
 from hermes.home import Home
 
@@ -118,7 +120,7 @@ def test_command(name: str, as_json: bool) -> None:
         say(f"{name}: {report.state}: {report.reason}", fg="red")
         if report.stderr_tail:
             say("Last lines of the server's stderr:")
-            for line in report.stderr_tail.splitlines():
+            for line in _without_stack_frames(report.stderr_tail.splitlines(), name):
                 say(f"  {line}")
             from hermes.tools.unavailable import npx_cache_advice
 
@@ -129,21 +131,55 @@ def test_command(name: str, as_json: bool) -> None:
     sys.exit(0 if report.ok else 1)
 
 
+# A line of a Node or Python stack trace: what the log keeps, not what a person needs to read here.
+_STACK_FRAME = re.compile(r"^\s+at .*(?::\d+:\d+\)?|<anonymous>\)?)\s*\{?$|^\s+File \".*\", line \d+")
+
+
+# What a program says when a file or a module is not where it looked: in a sandbox, maybe hidden.
+_MISSING = re.compile(r"No such file|not found|Cannot find|ModuleNotFoundError|No module named|ENOENT|EACCES|"
+                      r"Permission denied", re.IGNORECASE)
+
+
+def _without_stack_frames(lines: list[str], name: str) -> list[str]:
+    shown: list[str] = []
+    frames = 0
+    for line in [*lines, ""]:
+        if _STACK_FRAME.match(line):
+            frames += 1
+            continue
+        if frames:
+            shown.append(f"  … {frames} stack frames (the whole trace is in logs/mcp-{name}.log)")
+            frames = 0
+        if line:
+            shown.append(line)
+    return shown
+
+
 def _sandbox_lines(report: ProbeReport) -> None:
     if report.sandbox:
         say(f"sandbox: {report.sandbox}", fg="yellow" if report.sandbox.startswith("unavailable") else None)
     for denial in report.denials:
         say(f"sandbox denied: {denial}", fg="yellow")
+    if not report.ok and report.sandbox.startswith("on") and not report.denials and _MISSING.search(report.stderr_tail):
+        # Nothing the server said names a refusal, yet it failed in a sandbox: say where to look.
+        say(f"It ran in its sandbox: `hermes mcp get {report.name}` shows what it shares; if it needs a folder "
+            f"the sandbox does not share, add it with `hermes mcp configure {report.name} --sandbox-read FOLDER`.")
 
 
 @mcp_group.command("configure")
 @click.argument("name", shell_complete=complete_servers)
-def configure_command(name: str) -> None:
-    """Choose a server's tools in a checklist (writes tools.include)."""
-    from hermes.cli.configure import configure_tools
-
+@sandbox_path_options
+@scope_option
+def configure_command(name: str, sandbox_read: tuple[str, ...], sandbox_write: tuple[str, ...], scope: str) -> None:
+    """Choose a server's tools in a checklist (writes tools.include), or, with --sandbox-read or
+    --sandbox-write, let its sandbox share more folders (written to its entry's sandbox.read/write)."""
     home = Home.from_env()
     require_server(home, name)
+    if sandbox_read or sandbox_write:
+        grant_sandbox_paths(name, scope, sandbox_read, sandbox_write)
+        return
+    from hermes.cli.configure import configure_tools
+
     sys.exit(configure_tools(home, name))
 
 

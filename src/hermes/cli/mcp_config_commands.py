@@ -17,6 +17,7 @@ import click
 from hermes.cli.completion import complete_servers
 from hermes.cli.options import json_option
 from hermes.cli.output import print_json, print_table, say
+from hermes.cli.sandbox_options import sandbox_path_options, sandbox_paths
 from hermes.config.edit import add_server, remove_server, set_server_enabled
 from hermes.config.model import HermesConfig, ServerConfig
 from hermes.config.store import ConfigStore
@@ -71,7 +72,7 @@ class ProjectEdit:
             say(f"The project config is not trusted; run `hermes mcp trust {self.folder}` to use its servers.")
 
 
-def _edited(home: Home, scope: str) -> tuple[ConfigStore, ProjectEdit]:
+def edited(home: Home, scope: str) -> tuple[ConfigStore, ProjectEdit]:
     store = store_for(home, scope)
     return store, ProjectEdit(home, store)
 
@@ -82,7 +83,7 @@ def _add_entry(home: Home, scope: str, name: str, entry: dict[str, Any], secrets
     from hermes.config.dotenv import secrets_to_dotenv
     from hermes.config.transaction import edit_transaction
 
-    store, edit = _edited(home, scope)
+    store, edit = edited(home, scope)
     if secrets:
         home.ensure()
     with edit_transaction(home, store.path):  # nothing half-done: .env goes back to what it was
@@ -118,11 +119,13 @@ def _looks_like_a_command_line(command: str) -> bool:
 @click.option("--connect-timeout", type=float, help="Seconds to start and handshake (default 60).")
 @click.option("--disabled", is_flag=True, help="Add the server switched off.")
 @click.option("--replace", is_flag=True, help="Overwrite an existing server of that name.")
+@sandbox_path_options
 @scope_option
 def add_command(name: str, command_line: tuple[str, ...], command: str | None, args: tuple[str, ...],
                 env: tuple[str, ...], cwd: str | None, url: str | None, headers: tuple[str, ...],
                 transport: str | None, auth: str | None, timeout: float | None, connect_timeout: float | None,
-                disabled: bool, replace: bool, scope: str) -> None:
+                disabled: bool, replace: bool, sandbox_read: tuple[str, ...], sandbox_write: tuple[str, ...],
+                scope: str) -> None:
     """Add a server: `hermes mcp add NAME -- COMMAND [ARGS]...` (stdio) or `hermes mcp add NAME --url URL`.
 
     Everything after `--` is the command and its arguments, exactly as typed.
@@ -163,8 +166,9 @@ def add_command(name: str, command_line: tuple[str, ...], command: str | None, a
             data["cwd"] = cwd
     else:
         assert url is not None
-        if args or env or cwd:
-            raise UsageError("--args, --env and --cwd are for stdio servers (a command after --).")
+        if args or env or cwd or sandbox_read or sandbox_write:
+            raise UsageError("--args, --env, --cwd and --sandbox-read/--sandbox-write are for stdio servers "
+                             "(a command after --).")
         problem = None if "${" in url else http_url_problem(url)
         if problem:
             raise UsageError(f"--url {problem} (got '{mask_url(url)}').")
@@ -186,6 +190,10 @@ def add_command(name: str, command_line: tuple[str, ...], command: str | None, a
         entry["connect_timeout"] = connect_timeout
     if disabled:
         entry["enabled"] = False
+    if sandbox_read or sandbox_write:
+        entry["sandbox"] = {key: paths for key, paths in (("read", sandbox_paths("--sandbox-read", sandbox_read)),
+                                                          ("write", sandbox_paths("--sandbox-write", sandbox_write)))
+                            if paths}
     store = _add_entry(Home.from_env(), scope, name, entry, translated.secrets, replace=replace)
     say(f"Added MCP server '{name}' to {store.path}.")
 
@@ -216,7 +224,7 @@ def add_json_command(name: str, json_text: str, replace: bool, scope: str) -> No
 def remove_command(name: str, scope: str) -> None:
     """Remove a server (and its OAuth tokens)."""
     home = Home.from_env()
-    store, edit = _edited(home, scope)
+    store, edit = edited(home, scope)
     config = store.load()
     if name not in config.mcp_servers:
         from hermes.config.project import load_project
@@ -353,7 +361,7 @@ def list_command(as_json: bool) -> None:
 
 def _set_enabled(name: str, enabled: bool, scope: str) -> None:
     home = Home.from_env()
-    store, edit = _edited(home, scope)
+    store, edit = edited(home, scope)
     if name not in store.load().mcp_servers:
         names = list(store.load().mcp_servers)
         if name in known_names(home):

@@ -113,3 +113,20 @@ def set_model_endpoint(doc: CommentedMap, base_url: str, name: str, api_key: str
         model["api_key"] = api_key
     elif "api_key" in model:
         del model["api_key"]
+
+
+def add_sandbox_paths(doc: CommentedMap, name: str, read: list[str], write: list[str]) -> None:
+    """Add folders to a server's `sandbox.read` / `sandbox.write` (each once; the rest kept as it is)."""
+    servers = _servers(doc, create=False)
+    if name not in servers:
+        raise NoSuchServer(name)
+    entry = servers[name]
+    current = entry.get("sandbox")
+    if current is False or (isinstance(current, str) and current.lower() == "off"):
+        raise UsageError(f"MCP server '{name}' runs without a sandbox (sandbox: off); it needs no folders granted.")
+    sandbox = _child(entry, "sandbox", CommentedMap)
+    for key, paths in (("read", read), ("write", write)):
+        if paths:
+            listed = _child(sandbox, key, CommentedSeq)
+            listed.fa.set_flow_style()
+            listed.extend(path for path in dict.fromkeys(paths) if path not in listed)

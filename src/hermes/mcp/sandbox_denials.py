@@ -25,6 +25,10 @@ _PATH = re.compile(r"(?<![\w:/.])(/[^\s'\"`,;)\]}]+|~/[^\s'\"`,;)\]}]+)")
 _ADDRESS = re.compile(r"(?<![\w.])(\d{1,3}(?:\.\d{1,3}){3}|\[[0-9A-Fa-f:]+\]|localhost|"
                       r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})(?::(\d{1,5}))?")
 _LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+# Node cannot load a package or a file: `Cannot find package 'x' imported from /a/b.js`,
+# `Cannot find module '/a/c.js'` (ESM and CommonJS, `code: 'ERR_MODULE_NOT_FOUND'` on its own line).
+_NODE_PACKAGE = re.compile(r"Cannot find (?:package|module) '((?:@[\w.-]+/)?[\w.-]+)[^']*' (?:imported )?from (/\S+)")
+_NODE_FILE = re.compile(r"Cannot find module '(/[^']+)'")
 _MAX_SEEN = 50
 _MAX_TEXT = 64 * 1024
 
@@ -49,6 +53,9 @@ class DenialWatch:
         return found
 
     def _explain(self, line: str) -> str | None:
+        loaded = self._unloadable(line)
+        if loaded is not None:
+            return loaded
         if _WRITE.search(line):
             for path in self._paths(line):
                 exists = os.path.lexists(path) or os.path.lexists(os.path.dirname(path))
@@ -78,6 +85,28 @@ class DenialWatch:
         if self.plan.network is not Network.ALL and _NETWORK.search(line):
             return self._network(line)
         return None
+
+    def _unloadable(self, line: str) -> str | None:
+        """Code a program could not load because the sandbox hides where it is on the host."""
+        found: str | None = None
+        file = _NODE_FILE.search(line)
+        if file is not None and os.path.exists(file.group(1)) and not self.plan.visible(file.group(1)):
+            found = os.path.dirname(file.group(1))
+        package = _NODE_PACKAGE.search(line)
+        if found is None and package is not None:
+            name, importer = package.group(1), package.group(2)
+            folder = os.path.dirname(importer)
+            while folder not in ("/", ""):
+                modules = os.path.join(folder, "node_modules")
+                if os.path.isdir(os.path.join(modules, name)):
+                    found = modules if not self.plan.visible(os.path.join(modules, name)) else None
+                    break
+                folder = os.path.dirname(folder)
+        if found is None:
+            return None
+        return (f"server '{self.server}' could not load code from {self._show(found)}, which its sandbox hides; "
+                f"allow it with `hermes mcp configure {self.server} --sandbox-read {self._show(found)}` "
+                f"(`sandbox: {{read: [{self._show(found)}]}}` in its config entry)")
 
     def _network(self, line: str) -> str | None:
         refused = "ECONNREFUSED" in line or "Connection refused" in line
