@@ -139,7 +139,8 @@ def test_code_the_sandbox_hides_is_named_with_the_setting_that_fixes_it(home: Ho
     (app / "main.cjs").write_text(
         f"const lib = require([{json.dumps(str(library))}, 'helper.cjs'].join('/'));\n"
         f"import({json.dumps((layouts.npm.package('server-everything') / 'dist' / 'index.js').as_uri())});\n")
-    write_config(home, {"mcp_servers": {"app": {"command": layouts.npm.node, "args": [str(app / "main.cjs"), "stdio"]}}})
+    entry = {"command": layouts.npm.node, "args": [str(app / "main.cjs"), "stdio"]}
+    write_config(home, {"mcp_servers": {"app": entry}})
     failed = hermes("mcp", "test", "app", home=home)
     assert failed.returncode == 1
     assert f"could not load code from {library}, which its sandbox hides; allow it with `hermes mcp configure app " \
