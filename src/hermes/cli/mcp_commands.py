@@ -160,7 +160,8 @@ def _sandbox_lines(report: ProbeReport) -> None:
         say(f"sandbox: {report.sandbox}", fg="yellow" if report.sandbox.startswith("unavailable") else None)
     for denial in report.denials:
         say(f"sandbox denied: {denial}", fg="yellow")
-    if not report.ok and report.sandbox.startswith("on") and not report.denials and _MISSING.search(report.stderr_tail):
+    if not report.ok and report.sandbox.startswith("on") and not report.denials \
+            and _MISSING.search(report.stderr_tail or ""):
         # Nothing the server said names a refusal, yet it failed in a sandbox: say where to look.
         say(f"It ran in its sandbox: `hermes mcp get {report.name}` shows what it shares; if it needs a folder "
             f"the sandbox does not share, add it with `hermes mcp configure {report.name} --sandbox-read FOLDER`.")
