@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -20,7 +21,7 @@ from hermes.cli.mcp_trust_command import trust_command
 from hermes.cli.options import json_option, platform_option, wait_option
 from hermes.cli.output import print_json, print_table, say
 from hermes.cli.progress import progress
-from hermes.cli.sandbox_options import grant_sandbox_paths, sandbox_path_options
+from hermes.cli.sandbox_options import sandbox_path_options, sandbox_paths
 from hermes.errors import UsageError
 from hermes.home import Home
 
@@ -182,6 +183,25 @@ def configure_command(name: str, sandbox_read: tuple[str, ...], sandbox_write: t
     from hermes.cli.configure import configure_tools
 
     sys.exit(configure_tools(home, name))
+
+
+def grant_sandbox_paths(name: str, scope: str, read: tuple[str, ...], write: tuple[str, ...]) -> None:
+    """`hermes mcp configure NAME --sandbox-read/--sandbox-write`: add them to the entry in `scope`'s file."""
+    from hermes.cli.mcp_config_commands import edited, reload_running
+    from hermes.config.edit import add_sandbox_paths
+
+    home = Home.from_env()
+    readable, writable = sandbox_paths("--sandbox-read", read), sandbox_paths("--sandbox-write", write)
+    store, edit = edited(home, scope)
+    if name not in store.load().mcp_servers:
+        raise UsageError(f"MCP server '{name}' is not in the {scope} config ({Path(store.path)}); see "
+                         f"`hermes mcp list` for its scope and add --scope.")
+    with store.edit() as doc:
+        add_sandbox_paths(doc, name, readable, writable)
+    edit.done()
+    granted = [f"read {p}" for p in readable] + [f"write {p}" for p in writable]
+    say(f"MCP server '{name}' may now {', '.join(granted)} inside its sandbox ({store.path}).")
+    reload_running(home)
 
 
 @mcp_group.command("status")

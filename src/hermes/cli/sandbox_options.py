@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -37,24 +36,3 @@ def sandbox_paths(option: str, values: tuple[str, ...]) -> list[str]:
     except Invalid as exc:
         raise UsageError(f"{option} {exc.rule}.") from None
     return paths
-
-
-def grant_sandbox_paths(name: str, scope: str, read: tuple[str, ...], write: tuple[str, ...]) -> None:
-    """`hermes mcp configure NAME --sandbox-read/--sandbox-write`: add them to the entry in `scope`'s file."""
-    from hermes.cli.mcp_config_commands import edited, reload_running
-    from hermes.cli.output import say
-    from hermes.config.edit import add_sandbox_paths
-    from hermes.home import Home
-
-    home = Home.from_env()
-    readable, writable = sandbox_paths("--sandbox-read", read), sandbox_paths("--sandbox-write", write)
-    store, edit = edited(home, scope)
-    if name not in store.load().mcp_servers:
-        raise UsageError(f"MCP server '{name}' is not in the {scope} config ({Path(store.path)}); see "
-                         f"`hermes mcp list` for its scope and add --scope.")
-    with store.edit() as doc:
-        add_sandbox_paths(doc, name, readable, writable)
-    edit.done()
-    granted = [f"read {p}" for p in readable] + [f"write {p}" for p in writable]
-    say(f"MCP server '{name}' may now {', '.join(granted)} inside its sandbox ({store.path}).")
-    reload_running(home)
