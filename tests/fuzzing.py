@@ -33,7 +33,9 @@ from hermes.plugins.manifest import load_plugin
 SCALARS: list[Any] = [None, True, False, 0, -1, 1, 2**31, 2**64, 1.5, float("nan"), float("inf"), "", "x", "..",
                       "/", "~", "%APPDATA%/x", "$HOME/x", "${X}", "http://127.0.0.1:1/mcp", "https://[oops",
                       "ftp://h", "\x00", "é", "a" * 300, "*", "/*/*/*", "-y", "stdio", "sse", "http", "oauth",
-                      "server_json", "none", "static", "plist", "dpkg", "executable", "bundle", "5.1", "1.0-beta"]
+                      "server_json", "none", "static", "plist", "dpkg", "executable", "bundle", "5.1", "1.0-beta",
+                      "\ud800", "a\udc80b", "\u202e", "\U000e0041", "../..", "~/.ssh", "${HOME}/.ssh", "off",
+                      "/tmp", "--token=ghp_" + "a1B2" * 6]
 
 
 @dataclass(eq=False)  # compared (and cached) by identity: one strategy per vocabulary
@@ -89,7 +91,8 @@ CONFIG = Vocabulary(
     ["mcp_servers", "platform_toolsets", "mcp", "plugins", "model", "command", "args", "env", "cwd", "url", "headers",
      "transport", "auth", "oauth", "enabled", "timeout", "connect_timeout", "tools", "include", "exclude",
      "resources", "prompts", "client", "stdio_servers", "client_id", "client_secret", "scope", "redirect_port",
-     "box", "web", "cli"],
+     "box", "web", "cli", "sandbox", "read", "write", "network", "ports", "roots", "approval", "allow", "ask",
+     "sampling", "auto_approve"],
     [{"mcp_servers": {"box": {"command": "npx", "args": ["-y", "pkg"], "env": {"K": "${K}"},
                               "tools": {"include": ["a*"]}},
                       "web": {"url": "https://h/mcp", "headers": {"A": "B"}, "auth": "oauth",
@@ -238,7 +241,80 @@ def _feed_client_file(case: bytes, scratch: Path) -> None:
             translate(server.name, server.data)
 
 
+def _feed_project(case: bytes, scratch: Path) -> None:
+    """A project's `.hermes/config.yaml`: what it asks beyond its folder, confined until granted."""
+    from hermes.config.project import load_project
+    from hermes.home import Home
+
+    project = Path(tempfile.mkdtemp(prefix="project-", dir=scratch))
+    (project / ".hermes").mkdir()
+    (project / ".hermes" / "config.yaml").write_bytes(case)
+    home = Home(scratch / "home")
+    home.root.mkdir(exist_ok=True)
+    loaded = load_project(home, project)
+    assert loaded is not None and set(loaded.asks) <= set(loaded.servers)
+
+
+# Server and model text: stderr lines, failed calls' text, names, arguments.
+_SERVER_WORDS = ["Cannot find package '", "Cannot find module '", "' imported from ", "/tmp/x/node_modules/a.js",
+                 "ENOENT", "EROFS", "Read-only file system", "Permission denied", "ECONNREFUSED 127.0.0.1:", "9",
+                 "Authorization: Bearer ", "Basic ", "sk-live_", "token=", "password: ", "\x1b]0;", "\u200d",
+                 "\ufe0f", "\U000e0067", "🏴", "\ud800", "\n", " ", "~/.ssh/id_ed25519", "@scope/pkg", "x" * 100]
+_SERVER_TEXT = st.lists(st.sampled_from(_SERVER_WORDS) | st.text(max_size=20), max_size=40).map("".join) | \
+    st.binary(max_size=300).map(lambda b: b.decode("utf-8", "surrogateescape"))
+
+
+def _feed_server_text(case: str, scratch: Path) -> None:
+    from hermes.config.sandbox import SandboxSettings
+    from hermes.mcp.sandbox import plan
+    from hermes.mcp.sandbox_denials import DenialWatch
+    from hermes.security.invisible import one_line, visible
+    from hermes.security.redact import Redactor, shown_command
+
+    sandbox = plan("/bin/sh", [], env={"HOME": str(scratch), "PATH": "/usr/bin"}, cwd=str(scratch),
+                   configured_cwd=False, roots=(), settings=SandboxSettings(), hermes_home=str(scratch / "h"))
+    DenialWatch("box", sandbox).observe(case)
+    shown = visible(case)
+    assert visible(shown) == shown
+    one_line(case)
+    Redactor([case[:12]])(case)
+    shown_command(case, case.split(" "))
+
+
+def _feed_vector_cache(case: bytes, scratch: Path) -> None:
+    from hermes.tools.vectors import VectorFile
+
+    path = scratch / "tool-vectors.npz"
+    path.write_bytes(case)
+    found = VectorFile(path).read(8)
+    assert all(len(v) == 8 for v in found.values())
+
+
+def _vector_files() -> st.SearchStrategy[bytes]:
+    """Archives of two `.npy` members whose headers claim any dtype and shape, over little data."""
+    import io
+    import zipfile
+
+    def archive(parts: tuple[str, str, int, int, int]) -> bytes:
+        descr, other, rows, width, data = parts
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as members:
+            for name, dtype, columns in (("digests.npy", other, 16), ("vectors.npy", descr, width)):
+                header = f"{{'descr': '{dtype}', 'fortran_order': False, 'shape': ({rows}, {columns}), }}"
+                header += " " * (-(len(header) + 11) % 64) + "\n"
+                members.writestr(name, b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode()
+                                 + b"\0" * data)
+        return buffer.getvalue()
+
+    dtypes = st.sampled_from(["<f2", "|u1", "<f8", "|O", "<U3", "x"])
+    return st.binary(max_size=300) | st.tuples(dtypes, dtypes, st.integers(-2, 2**40), st.integers(-1, 20),
+                                               st.integers(0, 4096)).map(archive)
+
+
 READERS: dict[str, Reader] = {
+    "project config": Reader(_config_files(), _feed_project),
+    "server text": Reader(_SERVER_TEXT, _feed_server_text),
+    "vector cache": Reader(_vector_files(), _feed_vector_cache),
     "client files": Reader(_client_files(), _feed_client_file),
     "config": Reader(_config_files(), _feed_config),
     "declaration": Reader(_DECLARATIONS, _feed_declaration),

@@ -204,7 +204,7 @@ def _escaped_forms(value: str) -> set[str]:
     """The value, and how `repr()`, JSON and URL encoding would print it when it holds odd characters."""
     forms = {value, repr(value)[1:-1], json.dumps(value)[1:-1]}
     if any(not (c.isalnum() or c in "-._~") for c in value):
-        forms.add(quote(value, safe=""))
+        forms.add(quote(value, safe="", errors="surrogatepass"))  # a lone surrogate in a secret is still one
     return forms
 
 
