@@ -475,8 +475,9 @@ def test_a_home_in_the_arguments_is_read_only_and_a_granted_one_keeps_its_start_
     granted, _ = call(home, user, "write", path=str(user / "notes.txt"))
     assert not granted["is_error"] and (user / "notes.txt").exists()
     for planted in (user / ".bashrc", user / ".local" / "bin" / "git", work / ".git" / "hooks" / "post-checkout"):
-        tried, _ = call(home, user, "write", path=str(planted))
+        tried, ran = call(home, user, "write", path=str(planted))
         assert tried["is_error"], planted
+        assert "read-only in every case: what is there runs later with your rights" in ran.stderr, ran.stderr
     assert (user / ".bashrc").read_text() == "# the user's\n" and not (user / ".local" / "bin" / "git").exists()
 
 

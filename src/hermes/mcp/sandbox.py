@@ -75,6 +75,7 @@ class Plan:
     homes: tuple[str, ...] = ()  # every folder that is the user's home (emptied, like `home`)
     secrets: tuple[str, ...] = ()  # the secret stores and HERMES_HOME, wherever they are
     pinned: tuple[str, ...] = ()  # repositories' own folders, each a mount of its own (never renamed away)
+    guarded: tuple[str, ...] = ()  # what runs later with the user's rights: read-only inside writable folders
     emptied: tuple[str, ...] = ()  # what the sandbox empties (homes, /tmp, …), as named and as they really are
 
     def _deepest(self, path: str) -> str | None:
@@ -177,7 +178,7 @@ def plan(program: str, args: Iterable[str], *, env: Mapping[str, str], cwd: str,
     # user's next `git status` or login would run.
     pinned, guarded = guards(builder.writable, homes, search)
     guarded = [path for path in guarded if draft.writable_path(path)]
-    draft = replace(draft, readable=tuple(sorted({*readable, *guarded})),
+    draft = replace(draft, readable=tuple(sorted({*readable, *guarded})), guarded=tuple(sorted(guarded)),
                     pinned=tuple(sorted(p for p in pinned if draft.writable_path(p))))
     # Hide what the server could otherwise see (a secret place inside a shared folder), unless the
     # user named that very place.

@@ -59,6 +59,11 @@ class DenialWatch:
         if _WRITE.search(line):
             for path in self._paths(line):
                 exists = os.path.lexists(path) or os.path.lexists(os.path.dirname(path))
+                guard = next((g for g in self.plan.guarded if path == g or path.startswith(g + "/")), None)
+                if exists and guard is not None:
+                    return (f"server '{self.server}' tried to write {self._show(path)}, which its sandbox keeps "
+                            f"read-only in every case: what is there runs later with your rights (shell start-up "
+                            f"files, repositories' hooks and config, folders on PATH)")
                 if exists and not self.plan.writable_path(path):
                     folder = path if os.path.isdir(path) else os.path.dirname(path)
                     if folder == "/" or any(folder == h or h.startswith(folder.rstrip("/") + "/")
