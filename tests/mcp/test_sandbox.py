@@ -240,6 +240,18 @@ def test_denials_are_named_only_when_the_plan_explains_them(tmp_path: Path) -> N
     assert open_everywhere.observe("connect ENETUNREACH 104.16.0.1:443") == []
 
 
+def test_a_model_s_text_cannot_make_the_denial_reader_quadratic_or_the_log_endless(tmp_path: Path) -> None:
+    """A failed call's text is the model's to choose: host names are matched from the start of a run
+    only (each `-` of `a-a-a-…` was a new start scanning to the end), and a flood of denials is cut."""
+    from hermes.mcp.sandbox_denials import _ADDRESS
+
+    assert [m.group(1) for m in _ADDRESS.finditer("a-b-c.example.io:443 and x-y")] == ["a-b-c.example.io"]
+    assert [m.start() for m in _ADDRESS.finditer("Network is unreachable " + "a-" * 2000)] == []
+    watch = DenialWatch("s", _plan(tmp_path, [], SandboxSettings(network=Network.NONE)))
+    flood = "\n".join(f"EACCES: permission denied, open '{tmp_path}/user/.ssh/k{i}'" for i in range(5000))
+    assert len(watch.observe(flood)) == 50 and watch.observe(flood) == []
+
+
 @pytest.mark.parametrize("value, rule", [
     ({"ports": [80]}, "only 'network: loopback' uses"),
     ({"network": "some"}, "must be one of"),

@@ -22,7 +22,9 @@ _NETWORK = re.compile(r"ENETUNREACH|Network is unreachable|EAI_AGAIN|Temporary f
                       r"Name or service not known|os error 101|ECONNREFUSED|Connection refused|"
                       r"Could not resolve host|getaddrinfo")
 _PATH = re.compile(r"(?<![\w:/.])(/[^\s'\"`,;)\]}]+|~/[^\s'\"`,;)\]}]+)")
-_ADDRESS = re.compile(r"(?<![\w.])(\d{1,3}(?:\.\d{1,3}){3}|\[[0-9A-Fa-f:]+\]|localhost|"
+# A match starts only at the start of a run of name characters (`-` included in the lookbehind): a
+# start after every `-` of `a-a-a-…` made each scan to the run's end, quadratic on a model's text.
+_ADDRESS = re.compile(r"(?<![\w.-])(\d{1,3}(?:\.\d{1,3}){3}|\[[0-9A-Fa-f:]+\]|localhost|"
                       r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})(?::(\d{1,5}))?")
 _LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 # Node cannot load a package or a file: `Cannot find package 'x' imported from /a/b.js`,
@@ -31,6 +33,7 @@ _NODE_PACKAGE = re.compile(r"Cannot find (?:package|module) '((?:@[\w.-]+/)?[\w.
 _NODE_FILE = re.compile(r"Cannot find module '(/[^']+)'")
 _MAX_SEEN = 50
 _MAX_TEXT = 64 * 1024
+_MAX_LINE = 4096  # what of one line is read: a path or a host name is far shorter
 
 
 class DenialWatch:
@@ -45,11 +48,12 @@ class DenialWatch:
         """New denials `text` shows (a stderr line, a failed call's text), as sentences for the user."""
         found: list[str] = []
         for line in text[:_MAX_TEXT].splitlines():
-            sentence = self._explain(line)
+            sentence = self._explain(line[:_MAX_LINE])
             if sentence is not None and sentence not in self.seen and sentence not in found:
                 found.append(sentence)
-        if len(self.seen) < _MAX_SEEN:
-            self.seen += found[:_MAX_SEEN - len(self.seen)]
+            if len(self.seen) + len(found) >= _MAX_SEEN:
+                break  # a server repeating denials by the thousand fills neither the log nor the memory
+        self.seen += found
         return found
 
     def _explain(self, line: str) -> str | None:
