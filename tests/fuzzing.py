@@ -259,7 +259,8 @@ def _feed_project(case: bytes, scratch: Path) -> None:
 _SERVER_WORDS = ["Cannot find package '", "Cannot find module '", "' imported from ", "/tmp/x/node_modules/a.js",
                  "ENOENT", "EROFS", "Read-only file system", "Permission denied", "ECONNREFUSED 127.0.0.1:", "9",
                  "Authorization: Bearer ", "Basic ", "sk-live_", "token=", "password: ", "\x1b]0;", "\u200d",
-                 "\ufe0f", "\U000e0067", "🏴", "\ud800", "\n", " ", "~/.ssh/id_ed25519", "@scope/pkg", "x" * 100]
+                 "\ufe0f", "\U000e0067", "🏴", "\ud800", "\n", " ", "~/.ssh/id_ed25519", "@scope/pkg", "x" * 100,
+                 "Network is unreachable ", "a-" * 3000]
 _SERVER_TEXT = st.lists(st.sampled_from(_SERVER_WORDS) | st.text(max_size=20), max_size=40).map("".join) | \
     st.binary(max_size=300).map(lambda b: b.decode("utf-8", "surrogateescape"))
 
