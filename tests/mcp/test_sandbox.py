@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from hermes.config.model import ServerConfig
-from hermes.config.sandbox import Network, SandboxSettings
+from hermes.config.sandbox import Confinement, Network, SandboxSettings
 from hermes.home import Home
 from hermes.mcp.sandbox import SandboxRequest, plan
 from hermes.mcp.sandbox_denials import DenialWatch
@@ -201,7 +201,7 @@ def _plan(tmp_path: Path, args: list[str], settings: SandboxSettings | None = No
 def test_a_shared_home_still_hides_its_secret_stores_and_hermes_home(tmp_path: Path) -> None:
     sandbox = _plan(tmp_path, [str(tmp_path / "user")], SandboxSettings(write=(str(tmp_path / "user"),)))
     user = str(tmp_path / "user")
-    assert user in sandbox.writable
+    assert user in sandbox.readable and not sandbox.writable_path(f"{user}/notes.txt")  # a home: never written whole
     assert {f"{user}/.ssh", f"{user}/.aws", f"{user}/.netrc", f"{user}/.hermes"} <= set(sandbox.hidden)
     assert not sandbox.visible(f"{user}/.ssh/id_ed25519") and sandbox.visible(f"{user}/work")
 
@@ -288,8 +288,15 @@ def test_the_real_git_server_works_on_its_repository_and_sees_nothing_else(home:
     log = hermes("tools", "call", "mcp__git__git_log", "--args", json.dumps({"repo_path": str(repo)}), home=home,
                  env=env)
     assert log.returncode == 0 and "first" in log.stdout, log.stdout + log.stderr
-    added = hermes("tools", "call", "mcp__git__git_add", "--args",
-                   json.dumps({"repo_path": str(repo), "files": ["notes.md"]}), home=home, env=env)
+    arguments = json.dumps({"repo_path": str(repo), "files": ["notes.md"]})
+    refused = hermes("tools", "call", "mcp__git__git_add", "--args", arguments, home=home, env=env)
+    assert refused.returncode != 0  # a repository's own files are read-only until the user grants them
+    assert f"a repository's own files are read-only to servers, since its hooks and config run code later; allow " \
+           f"it with `sandbox: {{write: [{repo}/.git]}}`" in refused.stderr, refused.stdout + refused.stderr
+    write_config(home, {"mcp_servers": {"git": {"command": str(git_bin / "mcp-server-git"),
+                                                "args": ["--repository", str(repo)],
+                                                "sandbox": {"network": "none", "write": [str(repo / ".git")]}}}})
+    added = hermes("tools", "call", "mcp__git__git_add", "--args", arguments, home=home, env=env)
     assert added.returncode == 0, added.stdout + added.stderr
     staged = subprocess.run(["git", "diff", "--cached", "--name-only"], **quiet, text=True).stdout
     assert staged.strip() == "notes.md"  # written into the real repository, from inside
@@ -312,7 +319,7 @@ def test_a_plugins_arguments_share_nothing_outside_its_folder(tmp_path: Path) ->
     user = tmp_path / "user"
     plugin = user / "plugin"
     plugin.mkdir(parents=True)
-    sandbox = _plan(tmp_path, [str(user), str(plugin)], SandboxSettings(arguments_grant=False), cwd=plugin,
+    sandbox = _plan(tmp_path, [str(user), str(plugin)], SandboxSettings(confinement=Confinement.PLUGIN), cwd=plugin,
                     configured_cwd=True)
     # Its own folder is readable (not writable: it is the plugin's code); the user's home is not shared.
     assert str(user) not in sandbox.writable and str(plugin) in sandbox.readable
@@ -416,7 +423,7 @@ def test_git_s_own_code_stays_read_only_in_a_writable_folder(tmp_path: Path) -> 
 def test_a_plugin_s_own_folder_is_read_only_to_its_server(tmp_path: Path) -> None:
     plugin = tmp_path / "user" / "plugin"
     plugin.mkdir(parents=True)
-    sandbox = _plan(tmp_path, [], SandboxSettings(arguments_grant=False), cwd=plugin, configured_cwd=True)
+    sandbox = _plan(tmp_path, [], SandboxSettings(confinement=Confinement.PLUGIN), cwd=plugin, configured_cwd=True)
     assert sandbox.visible(str(plugin)) and not sandbox.writable_path(str(plugin / ".hermes-install.json"))
 
 
@@ -474,23 +481,32 @@ def test_a_server_cannot_swap_the_working_folder_s_repository_for_its_own(home: 
     assert not (work / ".git" / "hooks" / "pre-commit").exists()
 
 
-def test_a_home_in_the_arguments_is_read_only_and_a_granted_one_keeps_its_start_up_files(home: Home,
-                                                                                         user: Path) -> None:
+def test_a_home_in_the_arguments_is_read_only_even_granted_and_start_up_files_stay_read_only(home: Home,
+                                                                                             user: Path) -> None:
     work = _escape_home(user)
     entry = {"command": PYTHON, "args": [*PROBER, str(user)], "cwd": str(work)}
     write_config(home, {"mcp_servers": {"prober": entry}})
     bashrc, ran = call(home, user, "write", path=str(user / ".bashrc"))
-    assert bashrc["is_error"] and "sandbox: {write: [" in ran.stderr  # the way to grant it is named
-    above, _ = call(home, user, "write", path=str(user / "notes.txt"))
-    assert above["is_error"]
-    write_config(home, {"mcp_servers": {"prober": {**entry, "sandbox": {"write": [str(user)]}}}})
-    granted, _ = call(home, user, "write", path=str(user / "notes.txt"))
-    assert not granted["is_error"] and (user / "notes.txt").exists()
-    for planted in (user / ".bashrc", user / ".local" / "bin" / "git", work / ".git" / "hooks" / "post-checkout"):
+    assert bashrc["is_error"] and "read-only in every case" in ran.stderr
+    above, ran = call(home, user, "write", path=str(user / "notes.txt"))
+    assert above["is_error"] and "allow a folder inside it with `sandbox: {write: [~/FOLDER]}`" in ran.stderr
+    # Granted whole, a home stays read-only (a server could create ~/.bash_profile); a folder in it is writable.
+    (user / "exports").mkdir()
+    grant = {"write": [str(user), str(user / "exports"), str(user / ".local")]}
+    write_config(home, {"mcp_servers": {"prober": {**entry, "sandbox": grant}}})
+    for created in (user / ".bash_profile", user / "notes.txt"):
+        tried, _ = call(home, user, "write", path=str(created))
+        assert tried["is_error"] and not created.exists(), created
+    granted, _ = call(home, user, "write", path=str(user / "exports" / "report.txt"))
+    assert not granted["is_error"] and (user / "exports" / "report.txt").exists()
+    for planted in (user / ".local" / "bin" / "git", work / ".git" / "hooks" / "post-checkout"):
         tried, ran = call(home, user, "write", path=str(planted))
-        assert tried["is_error"], planted
-        assert "read-only in every case: what is there runs later with your rights" in ran.stderr, ran.stderr
-    assert (user / ".bashrc").read_text() == "# the user's\n" and not (user / ".local" / "bin" / "git").exists()
+        assert tried["is_error"] and not planted.exists(), planted
+    assert (user / ".bashrc").read_text() == "# the user's\n"
+    # A configured working folder that is a home is read-only too.
+    write_config(home, {"mcp_servers": {"prober": {**entry, "cwd": str(user)}}})
+    profile, _ = call(home, user, "write", path=str(user / ".bash_profile"))
+    assert profile["is_error"] and not (user / ".bash_profile").exists()
 
 
 def test_a_folder_above_the_working_folder_is_read_only_unless_granted(tmp_path: Path) -> None:
@@ -538,7 +554,8 @@ def test_a_trusted_project_gets_only_its_folder_until_the_user_grants_what_it_as
     trusted = hermes("mcp", "trust", home=home, env={"HOME": str(user)})
     assert trusted.returncode == 0, trusted.stdout
     assert "loose: to run without a sandbox (sandbox: off), with your full rights" in trusted.stdout
-    assert f"prober: to write {home.root}; " in trusted.stdout
+    assert f"to write {home.root}; " in trusted.stdout and "prober: the network (network: all, the default)" \
+        in trusted.stdout
     assert f"; to use {user}/.ssh, named in its arguments" in trusted.stdout
     assert "Not granted: they run confined to the folder" in trusted.stdout
     key, _ = call(home, user, "read", path="~/.ssh/id_ed25519")
@@ -551,3 +568,39 @@ def test_a_trusted_project_gets_only_its_folder_until_the_user_grants_what_it_as
     assert granted.returncode == 0 and "Not granted" not in granted.stdout
     key, _ = call(home, user, "read", path="~/.ssh/id_ed25519")  # the user's own words gave it
     assert not key["is_error"] and "BEGIN OPENSSH PRIVATE KEY" in key["text"]
+
+
+def test_a_repository_s_own_folder_and_files_stay_put_unless_granted(home: Home, user: Path) -> None:
+    work = _escape_home(user)
+    (work / "sub" / ".git").mkdir(parents=True)
+    write_config(home, {"mcp_servers": {"prober": {"command": PYTHON, "args": PROBER, "cwd": str(work)}}})
+    moved, _ = call(home, user, "rename", path=str(work / "sub"), to=str(work / "sub-old"))
+    assert moved["is_error"] and (work / "sub" / ".git").is_dir()  # a repository cannot be swapped for another
+    for planted in (work / ".git" / "commondir", work / "sub" / ".git" / "config", work / ".git" / "HEAD"):
+        tried, ran = call(home, user, "write", path=str(planted))
+        assert tried["is_error"] and not planted.exists(), planted
+    assert "a repository's own files are read-only to servers" in ran.stderr
+
+
+def test_a_symlink_a_server_planted_never_widens_what_a_later_start_may_write(home: Home, user: Path) -> None:
+    work = _escape_home(user)
+    (user / ".config").mkdir()
+    entry = {"command": PYTHON, "args": [*PROBER, "--out=./reports"], "cwd": str(work)}
+    write_config(home, {"mcp_servers": {"prober": entry}})
+    linked, _ = call(home, user, "link", path=str(work / "reports"), to=str(user / ".config"))
+    assert not linked["is_error"]  # the working folder is its to write, links included
+    later, _ = call(home, user, "write", path=str(work / "reports" / "planted.conf"))  # a new start, through it
+    assert later["is_error"] and not (user / ".config" / "planted.conf").exists()
+
+
+def test_a_venv_on_path_inside_a_writable_folder_is_read_only_whole(tmp_path: Path) -> None:
+    work = tmp_path / "user" / "work"
+    (work / ".venv" / "bin").mkdir(parents=True)
+    (work / ".venv" / "lib").mkdir()
+    (work / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    sandbox = plan(PYTHON, [], env={"HOME": str(tmp_path / "user"), "PATH": f"{work}/.venv/bin:/usr/bin"},
+                   cwd=str(work), configured_cwd=False, roots=(), settings=SandboxSettings(),
+                   hermes_home=str(tmp_path / "hh"))
+    assert sandbox.writable_path(str(work / "notes.md"))
+    assert not sandbox.writable_path(str(work / ".venv" / "lib" / "evil.pth"))
+    assert not sandbox.writable_path(str(work / ".venv" / "bin" / "ls"))

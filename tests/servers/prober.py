@@ -1,6 +1,7 @@
 """A hostile stdio server: each tool tries one thing a sandbox must refuse, and reports what happened.
 
-`read PATH`, `write PATH`, `rename PATH TO`, `dial HOST PORT` and `where` (its mount namespace and the folders it
+`read PATH`, `write PATH`, `rename PATH TO`, `link PATH TO` (a symlink at PATH), `dial HOST PORT`
+and `where` (its mount namespace and the folders it
 sees). Failures come back as error results quoting the OS's words, as real servers report them.
 With `--at-start`, the server also tries `~/.ssh/id_ed25519` before it answers, and says so on
 stderr (where a real server logs its startup failures).
@@ -25,7 +26,7 @@ def _tool(name: str, **properties: Any) -> dict[str, Any]:
 
 
 TOOLS = [_tool("read", path=_TEXT), _tool("write", path=_TEXT), _tool("rename", path=_TEXT, to=_TEXT),
-         _tool("dial", host=_TEXT, port={"type": "integer"}), _tool("where")]
+         _tool("link", path=_TEXT, to=_TEXT), _tool("dial", host=_TEXT, port={"type": "integer"}), _tool("where")]
 
 
 def _attempt(name: str, arguments: dict[str, Any]) -> str:
@@ -39,6 +40,9 @@ def _attempt(name: str, arguments: dict[str, Any]) -> str:
     if name == "rename":
         os.rename(os.path.expanduser(arguments["path"]), os.path.expanduser(arguments["to"]))
         return "renamed"
+    if name == "link":
+        os.symlink(os.path.expanduser(arguments["to"]), os.path.expanduser(arguments["path"]))
+        return "linked"
     if name == "dial":
         host, port = arguments["host"], int(arguments["port"])
         with socket.create_connection((host, port), timeout=10) as connection:

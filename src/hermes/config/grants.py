@@ -1,9 +1,11 @@
 """What a project's servers ask for beyond the project folder, and their configs without it.
 
 A project's `.hermes/config.yaml` came with someone else's files. Trusting the folder lets its
-servers start, confined the way a plugin's are: their arguments share nothing outside the
-working folder, their sandbox cannot be switched off or widened, no host port is relayed, and
-nothing they ask of the model or the user is approved in advance. Whatever an entry asks for
+servers start, confined: their arguments, env and launcher scripts share nothing outside the
+working folder, their sandbox cannot be switched off or widened, they get no network and no host
+port, and nothing they ask of the model or the user is approved in advance. An entry that uses a
+value of the user's (`${VAR}` from the environment or `.env`, an OAuth sign-in) does not start at
+all, since no sandbox can keep it from sending that value anywhere. Whatever an entry asks for
 beyond that is a *grant*: each is listed in words by `hermes mcp trust`, and only the user's
 explicit yes (`--grant`, or the answer to the question) lets the servers have them. Like trust,
 the grant is recorded with a digest of the folder's `.hermes`, so any change asks again.
@@ -17,8 +19,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from hermes.config.agent_settings import Approval, ApprovalMode
-from hermes.config.model import ServerConfig
-from hermes.config.sandbox import Network
+from hermes.config.interpolate import referenced_variables
+from hermes.config.model import ServerConfig, config_strings
+from hermes.config.resolve import PLAIN_VARIABLES
+from hermes.config.sandbox import Confinement, Network
 
 _PATH_START = ("/", "~", "$", "./", "../")
 
@@ -40,18 +44,36 @@ def _outside(value: str, folder: Path) -> str | None:
     return str(place)
 
 
+def _users_values(config: ServerConfig) -> list[str]:
+    """The variables an entry takes from the user's environment or `.env`, but plain facts
+    (`${HOME}`, `${USER}`: where a path leads is judged as a path)."""
+    return sorted({variable for _, text in config_strings(config) for variable in referenced_variables(text)
+                   if variable not in PLAIN_VARIABLES and not variable.startswith("XDG_")})
+
+
 def grants(config: ServerConfig, folder: Path) -> list[str]:
     """What this project entry asks for beyond the confinement, in words (empty: nothing)."""
     asked: list[str] = []
+    variables = _users_values(config)
+    if variables:
+        asked.append("the values of " + ", ".join(f"${{{v}}}" for v in variables) + " from your environment or .env")
+    if config.auth == "oauth":
+        asked.append("your OAuth sign-in stored under its name")
     sandbox = config.sandbox
     if config.command is not None:
         if not sandbox.enabled:
             asked.append("to run without a sandbox (sandbox: off), with your full rights")
+        if sandbox.effective_network is Network.ALL:
+            asked.append("the network (network: all" + ("" if sandbox.network else ", the default") + ")")
         asked += [f"to read {path}" for path in sandbox.read]
         asked += [f"to write {path}" for path in sandbox.write]
         if sandbox.ports:
             asked.append(f"to reach host loopback ports {', '.join(map(str, sandbox.ports))}")
+        if "/" in config.command and (place := _outside(config.command, folder)):
+            asked.append(f"to run {place}")
         asked += [f"to use {place}, named in its arguments" for arg in config.args if (place := _outside(arg, folder))]
+        asked += [f"to use {place}, named in its env" for value in config.env.values()
+                  if (place := _outside(value, folder))]
         if config.cwd is not None and (place := _outside(config.cwd, folder)):
             asked.append(f"to work in {place}")
     asked += [f"the root {place}" for root in config.roots or ()
@@ -65,11 +87,21 @@ def grants(config: ServerConfig, folder: Path) -> list[str]:
     return asked
 
 
+def held_back(config: ServerConfig) -> str | None:
+    """What no confinement can take away from an entry (a value it sends where it likes, a sign-in):
+    such an entry does not start at all until the user grants it."""
+    variables = _users_values(config)
+    if variables:
+        return f"it uses {', '.join(f'${{{v}}}' for v in variables)} from your environment or .env"
+    if config.auth == "oauth":
+        return "it would use your OAuth sign-in stored under its name"
+    return None
+
+
 def confined(config: ServerConfig, folder: Path) -> ServerConfig:
-    """The entry as it runs without the user's grant: nothing beyond the project folder."""
-    network = config.sandbox.network if config.sandbox.network is not Network.LOOPBACK else Network.NONE
-    sandbox = replace(config.sandbox, enabled=True, read=(), write=(), ports=(), network=network,
-                      arguments_grant=False)
+    """The entry as it runs without the user's grant: its folder, nothing beyond it, no network."""
+    sandbox = replace(config.sandbox, enabled=True, read=(), write=(), ports=(), network=Network.NONE,
+                      confinement=Confinement.PROJECT)
     approval = Approval(ApprovalMode.AUTO if config.approval.mode is ApprovalMode.NEVER else config.approval.mode,
                         config.approval.ask, ())
     cwd = config.cwd if config.cwd is not None and not _outside(config.cwd, folder) else None

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hermes.config.grants import all_grants, confined
+from hermes.config.grants import all_grants, confined, held_back
 from hermes.config.model import ServerConfig
 from hermes.config.store import ConfigStore
 from hermes.config.yamlfile import read_yaml_text
@@ -65,6 +65,7 @@ class ProjectServers:
     # granted it; without the grant, `servers` holds the confined entries.
     asks: dict[str, list[str]] = field(default_factory=dict)
     granted: bool = False
+    held: dict[str, str] = field(default_factory=dict)  # entries that wait for the grant, and why
 
     @property
     def trust_command(self) -> str:
@@ -85,6 +86,7 @@ def load_project(home: Home, start: Path) -> ProjectServers | None:
     state = TrustStore(home, TrustKind.SERVERS).state(folder, text)
     asks = all_grants(config.mcp_servers, folder)
     granted = bool(asks) and TrustStore(home, TrustKind.GRANTS).state(folder, text).trusted
-    servers = {name: entry if granted or name not in asks else confined(entry, folder)
-               for name, entry in config.mcp_servers.items()}
-    return ProjectServers(folder, path, servers, state.trusted, state.why_not, asks, granted)
+    servers = {name: entry if granted else confined(entry, folder) for name, entry in config.mcp_servers.items()}
+    held = {} if granted else {name: why for name, entry in config.mcp_servers.items()
+                               if (why := held_back(entry)) is not None}
+    return ProjectServers(folder, path, servers, state.trusted, state.why_not, asks, granted, held)

@@ -48,7 +48,7 @@ class ResolvedServer:
 
 
 # The plain facts of a user's session; `${HOME}` in a path is not a secret to hide everywhere.
-_NOT_SECRET = frozenset({"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR", "PWD"})
+PLAIN_VARIABLES = frozenset({"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR", "PWD"})
 
 
 def _may_be_secret(value: str) -> bool:
@@ -67,7 +67,7 @@ def resolve_server(name: str, config: ServerConfig, variables: Mapping[str, str]
 
     def sub(text: str) -> str:
         for variable in referenced_variables(text):
-            if variable in variables and variable not in _NOT_SECRET and not variable.startswith("XDG_"):
+            if variable in variables and variable not in PLAIN_VARIABLES and not variable.startswith("XDG_"):
                 used.add(variables[variable])
         return interpolate(text, variables, server=name)
 

@@ -34,6 +34,15 @@ class SandboxMode(StrEnum):
     OFF = "off"  # never sandboxed
 
 
+class Confinement(StrEnum):
+    """Whose entry this is, which decides what its own words may share."""
+
+    USER = "user"  # the user's: folders its arguments, env and cwd name are the user's choice
+    PLUGIN = "plugin"  # a plugin's (its mcp.json is its author's): its own folder read-only, nothing named elsewhere
+    # A project's, not granted: its folder writable, nothing named elsewhere, no code its files name followed.
+    PROJECT = "project"
+
+
 _OFF_WORDS = {"off": False, "on": True}
 
 
@@ -44,9 +53,23 @@ class SandboxSettings:
     ports: tuple[int, ...] = ()
     read: tuple[str, ...] = ()
     write: tuple[str, ...] = ()
-    # Whether paths named by the server's arguments and env are the user's choice, and shared. Not
-    # for a plugin's server: its mcp.json was written by the plugin's author, not the user.
-    arguments_grant: bool = True
+    confinement: Confinement = Confinement.USER
+
+    @property
+    def arguments_grant(self) -> bool:
+        """Whether paths named by the server's arguments and env are the user's choice, and shared."""
+        return self.confinement is Confinement.USER
+
+    @property
+    def working_writable(self) -> bool:
+        """Whether the server may write its working folder (a plugin's is its code: read-only)."""
+        return self.confinement is not Confinement.PLUGIN
+
+    @property
+    def follows_named_code(self) -> bool:
+        """Whether programs that the server's own files name (a launcher script's `exec /opt/x`)
+        come into its sandbox: not from a project's files, which may name anything of the user's."""
+        return self.confinement is not Confinement.PROJECT
 
     @property
     def effective_network(self) -> Network:

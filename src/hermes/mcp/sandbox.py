@@ -42,6 +42,7 @@ from hermes.mcp.sandbox_places import (
     above,
     emptied_places,
     guards,
+    holds_home,
     inside_any,
     secret_paths,
     tilde,
@@ -144,14 +145,19 @@ def plan(program: str, args: Iterable[str], *, env: Mapping[str, str], cwd: str,
     for path in settings.read:
         builder.add(path, write=False, chosen=True)
     for path in settings.write:
-        builder.add(path, write=True, chosen=True)
+        # Even when the user grants it, a whole home (or more) is shared read-only: in it a server
+        # could create start-up files that do not exist yet (`~/.bash_profile`), which no mount can guard.
+        builder.add(path, write=not holds_home(path, homes), chosen=True)
     working = os.path.realpath(cwd)
     shareable = configured_cwd or not (working == "/" or inside_any(home, [working]) or
                                        any(within(working, system) for system in SYSTEM))
     if shareable:
-        # A plugin's folder is its code and its install record: readable, not writable.
-        builder.add(working, write=settings.arguments_grant, chosen=configured_cwd)
-    if interpreter(program, search) is not None and not inside_any(os.path.realpath(program), builder.writable):
+        # A plugin's folder is its code and its install record: readable, not writable; a folder
+        # holding a home, also a configured one, only readable (see `settings.write` above).
+        write = settings.working_writable and not holds_home(working, homes)
+        builder.add(working, write=write, chosen=configured_cwd)
+    if settings.follows_named_code and interpreter(program, search) is not None and \
+            not inside_any(os.path.realpath(program), builder.writable):
         # A launcher script (`exec /opt/tool/bin/x "$@"`) the server cannot rewrite: what it runs comes too.
         for named in programs_named_in(program):
             builder.add_program(named, search)
@@ -176,7 +182,8 @@ def plan(program: str, args: Iterable[str], *, env: Mapping[str, str], cwd: str,
     # What would run later with the user's full rights: repositories' own code, shell start-up
     # files, folders on PATH. Read-only inside a writable folder, so a server cannot plant what the
     # user's next `git status` or login would run.
-    pinned, guarded = guards(builder.writable, homes, search)
+    granted = {path for path in builder.writable if path in builder.chosen}
+    pinned, guarded = guards(builder.writable, granted, homes, search)
     guarded = [path for path in guarded if draft.writable_path(path)]
     draft = replace(draft, readable=tuple(sorted({*readable, *guarded})), guarded=tuple(sorted(guarded)),
                     pinned=tuple(sorted(p for p in pinned if draft.writable_path(p))))

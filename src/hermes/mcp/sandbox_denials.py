@@ -15,6 +15,7 @@ import re
 
 from hermes.config.sandbox import Network
 from hermes.mcp.sandbox import SECRET_STORES, Plan, tilde
+from hermes.mcp.sandbox_places import VCS_CODE, starts_up
 
 _READ = re.compile(r"ENOENT|No such file or directory|EACCES|Permission denied|EPERM|Operation not permitted")
 _WRITE = re.compile(r"EROFS|Read-only file system|os error 30")
@@ -64,7 +65,12 @@ class DenialWatch:
             for path in self._paths(line):
                 exists = os.path.lexists(path) or os.path.lexists(os.path.dirname(path))
                 guard = next((g for g in self.plan.guarded if path == g or path.startswith(g + "/")), None)
-                if exists and guard is not None:
+                if exists and guard is not None and os.path.basename(guard) in VCS_CODE:
+                    return (f"server '{self.server}' tried to write {self._show(path)}: a repository's own files "
+                            f"are read-only to servers, since its hooks and config run code later; allow it with "
+                            f"`sandbox: {{write: [{self._show(guard)}]}}` in its config entry (hooks and config "
+                            f"stay read-only)")
+                if exists and (guard is not None or starts_up(path, self.plan.homes)):
                     return (f"server '{self.server}' tried to write {self._show(path)}, which its sandbox keeps "
                             f"read-only in every case: what is there runs later with your rights (shell start-up "
                             f"files, repositories' hooks and config, folders on PATH)")
@@ -72,7 +78,11 @@ class DenialWatch:
                     folder = path if os.path.isdir(path) else os.path.dirname(path)
                     if folder == "/" or any(folder == h or h.startswith(folder.rstrip("/") + "/")
                                             for h in (*self.plan.homes, self.plan.home)):
-                        folder = path  # never advise sharing a whole home folder (or more) for one file
+                        # A whole home (or more) is never writable: a server could create start-up files.
+                        return (f"server '{self.server}' tried to write {self._show(path)}, in a home folder, "
+                                f"which a sandbox never lets a server write whole (it could create start-up "
+                                f"files there); allow a folder inside it with `sandbox: {{write: [~/FOLDER]}}` "
+                                f"in its config entry")
                     return (f"server '{self.server}' tried to write {self._show(path)}, which its sandbox keeps "
                             f"read-only; allow it with `sandbox: {{write: [{self._show(folder)}]}}` in its "
                             f"config entry")

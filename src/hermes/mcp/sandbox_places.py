@@ -30,7 +30,8 @@ START_UP = (".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile
 # Version-control folders run code of their own accord (git's hooks and config: `core.fsmonitor`,
 # aliases, helpers; Mercurial's hgrc hooks). Each is mounted on its own, so it cannot be renamed
 # away and replaced, and its code-bearing parts are read-only.
-VCS_CODE = {".git": ("hooks", "config"), ".hg": ("hgrc",), ".svn": (), ".jj": ("repo/config.toml",), ".bzr": ()}
+VCS_CODE = {".git": ("hooks", "config", "info", "commondir", "config.worktree", "modules", "worktrees"),
+            ".hg": ("hgrc", "hgrc-not-shared"), ".svn": (), ".jj": ("repo/config.toml",), ".bzr": ("branch.conf",)}
 VCS_SCAN = 256  # immediate subfolders of a writable folder looked at for repositories of their own
 # Places whose content the server never sees unless something in them is bound in on purpose.
 EMPTIED = ("/tmp", "/var/tmp", "/run", "/home", "/root")
@@ -73,42 +74,74 @@ def emptied_places(homes: Iterable[str]) -> tuple[str, ...]:
     return tuple(p for p in dict.fromkeys([*named, *(os.path.realpath(p) for p in named)]) if p != "/")
 
 
+def links_in(path: str) -> list[str]:
+    """Each component of an absolute `path` that is a symlink, in order."""
+    parts = path.strip("/").split("/")
+    prefixes = ("/" + "/".join(parts[:index]) for index in range(1, len(parts) + 1))
+    return [prefix for prefix in prefixes if os.path.islink(prefix)]
+
+
 def first_link(path: str) -> str | None:
     """The first component of an absolute `path` that is a symlink, if any."""
-    parts = path.strip("/").split("/")
-    for index in range(1, len(parts) + 1):
-        prefix = "/" + "/".join(parts[:index])
-        if os.path.islink(prefix):
-            return prefix
-    return None
+    return next(iter(links_in(path)), None)
+
+
+def starts_up(path: str, homes: Iterable[str]) -> bool:
+    """Whether `path` is (or is in) a shell start-up file, autostart folder or the like of a home."""
+    return any(within(path, os.path.join(home, item)) for home in homes for item in START_UP)
+
+
+def holds_home(folder: str, homes: Iterable[str]) -> bool:
+    path = os.path.realpath(os.path.expanduser(folder))
+    return any(within(home, path) for home in homes)
 
 
 def above(folder: str, working: str, homes: tuple[str, ...]) -> bool:
     """Whether a folder named in the arguments holds the working folder or a home folder: shared
     read-only unless the user grants write (`sandbox.write`), since a home holds start-up files and
     repositories whose code runs later with the user's rights."""
-    return (folder != working and within(working, folder)) or any(within(home, folder) for home in homes)
+    return (folder != working and within(working, folder)) or holds_home(folder, homes)
 
 
-def guards(writable: Iterable[str], homes: tuple[str, ...], search: str | None) -> tuple[list[str], list[str]]:
-    """(repository folders to mount on their own, paths to keep read-only) inside writable folders."""
+def trusted_link(link: str) -> bool:
+    """A symlink the system made (`/home` -> `var/home`), not one a server could have planted in a
+    folder it may write: only such a link may lead a writable share elsewhere."""
+    parent = os.path.dirname(link)
+    return parent == "/" or inside_any(parent, SYSTEM)
+
+
+def guards(writable: Iterable[str], granted: Iterable[str], homes: tuple[str, ...],
+           search: str | None) -> tuple[list[str], list[str]]:
+    """(folders to mount on their own, paths to keep read-only) inside writable folders.
+
+    A repository's folder is a mount of its own (so it cannot be renamed away and replaced by the
+    server's); its `.git` (`.hg`, …) is read-only, hooks and config and all, unless the user granted
+    write to that very folder (`sandbox.write: [~/work/.git]`), and then it is a mount of its own
+    with its code-bearing parts read-only. Then shell start-up files, autostart entries, folders on
+    PATH (a venv's whole prefix for its `bin`), each where it exists."""
+    granted = list(granted)
     pinned: list[str] = []
     guarded: list[str] = []
-    path_folders = [f for f in (search or "").split(os.pathsep) if os.path.isabs(f)]
+    path_folders = [os.path.normpath(f) for f in (search or "").split(os.pathsep) if os.path.isabs(f)]
     for folder in writable:
         for repository in [folder, *_subfolders(folder)]:
             for vcs, code in VCS_CODE.items():
                 place = os.path.join(repository, vcs)
-                if os.path.islink(place):
+                if os.path.islink(place) or not os.path.lexists(place):
                     continue
-                if os.path.isdir(place):
+                pinned.append(repository)
+                if os.path.isdir(place) and any(within(path, place) for path in granted):
                     pinned.append(place)
                     guarded += [os.path.join(place, part) for part in code]
-                elif os.path.isfile(place):
-                    guarded.append(place)  # `.git` as a file: where a worktree's repository is
+                else:
+                    guarded.append(place)  # `.git` as a file too: where a worktree's repository is
         guarded += [os.path.join(home, item) for home in homes for item in START_UP
                     if within(os.path.join(home, item), folder)]
-        guarded += [os.path.normpath(f) for f in path_folders if within(os.path.normpath(f), folder)]
+        for bin_folder in path_folders:
+            if within(bin_folder, folder):
+                prefix = os.path.dirname(bin_folder)
+                venv = os.path.isfile(os.path.join(prefix, "pyvenv.cfg"))
+                guarded.append(prefix if venv else bin_folder)  # a venv's `lib` runs at its next start too
     return pinned, [path for path in dict.fromkeys(guarded) if os.path.lexists(path) and not os.path.islink(path)]
 
 

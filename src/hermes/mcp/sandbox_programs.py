@@ -19,7 +19,7 @@ import re
 import shutil
 from dataclasses import dataclass, field
 
-from hermes.mcp.sandbox_places import first_link, inside_any, within
+from hermes.mcp.sandbox_places import first_link, inside_any, links_in, trusted_link, within
 
 _SHEBANG_BYTES = 256
 _NAMED_PROGRAM = re.compile(r"(?<![\w.])(/[\w.+@-]+(?:/[\w.+@-]+)+)")
@@ -138,9 +138,11 @@ class Builder:
             return
         if given != real:
             # Named through a symlink: the link may have been planted by a server in a folder it can
-            # write, so what it points to is shared as found, never as the user's own choice. The
-            # link itself is made inside only where the sandbox shows an empty place (`bwrap_argv`).
+            # write, so what it points to is shared as found, never as the user's own choice, and
+            # writable only through links the system made. The link itself is made inside only
+            # where the sandbox shows an empty place (`bwrap_argv`).
             chosen = False
+            write = write and all(trusted_link(link) for link in links_in(given))
             link = first_link(given)
             if link is not None:
                 self.symlinks.add((os.path.realpath(link), link))

@@ -23,7 +23,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
 from hermes.config.resolve import ResolvedServer
-from hermes.config.sandbox import SandboxMode
+from hermes.config.sandbox import Confinement, SandboxMode
 from hermes.errors import HermesError
 from hermes.files import BoundedLog
 from hermes.mcp.children import Watchdog
@@ -130,14 +130,20 @@ class TransportOpener:
                        ) -> tuple[SandboxRequest | None, str]:
         """The sandbox this start asks for, and how it stands in words (for `mcp get`, test and the log)."""
         settings = server.config.sandbox
+        # A project's server the user has not granted anything runs confined or not at all.
+        project = settings.confinement is Confinement.PROJECT
         if not sandboxed(self.sandbox_mode, settings):
             why = "mcp.sandbox: off" if self.sandbox_mode is SandboxMode.OFF else \
                 "sandbox: off in its entry" if not settings.enabled else "no sandbox on this system"
+            if project:
+                raise HermesError(f"a project's server runs only in its sandbox until you grant it more "
+                                  f"(`hermes mcp trust --grant`), and here it would run without one ({why})")
             return None, f"off ({why})"
         found = await anyio.to_thread.run_sync(support, self.parent_environ)
         if not found.available or found.bwrap is None:
-            if self.sandbox_mode is SandboxMode.REQUIRED:
-                raise HermesError(f"it must run sandboxed (mcp.sandbox: required), but {found.problem}")
+            if self.sandbox_mode is SandboxMode.REQUIRED or project:
+                rule = "a project's server not granted more" if project else "mcp.sandbox: required"
+                raise HermesError(f"it must run sandboxed ({rule}), but {found.problem}")
             return None, f"unavailable: {found.problem}; the server runs with your full rights"
         port = urlsplit(endpoint.url).port if endpoint is not None and endpoint.url else None
         home = str(self.hermes_home or self.logs.parent)

@@ -20,6 +20,7 @@ from hermes.apps.declaration import ServerDeclaration, parse_declarations
 from hermes.apps.liveness import RUNTIME_FIELDS, runtime_references
 from hermes.apps.runtimefile import LOOPBACK_HOSTS
 from hermes.config.model import SERVER_NAME, ServerConfig, config_strings
+from hermes.config.sandbox import Confinement
 from hermes.errors import InvalidFile
 from hermes.files import TooLarge, UnreadableFile, read_bounded
 from hermes.validation import (
@@ -251,7 +252,7 @@ def load_plugin(root: Path, data_root: Path) -> Plugin:
         declared = declarations[name].sandbox if name in declarations else None
         settings = declared or config.sandbox
         servers[name] = replace(config, sandbox=replace(settings, write=(*settings.write, str(data_dir)),
-                                                        arguments_grant=False))
+                                                        confinement=Confinement.PLUGIN))
     for name, config in servers.items():
         problem = _runtime_problem(config, declarations.get(name))
         if problem is not None:

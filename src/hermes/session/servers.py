@@ -80,10 +80,15 @@ def desired_servers(config: HermesConfig, plugins: LoadedPlugins | None = None, 
 
     def add_project(project: ProjectServers) -> None:
         for name, entry in project.servers.items():
-            reason = _disabled_reason(config, entry, str(project.path)) if project.trusted else \
-                f"untrusted: {project.path} comes with the project and {project.why_not}; " \
-                f"run `{project.trust_command}` to use its servers"
-            add(DesiredServer(name, entry, PROJECT_SOURCE, reason, untrusted=not project.trusted))
+            held = project.held.get(name) if project.trusted else None
+            if not project.trusted:
+                reason: str | None = f"untrusted: {project.path} comes with the project and {project.why_not}; " \
+                    f"run `{project.trust_command}` to use its servers"
+            elif held is not None:
+                reason = f"waiting for your grant: {held}; run `hermes mcp trust --grant {project.folder}` to give it"
+            else:
+                reason = _disabled_reason(config, entry, str(project.path))
+            add(DesiredServer(name, entry, PROJECT_SOURCE, reason, untrusted=not project.trusted or held is not None))
 
     # A trusted project's entries override the user's; an untrusted one's come last, so the user's
     # server of the same name keeps running until the user trusts the folder.
