@@ -34,6 +34,31 @@ def pytest_configure(config: pytest.Config) -> None:
         import hermes
 
         compileall.compile_dir(str(Path(hermes.__file__).parent), quiet=1)
+        _prepare_third_party_parts()
+
+
+def _prepare_third_party_parts() -> None:
+    """Install the third-party servers, clients and tools the suite runs against, once, before any
+    worker starts: a fresh machine's installs (minutes of npm and pip) never count against a test's
+    timeout, and workers never wait on each other's install lock. Each is kept in the test-tools
+    cache by the digest of its pins, so this is a few stat calls once done. A part that cannot be
+    installed here is left to the tests that use it, which then say why."""
+    import time
+
+    from tests.bridge_tools import install_pinned
+    from tests.layouts import prepare
+
+    started = time.monotonic()
+    for part, install_part in (("the layouts of the sandbox tests (npm, uv, mcp-server-git)", prepare),
+                               *((f"{name} (PyPI)", lambda name=name: install_pinned(name))
+                                 for name in ("blender-mcp", "fastmcp", "fastmcp-tasks"))):
+        try:
+            install_part()
+        except Exception as exc:  # reported, and met again by the tests that need it
+            print(f"\nnote: could not prepare {part}: {exc}", file=sys.stderr)
+    spent = time.monotonic() - started
+    if spent > 5:
+        print(f"\nthird-party parts prepared in {spent:.0f} s", file=sys.stderr)
 
 
 @pytest.fixture
