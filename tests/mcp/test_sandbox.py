@@ -564,8 +564,15 @@ def test_a_trusted_project_gets_only_its_folder_until_the_user_grants_what_it_as
     assert planted["is_error"]
     loose = hermes("mcp", "get", "loose", home=home, env={"HOME": str(user)})
     assert "sandbox: on" in loose.stdout, loose.stdout
+    tested = hermes("mcp", "test", "prober", home=home, env={"HOME": str(user)})
+    assert "sandbox: on (network none; a project's server, confined to its folder until `hermes mcp trust " \
+           "--grant`)" in tested.stdout, tested.stdout
+    dialled, ran = call(home, user, "dial", host="127.0.0.1", port=9)
+    assert dialled["is_error"] and "a project's server gets more than its folder only when its " \
+        ".hermes/config.yaml asks" in ran.stderr, ran.stderr
     granted = hermes("mcp", "trust", "--grant", home=home, env={"HOME": str(user)})
     assert granted.returncode == 0 and "Not granted" not in granted.stdout
+    assert "Granted: loose, prober get what they ask" in granted.stdout
     key, _ = call(home, user, "read", path="~/.ssh/id_ed25519")  # the user's own words gave it
     assert not key["is_error"] and "BEGIN OPENSSH PRIVATE KEY" in key["text"]
 

@@ -137,8 +137,8 @@ _STACK_FRAME = re.compile(r"^\s+at .*(?::\d+:\d+\)?|<anonymous>\)?)\s*\{?$|^\s+F
 
 
 # What a program says when a file or a module is not where it looked: in a sandbox, maybe hidden.
-_MISSING = re.compile(r"No such file|not found|Cannot find|ModuleNotFoundError|No module named|ENOENT|EACCES|"
-                      r"Permission denied", re.IGNORECASE)
+_MISSING = re.compile(r"No such file|Cannot find module|Cannot find package|ModuleNotFoundError|No module named|"
+                      r"ENOENT|EACCES|Permission denied")
 
 
 def _without_stack_frames(lines: list[str], name: str) -> list[str]:

@@ -48,6 +48,7 @@ def trust_command(folder: Path | None, grant: bool | None) -> None:
         stores = TrustStore(home, TrustKind.GRANTS)
         if grant:
             stores.trust(target)
+            say(f"Granted: {', '.join(asks)} get what they ask, until .hermes changes.")
         else:
             stores.forget(target)
     say(f"Trusted {target} for its servers: the MCP servers of its .hermes/config.yaml start from now on "

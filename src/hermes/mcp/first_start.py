@@ -23,7 +23,7 @@ import anyio.abc
 import anyio.to_thread
 
 from hermes.config.launchers import WARM_TIMEOUT, warm_command
-from hermes.config.sandbox import Network
+from hermes.config.sandbox import Confinement, Network
 from hermes.files import atomic_write, read_bounded
 from hermes.mcp.children import kill_group, resolve_command, start_child
 from hermes.mcp.sandbox import SandboxRequest, bwrap_argv
@@ -62,6 +62,10 @@ async def warm_first(record: Path, warm: list[str], *, env: dict[str, str], cwd:
         return
     argv = [program, *warm[1:]]
     if sandbox is not None:
+        if sandbox.settings.confinement is Confinement.PROJECT:
+            # A project's package is fetched with the network, but nothing of it runs then: no
+            # install scripts, no builds (the project was not granted the network).
+            env = {**env, "npm_config_ignore_scripts": "true", "UV_NO_BUILD": "1"}
         fetching = replace(sandbox, settings=replace(sandbox.settings, network=Network.ALL, ports=()))
         where = cwd or str(Path.cwd())
         plan = await anyio.to_thread.run_sync(fetching.plan_for, program, warm[1:], env, where, cwd is not None)

@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from hermes.config.sandbox import Network, SandboxSettings
+from hermes.config.sandbox import Confinement, Network, SandboxSettings
 from hermes.mcp.sandbox_places import (
     RESOLVER_STATE,
     SECRET_STORES,
@@ -78,6 +78,7 @@ class Plan:
     pinned: tuple[str, ...] = ()  # repositories' own folders, each a mount of its own (never renamed away)
     guarded: tuple[str, ...] = ()  # what runs later with the user's rights: read-only inside writable folders
     emptied: tuple[str, ...] = ()  # what the sandbox empties (homes, /tmp, …), as named and as they really are
+    project: bool = False  # a project's server not granted more: only `hermes mcp trust --grant` widens it
 
     def _deepest(self, path: str) -> str | None:
         """What decides a path's fate: the deepest mount over it ('empty', 'ro', 'rw', 'hidden'), None: the
@@ -174,7 +175,7 @@ def plan(program: str, args: Iterable[str], *, env: Mapping[str, str], cwd: str,
         plan_env.update({"npm_config_prefer_offline": "true", "UV_OFFLINE": "1"})
     draft = Plan(network, relayed, home, working if shareable else None, tuple(sorted(builder.writable)),
                  (), (), sys.executable if relayed else None, tuple(sorted(builder.symlinks)), plan_env,
-                 homes=homes, emptied=emptied)
+                 homes=homes, emptied=emptied, project=settings.confinement is Confinement.PROJECT)
     # A read-only bind matters only where the server would not see the path otherwise, once.
     readable = sorted(path for path in builder.readable - builder.writable
                       if not draft.visible(path) or path in builder.chosen)

@@ -67,8 +67,8 @@ class DenialWatch:
                 guard = next((g for g in self.plan.guarded if path == g or path.startswith(g + "/")), None)
                 if exists and guard is not None and os.path.basename(guard) in VCS_CODE:
                     return (f"server '{self.server}' tried to write {self._show(path)}: a repository's own files "
-                            f"are read-only to servers, since its hooks and config run code later; allow it with "
-                            f"`sandbox: {{write: [{self._show(guard)}]}}` in its config entry (hooks and config "
+                            f"are read-only to servers, since its hooks and config run code later; "
+                            f"{self._allow(f'`sandbox: {{write: [{self._show(guard)}]}}`')} (hooks and config "
                             f"stay read-only)")
                 if exists and (guard is not None or starts_up(path, self.plan.homes)):
                     return (f"server '{self.server}' tried to write {self._show(path)}, which its sandbox keeps "
@@ -81,11 +81,9 @@ class DenialWatch:
                         # A whole home (or more) is never writable: a server could create start-up files.
                         return (f"server '{self.server}' tried to write {self._show(path)}, in a home folder, "
                                 f"which a sandbox never lets a server write whole (it could create start-up "
-                                f"files there); allow a folder inside it with `sandbox: {{write: [~/FOLDER]}}` "
-                                f"in its config entry")
+                                f"files there); {self._allow('`sandbox: {write: [~/FOLDER]}`', 'a folder inside it')}")
                     return (f"server '{self.server}' tried to write {self._show(path)}, which its sandbox keeps "
-                            f"read-only; allow it with `sandbox: {{write: [{self._show(folder)}]}}` in its "
-                            f"config entry")
+                            f"read-only; {self._allow(f'`sandbox: {{write: [{self._show(folder)}]}}`')}")
         if _READ.search(line):
             for path in self._paths(line):
                 if os.path.lexists(path) and not self.plan.visible(path):
@@ -94,13 +92,12 @@ class DenialWatch:
                         return (f"server '{self.server}' tried to read {self._show(path)}, which its sandbox "
                                 f"hides: secrets are kept there, and hermes shares them with no server")
                     return (f"server '{self.server}' tried to read {self._show(path)}, which its sandbox "
-                            f"hides; allow it with `sandbox: {{read: [{self._show(path)}]}}` in its config entry")
+                            f"hides; {self._allow(f'`sandbox: {{read: [{self._show(path)}]}}`')}")
                 parent = os.path.dirname(path)
                 if not os.path.lexists(path) and os.path.isdir(parent) and not self.plan.visible(parent):
                     # Creating a file where the sandbox shows an empty place: the folder is not there inside.
                     return (f"server '{self.server}' tried to create {self._show(path)}, in a folder its sandbox "
-                            f"hides; allow it with `sandbox: {{write: [{self._show(parent)}]}}` in its config "
-                            f"entry")
+                            f"hides; {self._allow(f'`sandbox: {{write: [{self._show(parent)}]}}`')}")
         if self.plan.network is not Network.ALL and _NETWORK.search(line):
             return self._network(line)
         return None
@@ -123,6 +120,9 @@ class DenialWatch:
                 folder = os.path.dirname(folder)
         if found is None:
             return None
+        if self.plan.project:
+            return (f"server '{self.server}' could not load code from {self._show(found)}, which its sandbox hides; "
+                    f"{self._allow(f'`sandbox: {{read: [{self._show(found)}]}}`')}")
         return (f"server '{self.server}' could not load code from {self._show(found)}, which its sandbox hides; "
                 f"allow it with `hermes mcp configure {self.server} --sandbox-read {self._show(found)}` "
                 f"(`sandbox: {{read: [{self._show(found)}]}}` in its config entry)")
@@ -149,7 +149,14 @@ class DenialWatch:
             fix = "`sandbox: {network: all}`"
         where = target or "the network"
         return (f"server '{self.server}' tried to reach {where}, which its sandbox does not allow "
-                f"(network: {network}); allow it with {fix} in its config entry")
+                f"(network: {network}); {self._allow(fix)}")
+
+    def _allow(self, setting: str, what: str = "it") -> str:
+        """How the user allows what was refused: in the entry, or for a project's server by the grant."""
+        if self.plan.project:
+            return (f"a project's server gets more than its folder only when its .hermes/config.yaml asks "
+                    f"({setting}) and you run `hermes mcp trust --grant`")
+        return f"allow {what} with {setting} in its config entry"
 
     def _stores(self) -> list[str]:
         return [*self.plan.secrets, *self.plan.hidden, *(os.path.join(self.plan.home, store)

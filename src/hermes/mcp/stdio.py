@@ -131,7 +131,8 @@ class StdioProcess:
         self.plan = plan = await anyio.to_thread.run_sync(request.plan_for, program, self.args, self.env, cwd,
                                                           self.cwd is not None)
         self.denials = DenialWatch(self.name, plan)
-        self.sandbox_state = f"on (network {plan.network.value})"
+        self.sandbox_state = f"on (network {plan.network.value}" + \
+            ("; a project's server, confined to its folder until `hermes mcp trust --grant`)" if plan.project else ")")
         relay: list[str] = []
         relay_dir = None
         if plan.ports and plan.relay_python:
