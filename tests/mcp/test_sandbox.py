@@ -611,3 +611,24 @@ def test_a_venv_on_path_inside_a_writable_folder_is_read_only_whole(tmp_path: Pa
     assert sandbox.writable_path(str(work / "notes.md"))
     assert not sandbox.writable_path(str(work / ".venv" / "lib" / "evil.pth"))
     assert not sandbox.writable_path(str(work / ".venv" / "bin" / "ls"))
+
+
+@pytest.mark.anyio
+async def test_what_the_loader_acts_on_reaches_only_the_server_never_bubblewrap_on_the_host(home: Home) -> None:
+    """`LD_PRELOAD` (and the like) in an entry's env would load its code into bubblewrap and setpriv,
+    which run on the host: they get it only inside, through --setenv."""
+    import psutil
+
+    from hermes.session.core import Session
+    from tests.support import fast_entry
+
+    preload = {"LD_PRELOAD": "/nonexistent/hermes-test.so", "GCONV_PATH": "/nonexistent/gconv"}
+    write_config(home, {"mcp_servers": {"box": fast_entry(env=preload)}})
+    async with Session(home) as session:
+        names = (await session.call("mcp__box__env_report", {})).text.split()
+        assert "LD_PRELOAD" in names and "GCONV_PATH" in names  # the server still gets them
+        started = [p for p in psutil.Process().children(recursive=True) if "bwrap" in " ".join(p.cmdline()[:2])]
+        assert started
+        for process in started:
+            environment = process.environ()
+            assert "LD_PRELOAD" not in environment and "GCONV_PATH" not in environment

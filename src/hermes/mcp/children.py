@@ -48,9 +48,18 @@ _WATCHDOG = (
 )
 
 
+# Where a system's package manager puts the programs hermes runs on the host around a server
+# (bubblewrap, setpriv). Never PATH: a relative or user-writable entry (`node_modules/.bin`) would
+# let a repository's own program run with the user's rights at every server start.
+SYSTEM_PROGRAM_FOLDERS = ("/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin", "/run/current-system/sw/bin")
+
+
 @functools.cache
 def _setpriv() -> str | None:
-    return shutil.which("setpriv") if sys.platform.startswith("linux") else None
+    if not sys.platform.startswith("linux"):
+        return None
+    return next((path for folder in SYSTEM_PROGRAM_FOLDERS
+                 if os.access(path := os.path.join(folder, "setpriv"), os.X_OK)), None)
 
 
 def spawn_argv(command: str, args: list[str]) -> list[str]:

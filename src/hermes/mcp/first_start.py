@@ -26,7 +26,7 @@ from hermes.config.launchers import WARM_TIMEOUT, warm_command
 from hermes.config.sandbox import Confinement, Network
 from hermes.files import atomic_write, read_bounded
 from hermes.mcp.children import kill_group, resolve_command, start_child
-from hermes.mcp.sandbox import SandboxRequest, bwrap_argv
+from hermes.mcp.sandbox import SandboxRequest, bwrap_argv, host_side
 
 _RECORD_BYTES = 1 << 20
 _OUTPUT_TAIL = 4000
@@ -69,7 +69,8 @@ async def warm_first(record: Path, warm: list[str], *, env: dict[str, str], cwd:
         fetching = replace(sandbox, settings=replace(sandbox.settings, network=Network.ALL, ports=()))
         where = cwd or str(Path.cwd())
         plan = await anyio.to_thread.run_sync(fetching.plan_for, program, warm[1:], env, where, cwd is not None)
-        argv = [*bwrap_argv(sandbox.bwrap, plan, where), *argv]
+        env, inside = host_side(env)
+        argv = [*bwrap_argv(sandbox.bwrap, plan, where, inside=inside), *argv]
     started = time.monotonic()
     process = await start_child(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL)
     try:

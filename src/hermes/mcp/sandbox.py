@@ -52,8 +52,8 @@ from hermes.mcp.sandbox_places import (
 from hermes.mcp.sandbox_programs import Builder, interpreter, launcher_env, paths_in, programs_named_in
 from hermes.security.environment import ALLOWED
 
-__all__ = ["RELAY_DIR", "RELAY_SCRIPT", "SECRET_STORES", "Plan", "SandboxRequest", "bwrap_argv", "launcher_cache",
-           "plan", "tilde"]
+__all__ = ["RELAY_DIR", "RELAY_SCRIPT", "SECRET_STORES", "Plan", "SandboxRequest", "bwrap_argv", "host_side",
+           "launcher_cache", "plan", "tilde"]
 
 RELAY_DIR = "/run/hermes-relay"
 RELAY_SCRIPT = Path(__file__).with_name("relay_inside.py")
@@ -194,8 +194,24 @@ def plan(program: str, args: Iterable[str], *, env: Mapping[str, str], cwd: str,
     return replace(draft, hidden=hidden, secrets=tuple(secrets))
 
 
-def bwrap_argv(bwrap: str, sandbox: Plan, cwd: str, *, relay_dir: str | None = None) -> list[str]:
-    """The bubblewrap command line that runs a program inside `sandbox` (the program follows it)."""
+# What the dynamic loader and the C library act on in every program they start: given to bubblewrap
+# and setpriv, which run on the host, `LD_PRELOAD=./evil.so` would run a server's code outside its
+# sandbox. The server still gets them, inside, through `--setenv`.
+_LOADER_VARIABLES = frozenset({"GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES", "LOCALDOMAIN",
+                               "NIS_PATH", "NLSPATH", "RESOLV_HOST_CONF", "RES_OPTIONS", "TZDIR"})
+
+
+def host_side(env: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(the environment bubblewrap runs with on the host, what only the server gets inside)."""
+    inside = {name: value for name, value in env.items()
+              if name.startswith(("LD_", "MALLOC_")) or name in _LOADER_VARIABLES}
+    return {name: value for name, value in env.items() if name not in inside}, inside
+
+
+def bwrap_argv(bwrap: str, sandbox: Plan, cwd: str, *, relay_dir: str | None = None,
+               inside: Mapping[str, str] | None = None) -> list[str]:
+    """The bubblewrap command line that runs a program inside `sandbox` (the program follows it);
+    `inside`: variables for the server alone (see `host_side`)."""
     argv = [bwrap, "--die-with-parent", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
             "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if sandbox.network is not Network.ALL:
@@ -226,7 +242,7 @@ def bwrap_argv(bwrap: str, sandbox: Plan, cwd: str, *, relay_dir: str | None = N
     if relay_dir is not None:
         argv += ["--ro-bind", relay_dir, RELAY_DIR]
     argv += ["--chdir", os.path.realpath(cwd) if sandbox.visible(os.path.realpath(cwd)) else sandbox.home]
-    for name, value in sandbox.env.items():
+    for name, value in {**(inside or {}), **sandbox.env}.items():
         argv += ["--setenv", name, value]
     argv.append("--")
     return argv

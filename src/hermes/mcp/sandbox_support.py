@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from hermes.config.resolve import ResolvedServer
 from hermes.config.sandbox import SandboxMode, SandboxSettings
+from hermes.mcp.children import SYSTEM_PROGRAM_FOLDERS
 from hermes.mcp.sandbox import launcher_cache, plan, tilde
 
 _PREFLIGHT_TIMEOUT = 10.0
@@ -30,9 +31,9 @@ class Support:
     problem: str = ""
 
 
-# Where a system's package manager puts bubblewrap. Never PATH: a relative or user-writable entry
-# (`node_modules/.bin`) would let a repository's own `bwrap` be "the sandbox".
-TRUSTED_FOLDERS = ("/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin", "/run/current-system/sw/bin")
+# Never PATH: a relative or user-writable entry (`node_modules/.bin`) would let a repository's own
+# `bwrap` be "the sandbox".
+TRUSTED_FOLDERS = SYSTEM_PROGRAM_FOLDERS
 BWRAP_VARIABLE = "HERMES_BWRAP"  # an absolute path the user chose, for a bubblewrap installed elsewhere
 
 

@@ -33,7 +33,7 @@ from mcp.shared.message import SessionMessage
 
 from hermes.files import TextSink
 from hermes.mcp.children import Watchdog, kill_group, kill_session, resolve_command, start_child, wait_for_exit
-from hermes.mcp.sandbox import RELAY_DIR, RELAY_SCRIPT, Plan, SandboxRequest, bwrap_argv
+from hermes.mcp.sandbox import RELAY_DIR, RELAY_SCRIPT, Plan, SandboxRequest, bwrap_argv, host_side
 from hermes.mcp.sandbox_denials import DenialWatch
 from hermes.mcp.sandbox_relay import HostRelay
 from hermes.mcp.sdk import TransportStreams
@@ -123,10 +123,11 @@ class StdioProcess:
             return None
         return next((line for line in self.stderr_tail if line.startswith("bwrap: ")), None)
 
-    async def _argv(self, program: str) -> list[str]:
+    async def _argv(self, program: str) -> tuple[list[str], dict[str, str]]:
+        """The command line that starts the server, and the environment it starts with."""
         request = self._sandbox
         if request is None:
-            return [program, *self.args]
+            return [program, *self.args], self.env
         cwd = self.cwd or os.getcwd()
         self.plan = plan = await anyio.to_thread.run_sync(request.plan_for, program, self.args, self.env, cwd,
                                                           self.cwd is not None)
@@ -139,7 +140,9 @@ class StdioProcess:
             self._relay = HostRelay(plan.ports)
             relay_dir = await self._relay.open()
             relay = [plan.relay_python, "-I", str(RELAY_SCRIPT), RELAY_DIR, *map(str, plan.ports), "--"]
-        return [*bwrap_argv(request.bwrap, plan, cwd, relay_dir=relay_dir), *relay, program, *self.args]
+        outside, inside = host_side(self.env)
+        return [*bwrap_argv(request.bwrap, plan, cwd, relay_dir=relay_dir, inside=inside), *relay, program,
+                *self.args], outside
 
     def observe(self, text: str) -> None:
         """Name what the sandbox refused, from a server's words (a failed call's text)."""
@@ -154,8 +157,8 @@ class StdioProcess:
     async def __aenter__(self) -> TransportStreams:
         program = resolve_command(self.command, self.env.get("PATH"), self.cwd)
         try:
-            argv = await self._argv(program)
-            self.process = await start_child(argv, env=self.env, cwd=self.cwd)
+            argv, env = await self._argv(program)
+            self.process = await start_child(argv, env=env, cwd=self.cwd)
         except BaseException:
             await self._close_relay()
             raise
