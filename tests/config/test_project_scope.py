@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 from ruamel.yaml import YAML
 
+from hermes.config.store import ConfigStore
 from hermes.home import Home
 from tests.support import CANARY, PYTHON, fast_entry, hermes, write_config
 
@@ -223,3 +225,21 @@ def test_a_project_server_not_granted_never_runs_without_a_sandbox(home: Home, t
     write_config(home, {"mcp": {"sandbox": "off"}, "mcp_servers": {}})
     off = hermes("mcp", "test", "box", home=home)
     assert off.returncode == 1 and "runs only in its sandbox until you grant it more" in off.stdout, off.stdout
+
+
+def test_a_project_s_http_entry_waits_for_the_grant_and_its_launchers_have_caches_of_their_own(
+        home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hermes.config.project import load_project
+    from hermes.mcp.sandbox import launcher_cache
+
+    repo = _project(tmp_path, {"web": {"url": "http://127.0.0.1:9/mcp?user=${USER}"},
+                               "files": {"command": "npx", "args": ["-y", "some-server"]}})
+    write_config(home, {"mcp_servers": {"files": {"command": "npx", "args": ["-y", "some-server"]}}})
+    monkeypatch.chdir(repo)
+    assert hermes("mcp", "trust", home=home).returncode == 0
+    project = load_project(home, repo)
+    assert project is not None and "it connects to http://127.0.0.1:9/mcp" in project.held["web"]
+    users = ConfigStore(home).load().mcp_servers["files"]
+    mine = launcher_cache(str(home.root), "files", users.sandbox)
+    theirs = launcher_cache(str(home.root), "files", project.servers["files"].sandbox)
+    assert mine != theirs and not theirs.startswith(mine + os.sep) and not mine.startswith(theirs + os.sep)

@@ -632,3 +632,108 @@ async def test_what_the_loader_acts_on_reaches_only_the_server_never_bubblewrap_
         for process in started:
             environment = process.environ()
             assert "LD_PRELOAD" not in environment and "GCONV_PATH" not in environment
+
+
+# -- the second attack: each way out it found, held at the plan (bubblewrap lays exactly the plan) ----
+
+
+def _repository(folder: Path) -> Path:
+    (folder / ".git" / "hooks").mkdir(parents=True)
+    (folder / ".git" / "config").write_text("[core]\n")
+    return folder
+
+
+def _work_plan(tmp_path: Path, settings: SandboxSettings | None = None, **extra: Any) -> Any:
+    work = tmp_path / "user" / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    env = {"HOME": str(tmp_path / "user"), "PATH": extra.pop("path", os.environ["PATH"])}
+    return plan(PYTHON, extra.pop("args", []), env=env, cwd=str(extra.pop("cwd", work)),
+                configured_cwd=extra.pop("configured_cwd", False), roots=extra.pop("roots", ()),
+                settings=settings or SandboxSettings(), hermes_home=str(tmp_path / "hh"), **extra)
+
+
+def test_repositories_at_any_depth_and_behind_many_folders_stay_put(tmp_path: Path) -> None:
+    work = tmp_path / "user" / "work"
+    deep = _repository(work / "code" / "org" / "repo")
+    for index in range(400):  # more than the first scan looked at
+        (work / f"d{index:03d}").mkdir(parents=True)
+    sub = _repository(work / "zzz")
+    sandbox = _work_plan(tmp_path)
+    for repository in (deep, sub):
+        assert not sandbox.writable_path(str(repository / ".git" / "config"))
+        assert not sandbox.writable_path(str(repository / ".git" / "commondir"))
+        assert str(repository) in sandbox.pinned
+    assert sandbox.writable_path(str(deep / "README.md"))
+
+
+def test_separate_and_bare_git_folders_are_repositories_too(tmp_path: Path) -> None:
+    work = tmp_path / "user" / "work"
+    separate = work / "proj.gitdir"
+    (separate / "hooks").mkdir(parents=True)
+    (work / "proj").mkdir(parents=True)
+    (work / "proj" / ".git").write_text(f"gitdir: {separate}\n")
+    bare = work / "mirror.git"
+    for part in ("objects", "refs", "hooks"):
+        (bare / part).mkdir(parents=True)
+    (bare / "HEAD").write_text("ref: refs/heads/main\n")
+    (bare / "config").write_text("[core]\n\tbare = true\n")
+    sandbox = _work_plan(tmp_path)
+    assert not sandbox.writable_path(str(separate / "config"))
+    assert not sandbox.writable_path(str(work / "proj" / ".git"))
+    assert not sandbox.writable_path(str(bare / "hooks" / "post-receive"))
+
+
+def test_a_granted_git_folder_keeps_its_code_read_only_and_a_project_cannot_grant_one(tmp_path: Path) -> None:
+    from hermes.config.sandbox import Confinement
+
+    work = _repository(tmp_path / "user" / "work")
+    granted = _work_plan(tmp_path, SandboxSettings(write=(str(work / ".git"),)))
+    assert granted.writable_path(str(work / ".git" / "index.lock"))
+    assert not granted.writable_path(str(work / ".git" / "config"))
+    assert not granted.writable_path(str(work / ".git" / "hooks" / "post-checkout"))
+    project = SandboxSettings(confinement=Confinement.PROJECT)
+    for way in ({"cwd": work / ".git", "configured_cwd": True}, {"roots": (str(work / ".git"),)}):
+        sandbox = _work_plan(tmp_path, project, **way)
+        assert not sandbox.writable_path(str(work / ".git" / "config")), way
+        assert not sandbox.writable_path(str(work / ".git" / "commondir")), way
+
+
+def test_path_folders_are_guarded_by_both_paths_and_a_project_s_path_shares_nothing_new(tmp_path: Path,
+                                                                                       monkeypatch: pytest.MonkeyPatch
+                                                                                       ) -> None:
+    from hermes.config.sandbox import Confinement
+
+    work = tmp_path / "user" / "work"
+    venv = work / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "lib").mkdir()
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    monkeypatch.setenv("PATH", f"{venv}/bin:.venv/bin:{os.environ['PATH']}")  # hermes's own, relative entry too
+    sandbox = _work_plan(tmp_path, path="/usr/bin:/bin")  # the server's own PATH leaves the venv out
+    assert not sandbox.writable_path(str(venv / "lib" / "zz.pth"))
+    documents = tmp_path / "user" / "Documents"
+    documents.mkdir()
+    project = _work_plan(tmp_path, SandboxSettings(confinement=Confinement.PROJECT),
+                         path=f"/usr/bin:{documents}")
+    assert not project.visible(str(documents / "private.txt"))
+
+
+def test_the_users_own_bubblewrap_stays_read_only_in_a_writable_folder(tmp_path: Path) -> None:
+    tools = tmp_path / "user" / "work" / "tools"
+    tools.mkdir(parents=True)
+    (tools / "bwrap").write_text("#!/bin/sh\n")
+    sandbox = _work_plan(tmp_path, protected=(str(tools / "bwrap"),))
+    assert sandbox.writable_path(str(tools / "other")) and not sandbox.writable_path(str(tools / "bwrap"))
+
+
+def test_setpriv_comes_from_the_system_never_from_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hermes.mcp import children
+
+    planted = tmp_path / "node_modules" / ".bin"
+    planted.mkdir(parents=True)
+    (planted / "setpriv").write_text("#!/bin/sh\n")
+    (planted / "setpriv").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{planted}:{os.environ['PATH']}")
+    children._setpriv.cache_clear()
+    found = children._setpriv()
+    assert found is None or os.path.dirname(found) in children.SYSTEM_PROGRAM_FOLDERS

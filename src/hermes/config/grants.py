@@ -23,6 +23,7 @@ from hermes.config.interpolate import referenced_variables
 from hermes.config.model import ServerConfig, config_strings
 from hermes.config.resolve import PLAIN_VARIABLES
 from hermes.config.sandbox import Confinement, Network
+from hermes.security.redact import mask_url
 
 _PATH_START = ("/", "~", "$", "./", "../")
 
@@ -59,6 +60,8 @@ def grants(config: ServerConfig, folder: Path) -> list[str]:
         asked.append("the values of " + ", ".join(f"${{{v}}}" for v in variables) + " from your environment or .env")
     if config.auth == "oauth":
         asked.append("your OAuth sign-in stored under its name")
+    if config.url is not None:
+        asked.append(f"to connect to {mask_url(config.url)} from your machine")
     sandbox = config.sandbox
     if config.command is not None:
         if not sandbox.enabled:
@@ -73,7 +76,7 @@ def grants(config: ServerConfig, folder: Path) -> list[str]:
             asked.append(f"to run {place}")
         asked += [f"to use {place}, named in its arguments" for arg in config.args if (place := _outside(arg, folder))]
         asked += [f"to use {place}, named in its env" for value in config.env.values()
-                  if (place := _outside(value, folder))]
+                  for part in value.split(os.pathsep) if (place := _outside(part, folder))]
         if config.cwd is not None and (place := _outside(config.cwd, folder)):
             asked.append(f"to work in {place}")
     asked += [f"the root {place}" for root in config.roots or ()
@@ -95,6 +98,8 @@ def held_back(config: ServerConfig) -> str | None:
         return f"it uses {', '.join(f'${{{v}}}' for v in variables)} from your environment or .env"
     if config.auth == "oauth":
         return "it would use your OAuth sign-in stored under its name"
+    if config.url is not None:
+        return f"it connects to {mask_url(config.url)} from your machine, outside any sandbox"
     return None
 
 
@@ -108,6 +113,11 @@ def confined(config: ServerConfig, folder: Path) -> ServerConfig:
     roots = tuple(r for r in config.roots or () if not _outside(r.removeprefix("file://"), folder)) or None
     return replace(config, sandbox=sandbox, cwd=cwd, roots=roots, approval=approval,
                    sampling=replace(config.sampling, auto_approve=False))
+
+
+def in_project(config: ServerConfig, scope: str) -> ServerConfig:
+    """A project's entry, granted or not, keeps its launcher caches apart from the user's."""
+    return replace(config, sandbox=replace(config.sandbox, cache_scope=scope))
 
 
 def all_grants(servers: Mapping[str, ServerConfig], folder: Path) -> dict[str, list[str]]:

@@ -10,10 +10,11 @@ skills: the folder's path and a digest of its `.hermes` files); until then they 
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hermes.config.grants import all_grants, confined, held_back
+from hermes.config.grants import all_grants, confined, held_back, in_project
 from hermes.config.model import ServerConfig
 from hermes.config.store import ConfigStore
 from hermes.config.yamlfile import read_yaml_text
@@ -86,7 +87,9 @@ def load_project(home: Home, start: Path) -> ProjectServers | None:
     state = TrustStore(home, TrustKind.SERVERS).state(folder, text)
     asks = all_grants(config.mcp_servers, folder)
     granted = bool(asks) and TrustStore(home, TrustKind.GRANTS).state(folder, text).trusted
-    servers = {name: entry if granted else confined(entry, folder) for name, entry in config.mcp_servers.items()}
+    scope = "project-" + hashlib.sha256(str(folder).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    servers = {name: in_project(entry if granted else confined(entry, folder), scope)
+               for name, entry in config.mcp_servers.items()}
     held = {} if granted else {name: why for name, entry in config.mcp_servers.items()
                                if (why := held_back(entry)) is not None}
     return ProjectServers(folder, path, servers, state.trusted, state.why_not, asks, granted, held)

@@ -54,6 +54,7 @@ class SandboxSettings:
     read: tuple[str, ...] = ()
     write: tuple[str, ...] = ()
     confinement: Confinement = Confinement.USER
+    cache_scope: str = ""  # whose launcher caches it uses: a project's own, never the user's server's
 
     @property
     def arguments_grant(self) -> bool:

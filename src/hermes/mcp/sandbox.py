@@ -79,6 +79,7 @@ class Plan:
     guarded: tuple[str, ...] = ()  # what runs later with the user's rights: read-only inside writable folders
     emptied: tuple[str, ...] = ()  # what the sandbox empties (homes, /tmp, …), as named and as they really are
     project: bool = False  # a project's server not granted more: only `hermes mcp trust --grant` widens it
+    unscanned: tuple[str, ...] = ()  # writable folders too big to look through for repositories: read-only
 
     def _deepest(self, path: str) -> str | None:
         """What decides a path's fate: the deepest mount over it ('empty', 'ro', 'rw', 'hidden'), None: the
@@ -104,8 +105,9 @@ class Plan:
 
 def plan(program: str, args: Iterable[str], *, env: Mapping[str, str], cwd: str, configured_cwd: bool,
          roots: Iterable[str], settings: SandboxSettings, hermes_home: str, ports: Iterable[int] = (),
-         cache: str | None = None) -> Plan:
-    """The sandbox for one start of `program args` (resolved already), from what it was configured with."""
+         cache: str | None = None, protected: Iterable[str] = ()) -> Plan:
+    """The sandbox for one start of `program args` (resolved already), from what it was configured with;
+    `protected`: paths kept read-only wherever they are (the user's own bubblewrap)."""
     homes = user_homes(env)
     home = homes[0] if homes else "/nonexistent"
     emptied = emptied_places(homes)
@@ -117,8 +119,12 @@ def plan(program: str, args: Iterable[str], *, env: Mapping[str, str], cwd: str,
     if relayed:
         builder.add_program(sys.executable, search)
         builder.add(str(RELAY_SCRIPT.parent), write=False)
+    own_path = [folder for folder in (os.environ.get("PATH") or "").split(os.pathsep) if folder]
     for folder in (search or "").split(os.pathsep):
-        if folder and os.path.isabs(folder) and builder.hidden_by_default(folder) and os.path.isdir(folder):
+        # A project's or plugin's own PATH brings only what hermes's PATH has, or its own folder.
+        allowed = settings.arguments_grant or folder in own_path or \
+            within(os.path.realpath(folder), os.path.realpath(cwd))
+        if allowed and os.path.isabs(folder) and builder.hidden_by_default(folder) and os.path.isdir(folder):
             builder.add_install_folder(folder)
     plan_env = launcher_env(program, cache)
     for private in plan_env.values():
@@ -142,7 +148,8 @@ def plan(program: str, args: Iterable[str], *, env: Mapping[str, str], cwd: str,
                 if inside is None or inside_any(os.path.realpath(path), inside):
                     builder.add(path, write=False, chosen=inside is None)
     for root in roots:
-        builder.add(root[len("file://"):] if root.startswith("file://") else root, write=True, chosen=True)
+        builder.add(root[len("file://"):] if root.startswith("file://") else root, write=True,
+                    chosen=settings.arguments_grant)
     for path in settings.read:
         builder.add(path, write=False, chosen=True)
     for path in settings.write:
@@ -156,7 +163,8 @@ def plan(program: str, args: Iterable[str], *, env: Mapping[str, str], cwd: str,
         # A plugin's folder is its code and its install record: readable, not writable; a folder
         # holding a home, also a configured one, only readable (see `settings.write` above).
         write = settings.working_writable and not holds_home(working, homes)
-        builder.add(working, write=write, chosen=configured_cwd)
+        # A project's configured `cwd` is the project's word, not the user's (`cwd: .git` grants nothing).
+        builder.add(working, write=write, chosen=configured_cwd and settings.confinement is not Confinement.PROJECT)
     if settings.follows_named_code and interpreter(program, search) is not None and \
             not inside_any(os.path.realpath(program), builder.writable):
         # A launcher script (`exec /opt/tool/bin/x "$@"`) the server cannot rewrite: what it runs comes too.
@@ -167,6 +175,17 @@ def plan(program: str, args: Iterable[str], *, env: Mapping[str, str], cwd: str,
     # of ~/.ssh/…, whatever path led there).
     for bound in (builder.writable, builder.readable):
         bound -= {p for p in bound if p not in builder.chosen and inside_any(p, secrets)}
+    # What would run later with the user's full rights: repositories' own code, shell start-up
+    # files, folders on PATH. Read-only inside a writable folder, so a server cannot plant what the
+    # user's next `git status` or login would run.
+    granted = {path for path in builder.writable if path in builder.chosen}
+    # A launcher's private cache is hermes's own (no repository, no start-up file): not looked through.
+    looked_through = [folder for folder in builder.writable if folder not in plan_env.values()]
+    kept = guards(looked_through, granted, homes, [*(search or "").split(os.pathsep), *own_path], protected)
+    for folder in kept.unscanned:  # too big to look through for repositories: read-only whole
+        builder.writable.discard(folder)
+        builder.readable.add(folder)
+        builder.chosen.add(folder)
     tmpdir = env.get("TMPDIR")
     if tmpdir and not any(within(os.path.realpath(tmpdir), bound) for bound in builder.writable):
         plan_env["TMPDIR"] = "/tmp"
@@ -180,14 +199,10 @@ def plan(program: str, args: Iterable[str], *, env: Mapping[str, str], cwd: str,
     readable = sorted(path for path in builder.readable - builder.writable
                       if not draft.visible(path) or path in builder.chosen)
     readable = [path for path in readable if not any(within(path, other) and other != path for other in readable)]
-    # What would run later with the user's full rights: repositories' own code, shell start-up
-    # files, folders on PATH. Read-only inside a writable folder, so a server cannot plant what the
-    # user's next `git status` or login would run.
-    granted = {path for path in builder.writable if path in builder.chosen}
-    pinned, guarded = guards(builder.writable, granted, homes, search)
-    guarded = [path for path in guarded if draft.writable_path(path)]
+    guarded = [path for path in kept.guarded if draft.writable_path(path)]
     draft = replace(draft, readable=tuple(sorted({*readable, *guarded})), guarded=tuple(sorted(guarded)),
-                    pinned=tuple(sorted(p for p in pinned if draft.writable_path(p))))
+                    pinned=tuple(sorted(p for p in dict.fromkeys(kept.pinned) if draft.writable_path(p))),
+                    unscanned=tuple(kept.unscanned))
     # Hide what the server could otherwise see (a secret place inside a shared folder), unless the
     # user named that very place.
     hidden = tuple(sorted(h for h in secrets if os.path.lexists(h) and draft.visible(h) and h not in builder.chosen))
@@ -248,8 +263,10 @@ def bwrap_argv(bwrap: str, sandbox: Plan, cwd: str, *, relay_dir: str | None = N
     return argv
 
 
-def launcher_cache(hermes_home: str, server: str) -> str:
-    return os.path.join(hermes_home, "cache", "sandbox", server)
+def launcher_cache(hermes_home: str, server: str, settings: SandboxSettings) -> str:
+    """A server's own npx/uvx cache; a project's servers each have one of the project's, so a
+    project's entry never shares a cache with the user's server of the same name."""
+    return os.path.join(hermes_home, "cache", "sandbox", *filter(None, [settings.cache_scope]), server)
 
 
 @dataclass(frozen=True)
@@ -268,4 +285,5 @@ class SandboxRequest:
         for private in launcher_env(program, self.cache).values():
             os.makedirs(private, mode=0o700, exist_ok=True)
         return plan(program, args, env=env, cwd=cwd, configured_cwd=configured_cwd, roots=self.roots,
-                    settings=self.settings, hermes_home=self.hermes_home, ports=self.ports, cache=self.cache)
+                    settings=self.settings, hermes_home=self.hermes_home, ports=self.ports, cache=self.cache,
+                    protected=(self.bwrap,))

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 # Folders under a user's home that hold credentials or browser state: hidden even when the server
 # was given the whole home folder.
@@ -32,7 +34,11 @@ START_UP = (".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile
 # away and replaced, and its code-bearing parts are read-only.
 VCS_CODE = {".git": ("hooks", "config", "info", "commondir", "config.worktree", "modules", "worktrees"),
             ".hg": ("hgrc", "hgrc-not-shared"), ".svn": (), ".jj": ("repo/config.toml",), ".bzr": ("branch.conf",)}
-VCS_SCAN = 256  # immediate subfolders of a writable folder looked at for repositories of their own
+# A writable folder is walked for repositories this deep, over at most this many folders (not into
+# dependency trees, caches or repositories' own folders); one that holds more is shared read-only.
+VCS_SCAN_DEPTH = 8
+VCS_SCAN_FOLDERS = 20_000
+_NOT_SCANNED = frozenset({"node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", ".cache"})
 # Places whose content the server never sees unless something in them is bound in on purpose.
 EMPTIED = ("/tmp", "/var/tmp", "/run", "/home", "/root")
 # System places visible read-only already; never a working folder to bind writable.
@@ -107,51 +113,121 @@ def trusted_link(link: str) -> bool:
     """A symlink the system made (`/home` -> `var/home`), not one a server could have planted in a
     folder it may write: only such a link may lead a writable share elsewhere."""
     parent = os.path.dirname(link)
-    return parent == "/" or inside_any(parent, SYSTEM)
+    if parent == "/":
+        return True
+    try:
+        made_by_root = all(os.lstat(path).st_uid == 0 for path in (link, parent))
+        open_to_others = os.stat(parent).st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    except OSError:
+        return False
+    return inside_any(parent, SYSTEM) and made_by_root and not open_to_others
 
 
-def guards(writable: Iterable[str], granted: Iterable[str], homes: tuple[str, ...],
-           search: str | None) -> tuple[list[str], list[str]]:
-    """(folders to mount on their own, paths to keep read-only) inside writable folders.
+@dataclass
+class Guards:
+    """What the sandbox keeps in place inside the folders a server may write (see `guards`)."""
 
-    A repository's folder is a mount of its own (so it cannot be renamed away and replaced by the
-    server's); its `.git` (`.hg`, …) is read-only, hooks and config and all, unless the user granted
-    write to that very folder (`sandbox.write: [~/work/.git]`), and then it is a mount of its own
-    with its code-bearing parts read-only. Then shell start-up files, autostart entries, folders on
-    PATH (a venv's whole prefix for its `bin`), each where it exists."""
+    pinned: list[str] = field(default_factory=list)  # mounts of their own: never renamed away
+    guarded: list[str] = field(default_factory=list)  # read-only
+    unscanned: list[str] = field(default_factory=list)  # too big to look through: read-only whole
+
+
+def _repository_dirs(folder: str) -> tuple[list[tuple[str, str]], bool]:
+    """(repository folder, its own folder) pairs under `folder`, and whether the walk saw everything.
+    A repository's own folder is its `.git` (`.hg`, …), where a `.git` file's `gitdir:` leads, or the
+    folder itself when it is a bare git repository."""
+    found: list[tuple[str, str]] = []
+    level, seen = [folder], 0
+    for _ in range(VCS_SCAN_DEPTH + 1):
+        below: list[str] = []
+        for current in level:
+            seen += 1
+            if seen > VCS_SCAN_FOLDERS:
+                return found, False
+            found += _vcs_of(current)
+            try:
+                with os.scandir(current) as entries:
+                    below += [e.path for e in entries if e.is_dir(follow_symlinks=False)
+                              and e.name not in VCS_CODE and e.name not in _NOT_SCANNED]
+            except OSError:
+                continue
+        level = below
+        if not level:
+            return found, True
+    return found, not level
+
+
+def _vcs_of(folder: str) -> list[tuple[str, str]]:
+    own: list[tuple[str, str]] = []
+    for vcs in VCS_CODE:
+        place = os.path.join(folder, vcs)
+        if os.path.islink(place) or not os.path.lexists(place):
+            continue
+        own.append((folder, place))
+        if os.path.isfile(place):  # `gitdir: …`: a worktree's, or a separate git folder
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                with open(place, encoding="utf-8") as handle:
+                    first = handle.read(4096).partition("\n")[0]
+                if first.startswith("gitdir:"):
+                    own.append((folder, os.path.normpath(os.path.join(folder, first[7:].strip()))))
+    if all(os.path.exists(os.path.join(folder, part)) for part in ("HEAD", "objects", "refs", "config")):
+        own.append((folder, folder))  # a bare repository: its hooks run on the next push to it
+    return own
+
+
+def _vcs_root(path: str) -> str | None:
+    """The repository's own folder `path` is, or is inside (`~/work/.git/hooks` -> `~/work/.git`)."""
+    parts = path.split("/")
+    for index in range(len(parts) - 1, 0, -1):
+        if parts[index] in VCS_CODE:
+            return "/".join(parts[:index + 1])
+    return None
+
+
+def guards(writable: Iterable[str], granted: Iterable[str], homes: tuple[str, ...], search: Iterable[str],
+           protected: Iterable[str] = ()) -> Guards:
+    """What to keep in place inside writable folders.
+
+    A repository's folder (at any depth) is a mount of its own, so it cannot be renamed away and
+    replaced by the server's; its own folder (`.git`, `.hg`, …, a separate or bare git folder) is
+    read-only, hooks and config and all, unless the user granted write to that very folder
+    (`sandbox.write: [~/work/.git]`), and then it is a mount of its own with its code-bearing parts
+    read-only. Then shell start-up files, autostart entries, folders on PATH (a venv's whole
+    prefix for its `bin`; `search` as found, relative ones from each writable folder), and the
+    `protected` paths (the user's own bubblewrap), each where it exists."""
     granted = list(granted)
-    pinned: list[str] = []
-    guarded: list[str] = []
-    path_folders = [os.path.normpath(f) for f in (search or "").split(os.pathsep) if os.path.isabs(f)]
+    result = Guards()
     for folder in writable:
-        for repository in [folder, *_subfolders(folder)]:
-            for vcs, code in VCS_CODE.items():
-                place = os.path.join(repository, vcs)
-                if os.path.islink(place) or not os.path.lexists(place):
-                    continue
-                pinned.append(repository)
-                if os.path.isdir(place) and any(within(path, place) for path in granted):
-                    pinned.append(place)
-                    guarded += [os.path.join(place, part) for part in code]
-                else:
-                    guarded.append(place)  # `.git` as a file too: where a worktree's repository is
-        guarded += [os.path.join(home, item) for home in homes for item in START_UP
-                    if within(os.path.join(home, item), folder)]
-        for bin_folder in path_folders:
+        root = _vcs_root(folder)
+        if root is not None:  # a writable folder inside a repository's own folder
+            result.guarded.append(folder if folder not in granted else "")
+            result.guarded += [os.path.join(root, part) for part in VCS_CODE[os.path.basename(root)]]
+            continue
+        repositories, complete = _repository_dirs(folder)
+        if not complete:
+            result.unscanned.append(folder)
+        for repository, own in repositories:
+            if repository != folder:
+                result.pinned.append(repository)
+            if own in granted and own != repository:
+                result.pinned.append(own)
+                result.guarded += [os.path.join(own, part) for part in VCS_CODE.get(os.path.basename(own), ())]
+            elif own != repository:
+                result.guarded.append(own)
+            else:
+                result.guarded += [os.path.join(own, part) for part in ("hooks", "config")]
+        result.guarded += [os.path.join(home, item) for home in homes for item in START_UP
+                           if within(os.path.join(home, item), folder)]
+        for entry in search:
+            bin_folder = os.path.realpath(entry if os.path.isabs(entry) else os.path.join(folder, entry))
             if within(bin_folder, folder):
                 prefix = os.path.dirname(bin_folder)
                 venv = os.path.isfile(os.path.join(prefix, "pyvenv.cfg"))
-                guarded.append(prefix if venv else bin_folder)  # a venv's `lib` runs at its next start too
-    return pinned, [path for path in dict.fromkeys(guarded) if os.path.lexists(path) and not os.path.islink(path)]
-
-
-def _subfolders(folder: str) -> list[str]:
-    try:
-        with os.scandir(folder) as entries:
-            return [entry.path for _, entry in zip(range(VCS_SCAN), entries, strict=False)
-                    if entry.is_dir(follow_symlinks=False)]
-    except OSError:
-        return []
+                result.guarded.append(prefix if venv else bin_folder)  # a venv's `lib` runs at its next start
+        result.guarded += [path for path in protected if within(path, folder)]
+    result.guarded = [path for path in dict.fromkeys(result.guarded)
+                      if path and os.path.lexists(path) and not os.path.islink(path)]
+    return result
 
 
 def secret_paths(homes: tuple[str, ...], hermes_home: str) -> list[str]:

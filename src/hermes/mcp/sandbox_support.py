@@ -121,7 +121,7 @@ def describe(server: ResolvedServer, mode: SandboxMode, environ: Mapping[str, st
         return {"state": f"on (network {settings.effective_network.value}); its command is not installed"}
     sandbox = plan(program, server.args, env=env, cwd=work, configured_cwd=server.cwd is not None,
                    roots=server.config.roots or (), settings=settings, hermes_home=hermes_home,
-                   cache=launcher_cache(hermes_home, server.name))
+                   cache=launcher_cache(hermes_home, server.name, settings))
     return {"state": "on", "network": sandbox.network.value, "ports": list(sandbox.ports),
             "writes": [tilde(p, sandbox.home) for p in sandbox.writable],
             "reads": [tilde(p, sandbox.home) for p in sandbox.readable],

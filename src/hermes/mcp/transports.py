@@ -149,7 +149,7 @@ class TransportOpener:
         home = str(self.hermes_home or self.logs.parent)
         roots = tuple(server.config.roots or ())
         return SandboxRequest(found.bwrap, settings, roots, home, (port,) if port else (),
-                              launcher_cache(home, name)), "on"
+                              launcher_cache(home, name, settings)), "on"
 
     async def warm(self, name: str, server: ResolvedServer) -> None:
         """A launcher's first start fetches its package first, on a budget of its own (see `first_start`)."""
