@@ -139,7 +139,7 @@ def test_serve_sigterm_stops_children_cleanly(home: Home) -> None:
     assert wait_for(lambda: len(_servers(host)) == 1)
     child = _servers(host)[0]
     process.send_signal(signal.SIGTERM)
-    assert process.wait(timeout=20) == 0
+    assert process.wait(timeout=PATIENCE) == 0
     assert not child.is_running() or child.status() == psutil.STATUS_ZOMBIE
 
 
