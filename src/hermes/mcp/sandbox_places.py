@@ -176,7 +176,7 @@ def _vcs_of(folder: str) -> list[tuple[str, str]]:
 
 
 def _vcs_root(path: str) -> str | None:
-    """The repository's own folder `path` is, or is inside (`~/work/.git/hooks` -> `~/work/.git`)."""
+    """The repository's own folder `path` is, or is inside (`~/proj/.git/hooks` -> `~/proj/.git`)."""
     parts = path.split("/")
     for index in range(len(parts) - 1, 0, -1):
         if parts[index] in VCS_CODE:
@@ -191,7 +191,7 @@ def guards(writable: Iterable[str], granted: Iterable[str], homes: tuple[str, ..
     A repository's folder (at any depth) is a mount of its own, so it cannot be renamed away and
     replaced by the server's; its own folder (`.git`, `.hg`, …, a separate or bare git folder) is
     read-only, hooks and config and all, unless the user granted write to that very folder
-    (`sandbox.write: [~/work/.git]`), and then it is a mount of its own with its code-bearing parts
+    (`sandbox.write: [~/proj/.git]`), and then it is a mount of its own with its code-bearing parts
     read-only. Then shell start-up files, autostart entries, folders on PATH (a venv's whole
     prefix for its `bin`; `search` as found, relative ones from each writable folder), and the
     `protected` paths (the user's own bubblewrap), each where it exists."""
