@@ -15,7 +15,7 @@ import re
 
 from hermes.config.sandbox import Network
 from hermes.mcp.sandbox import SECRET_STORES, Plan, tilde
-from hermes.mcp.sandbox_places import VCS_CODE, starts_up
+from hermes.mcp.sandbox_places import VCS_CODE, holds_home, starts_up
 
 _READ = re.compile(r"ENOENT|No such file or directory|EACCES|Permission denied|EPERM|Operation not permitted")
 _WRITE = re.compile(r"EROFS|Read-only file system|os error 30")
@@ -76,8 +76,7 @@ class DenialWatch:
                             f"files, repositories' hooks and config, folders on PATH)")
                 if exists and not self.plan.writable_path(path):
                     folder = path if os.path.isdir(path) else os.path.dirname(path)
-                    if folder == "/" or any(folder == h or h.startswith(folder.rstrip("/") + "/")
-                                            for h in (*self.plan.homes, self.plan.home)):
+                    if holds_home(folder, (*self.plan.homes, self.plan.home)):
                         # A whole home (or more) is never writable: a server could create start-up files.
                         return (f"server '{self.server}' tried to write {self._show(path)}, in a home folder, "
                                 f"which a sandbox never lets a server write whole (it could create start-up "

@@ -200,7 +200,8 @@ def guards(writable: Iterable[str], granted: Iterable[str], homes: tuple[str, ..
     for folder in writable:
         root = _vcs_root(folder)
         if root is not None:  # a writable folder inside a repository's own folder
-            result.guarded.append(folder if folder not in granted else "")
+            if folder not in granted:
+                result.guarded.append(folder)
             result.guarded += [os.path.join(root, part) for part in VCS_CODE[os.path.basename(root)]]
             continue
         repositories, complete = _repository_dirs(folder)
@@ -226,7 +227,7 @@ def guards(writable: Iterable[str], granted: Iterable[str], homes: tuple[str, ..
                 result.guarded.append(prefix if venv else bin_folder)  # a venv's `lib` runs at its next start
         result.guarded += [path for path in protected if within(path, folder)]
     result.guarded = [path for path in dict.fromkeys(result.guarded)
-                      if path and os.path.lexists(path) and not os.path.islink(path)]
+                      if os.path.lexists(path) and not os.path.islink(path)]
     return result
 
 
