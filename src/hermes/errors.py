@@ -15,7 +15,7 @@ before building an error from anything a server or a user's file produced.
     ├── Interrupted                 exit 130 (143 for SIGTERM), in `hermes.interrupts`
     └── in their packages (exit 1 unless noted):
         apps        LiveEndpointUnavailable, RuntimeFileError (and its RuntimeFileMissing)
-        mcp         ServerNotConnected; LoginRequired, LoginFailed (mcp.oauth)
+        mcp         ServerNotConnected, SandboxChanged; LoginRequired, LoginFailed (mcp.oauth)
         plugins     PluginInstallError, GitError, NoSuchPlugin (exit 3)
         catalog     NoSuchEntry (exit 3)
         agent       ModelError, NoModel (exit 2), TranscriptError (exit 2)

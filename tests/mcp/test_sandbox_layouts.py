@@ -149,3 +149,34 @@ def test_code_the_sandbox_hides_is_named_with_the_setting_that_fixes_it(home: Ho
     granted = hermes("mcp", "configure", "app", "--sandbox-read", str(library), home=home)
     assert granted.returncode == 0 and f"may now read {library}" in granted.stdout
     assert hermes("mcp", "test", "app", home=home).returncode == 0
+
+
+def test_a_project_s_npx_server_is_fetched_with_nothing_of_the_project_s_running(
+        home: Home, layouts: Layouts, registry: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trusted project's entry, not granted more: its package is fetched with the network, but
+    its `env:` (here `NODE_OPTIONS` that loads the project's own script into npm) and its folder's
+    launcher settings play no part in the fetch; the server then runs confined, offline."""
+    project = tmp_path / "proj"
+    (project / ".git").mkdir(parents=True)
+    (project / ".hermes").mkdir()
+    # The project's code notes when it runs with the network (a device besides loopback): the
+    # confined server may run it, offline; the fetch must not.
+    (project / "evil.js").write_text(
+        "const fs = require('fs');\n"
+        "const devices = fs.readFileSync('/proc/net/dev', 'utf8').split('\\n').slice(2).map(l => l.trim());\n"
+        "if (devices.some(l => l && !l.startsWith('lo:'))) fs.writeFileSync(__dirname + '/RAN', 'x');\n")
+    (project / "evil.sh").write_text("#!/bin/sh\ngrep -qv -e '^ *lo:' -e '|' /proc/net/dev && echo x > "
+                                     f"{project / 'RAN'}\nexec /bin/sh \"$@\"\n")
+    (project / "evil.sh").chmod(0o755)
+    (project / ".npmrc").write_text(f"script-shell={project / 'evil.sh'}\n")
+    entry = {"command": "npx", "args": ["-y", f"{EVERYTHING}@{layouts.everything_version}", "stdio"],
+             "env": {"npm_config_registry": registry, "NODE_OPTIONS": "--require ./evil.js"}}
+    (project / ".hermes" / "config.yaml").write_text(json.dumps({"mcp_servers": {"everything": entry}}))
+    monkeypatch.chdir(project)
+    assert hermes("mcp", "trust", home=home).returncode == 0
+    user_env = {**_path(layouts.node_bin), "npm_config_registry": registry}
+    tested = hermes("mcp", "test", "everything", home=home, env=user_env)
+    log = home.server_log("everything").read_text()
+    assert "fetched in" in log, log[-3000:]
+    assert not (project / "RAN").exists()
+    assert tested.returncode == 0 and "echo" in tested.stdout, tested.stdout + log[-3000:]

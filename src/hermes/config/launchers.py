@@ -70,6 +70,23 @@ def _npx_warm(command: str, args: list[str]) -> list[str] | None:
     return None
 
 
+# Where the user's own environment tells the launchers to fetch from: a project's fetch uses these,
+# never the project's `env:` (see `hermes.mcp.first_start`).
+REGISTRY_SETTINGS = frozenset({"npm_config_registry", "UV_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX",
+                               "UV_EXTRA_INDEX_URL", "UV_FIND_LINKS", "UV_NO_INDEX"})
+
+# The do-nothing command every warm command ends with (`node -e 0`, `python -c pass`).
+_DO_NOTHING = 3
+
+
+def fetch_only(warm: list[str]) -> list[str]:
+    """The warm command that runs nothing from the package: the launcher puts the package's own
+    programs first on PATH, and a package may name one `node` or `python`, so the do-nothing
+    command becomes the system's `true`, by absolute path."""
+    true = next((path for path in ("/usr/bin/true", "/bin/true") if os.access(path, os.X_OK)), "/bin/true")
+    return [*warm[:-_DO_NOTHING], true]
+
+
 def warm_command(command: str | None, args: list[str] | tuple[str, ...]) -> list[str] | None:
     """The command that fills the launcher's cache for this server, or None if it needs no warming."""
     if command is None:

@@ -71,7 +71,7 @@ def spawn_argv(command: str, args: list[str]) -> list[str]:
 
 
 async def start_child(argv: list[str], *, env: dict[str, str], cwd: str | None,
-                      stdin: int | None = subprocess.PIPE) -> anyio.abc.Process:
+                      stdin: int | None = subprocess.PIPE, pass_fds: tuple[int, ...] = ()) -> anyio.abc.Process:
     """Start `argv` in a session of its own, so that it dies with us.
 
     The start is shielded: a cancellation landing inside asyncio's spawn would leave a child that
@@ -80,7 +80,7 @@ async def start_child(argv: list[str], *, env: dict[str, str], cwd: str | None,
     """
     with anyio.CancelScope(shield=True):
         process = await anyio.open_process(spawn_argv(argv[0], argv[1:]), env=env, cwd=cwd, stdin=stdin,
-                                           start_new_session=True)
+                                           start_new_session=True, pass_fds=pass_fds)
     return process
 
 

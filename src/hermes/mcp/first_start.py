@@ -6,12 +6,19 @@ package launcher, it runs the launcher's warm command first (see `config.launche
 budget (`WARM_TIMEOUT`), in the same sandbox as the server but with the network (the fetch needs it);
 the connect timeout then covers the start alone. A warm command that succeeded is recorded in
 `HERMES_HOME/cache/warmed.json`, so later starts go straight to the server.
+
+A project's entry not granted more is fetched with the network but runs nothing of the project's:
+its do-nothing command is the system's `true` (see `config.launchers.fetch_only`), from the
+server's own cache folder (never the project's, with its `.npmrc` and `uv.toml`), with the user's
+environment instead of the entry's `env:`, and with install scripts and builds off.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
+import os
 import subprocess
 import time
 from collections.abc import Callable
@@ -22,11 +29,12 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
-from hermes.config.launchers import WARM_TIMEOUT, warm_command
+from hermes.config.launchers import WARM_TIMEOUT, fetch_only, warm_command
 from hermes.config.sandbox import Confinement, Network
 from hermes.files import atomic_write, read_bounded
 from hermes.mcp.children import kill_group, resolve_command, start_child
 from hermes.mcp.sandbox import SandboxRequest, bwrap_argv, host_side
+from hermes.mcp.sandbox_hold import SandboxChanged
 
 _RECORD_BYTES = 1 << 20
 _OUTPUT_TAIL = 4000
@@ -56,23 +64,38 @@ async def warm_first(record: Path, warm: list[str], *, env: dict[str, str], cwd:
                      sandbox: SandboxRequest | None, log: Callable[[str], None]) -> None:
     """Run the warm command (never raises: a failed fetch shows again, with its words, when the server starts)."""
     log(f"[hermes] first start: fetching the package with `{' '.join(warm)}` (up to {WARM_TIMEOUT:g} s)")
+    command = warm
+    if sandbox is not None and sandbox.settings.confinement is Confinement.PROJECT:
+        # A project's package is fetched with the network, but nothing of the project's runs then:
+        # no program of the package, no install script, no build, no launcher setting from the
+        # project's folder (`.npmrc`, `uv.toml`), none of its `env:` (the caller's `env`).
+        command = fetch_only(warm)
+        env = {**env, "npm_config_ignore_scripts": "true", "UV_NO_BUILD": "1", "UV_NO_CONFIG": "1"}
+        cwd = sandbox.cache
+        if cwd is not None:
+            await anyio.to_thread.run_sync(functools.partial(os.makedirs, cwd, mode=0o700, exist_ok=True))
     try:
-        program = resolve_command(warm[0], env.get("PATH"), cwd)
+        program = resolve_command(command[0], env.get("PATH"), cwd)
     except FileNotFoundError:
         return
-    argv = [program, *warm[1:]]
+    argv = [program, *command[1:]]
     if sandbox is not None:
-        if sandbox.settings.confinement is Confinement.PROJECT:
-            # A project's package is fetched with the network, but nothing of it runs then: no
-            # install scripts, no builds (the project was not granted the network).
-            env = {**env, "npm_config_ignore_scripts": "true", "UV_NO_BUILD": "1"}
         fetching = replace(sandbox, settings=replace(sandbox.settings, network=Network.ALL, ports=()))
         where = cwd or str(Path.cwd())
-        plan = await anyio.to_thread.run_sync(fetching.plan_for, program, warm[1:], env, where, cwd is not None)
-        env, inside = host_side(env)
-        argv = [*bwrap_argv(sandbox.bwrap, plan, where, inside=inside), *argv]
+        try:
+            with anyio.CancelScope(shield=True):  # the files it opens are closed below, never dropped
+                plan, held = await anyio.to_thread.run_sync(fetching.prepare, program, command[1:], env, where,
+                                                            cwd is not None)
+        except SandboxChanged as exc:
+            log(f"[hermes] fetching not started: {exc}")
+            return
+        with held:
+            env, inside = host_side(env)
+            argv = [*bwrap_argv(sandbox.bwrap, plan, where, inside=inside, held=held), *argv]
+            process = await start_child(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, pass_fds=held.fds)
+    else:
+        process = await start_child(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL)
     started = time.monotonic()
-    process = await start_child(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL)
     try:
         with anyio.move_on_after(WARM_TIMEOUT):
             output = await _drain(process)

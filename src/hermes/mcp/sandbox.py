@@ -35,6 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hermes.config.sandbox import Confinement, Network, SandboxSettings
+from hermes.mcp.sandbox_hold import HeldBinds, SandboxChanged
 from hermes.mcp.sandbox_places import (
     RESOLVER_STATE,
     SECRET_STORES,
@@ -44,6 +45,7 @@ from hermes.mcp.sandbox_places import (
     guards,
     holds_home,
     inside_any,
+    on_the_way,
     secret_paths,
     tilde,
     user_homes,
@@ -57,6 +59,7 @@ __all__ = ["RELAY_DIR", "RELAY_SCRIPT", "SECRET_STORES", "Plan", "SandboxRequest
 
 RELAY_DIR = "/run/hermes-relay"
 RELAY_SCRIPT = Path(__file__).with_name("relay_inside.py")
+_PLAN_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,11 @@ class Plan:
 
     def writable_path(self, path: str) -> bool:
         return self._deepest(path) == "rw"
+
+    @property
+    def bound(self) -> tuple[str, ...]:
+        """Every host place bound in (held open from the check to the mount: `sandbox_hold`)."""
+        return (*self.writable, *self.pinned, *self.readable)
 
 
 def plan(program: str, args: Iterable[str], *, env: Mapping[str, str], cwd: str, configured_cwd: bool,
@@ -206,7 +214,10 @@ def plan(program: str, args: Iterable[str], *, env: Mapping[str, str], cwd: str,
     # Hide what the server could otherwise see (a secret place inside a shared folder), unless the
     # user named that very place.
     hidden = tuple(sorted(h for h in secrets if os.path.lexists(h) and draft.visible(h) and h not in builder.chosen))
-    return replace(draft, hidden=hidden, secrets=tuple(secrets))
+    # Every folder on the way to what is kept in place is kept in place too (see `sandbox_hold`).
+    held = [folder for folder in on_the_way([*draft.writable, *draft.readable, *draft.pinned, *hidden], draft.writable)
+            if draft.writable_path(folder) and os.path.isdir(folder) and not os.path.islink(folder)]
+    return replace(draft, hidden=hidden, secrets=tuple(secrets), pinned=tuple(sorted({*draft.pinned, *held})))
 
 
 # What the dynamic loader and the C library act on in every program they start: given to bubblewrap
@@ -224,9 +235,12 @@ def host_side(env: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def bwrap_argv(bwrap: str, sandbox: Plan, cwd: str, *, relay_dir: str | None = None,
-               inside: Mapping[str, str] | None = None) -> list[str]:
+               inside: Mapping[str, str] | None = None, held: HeldBinds | None = None) -> list[str]:
     """The bubblewrap command line that runs a program inside `sandbox` (the program follows it);
-    `inside`: variables for the server alone (see `host_side`)."""
+    `inside`: variables for the server alone (see `host_side`); `held`: the bound places, open."""
+    def bind(flag: str, path: str) -> list[str]:
+        return held.bind(flag, path) if held is not None else [flag, path, path]
+
     argv = [bwrap, "--die-with-parent", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
             "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if sandbox.network is not Network.ALL:
@@ -243,13 +257,13 @@ def bwrap_argv(bwrap: str, sandbox: Plan, cwd: str, *, relay_dir: str | None = N
     # Shallow first: a read-only folder inside a writable one stays read-only.
     binds.sort(key=lambda bind: (bind[0].count("/"), bind[0]))
     for path, flag in binds:
-        argv += [flag, path, path]
+        argv += bind(flag, path)
     for path in sorted(sandbox.hidden, key=lambda p: p.count("/")):
         argv += ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", "/dev/null", path]
     # What the user chose inside a hidden place comes back on top of the hiding.
     for path, flag in binds:
         if any(within(path, hidden) and path != hidden for hidden in sandbox.hidden):
-            argv += [flag, path, path]
+            argv += bind(flag, path)
     for target, link in sandbox.symlinks:
         # Only where the sandbox shows an empty place: elsewhere the host's own link is there already.
         if not sandbox.visible(os.path.dirname(link)):
@@ -279,6 +293,7 @@ class SandboxRequest:
     hermes_home: str
     ports: tuple[int, ...] = ()  # host loopback ports known only at connect time (an app's endpoint)
     cache: str | None = None  # this server's own package-launcher cache (npx, uvx)
+    by_fd: bool = True  # bubblewrap binds open files (`--bind-fd`, 0.7 and later)
 
     def plan_for(self, program: str, args: list[str], env: Mapping[str, str], cwd: str, configured_cwd: bool) -> Plan:
         """The plan of a start about to happen: the server's own launcher cache is made first."""
@@ -287,3 +302,16 @@ class SandboxRequest:
         return plan(program, args, env=env, cwd=cwd, configured_cwd=configured_cwd, roots=self.roots,
                     settings=self.settings, hermes_home=self.hermes_home, ports=self.ports, cache=self.cache,
                     protected=(self.bwrap,))
+
+    def prepare(self, program: str, args: list[str], env: Mapping[str, str], cwd: str,
+                configured_cwd: bool) -> tuple[Plan, HeldBinds]:
+        """The plan, and the places it binds held open; planned again when a place changed in between
+        (a server renaming its own folders), `SandboxChanged` when it keeps changing."""
+        for attempt in range(_PLAN_ATTEMPTS):
+            found = self.plan_for(program, args, env, cwd, configured_cwd)
+            try:
+                return found, HeldBinds(found.bound, by_fd=self.by_fd)
+            except SandboxChanged:
+                if attempt == _PLAN_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")

@@ -34,11 +34,13 @@ START_UP = (".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile
 # away and replaced, and its code-bearing parts are read-only.
 VCS_CODE = {".git": ("hooks", "config", "info", "commondir", "config.worktree", "modules", "worktrees"),
             ".hg": ("hgrc", "hgrc-not-shared"), ".svn": (), ".jj": ("repo/config.toml",), ".bzr": ("branch.conf",)}
-# A writable folder is walked for repositories this deep, over at most this many folders (not into
-# dependency trees, caches or repositories' own folders); one that holds more is shared read-only.
+# A writable folder is walked for repositories this deep, over at most this many folders (dependency
+# trees and caches apart, see `_repository_dirs`); one that holds more is shared read-only.
 VCS_SCAN_DEPTH = 8
 VCS_SCAN_FOLDERS = 20_000
 _NOT_SCANNED = frozenset({"node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", ".cache"})
+_SKIPPED_DEPTH = 2
+_SKIPPED_FOLDERS = 5_000
 # Places whose content the server never sees unless something in them is bound in on purpose.
 EMPTIED = ("/tmp", "/var/tmp", "/run", "/home", "/root")
 # System places visible read-only already; never a working folder to bind writable.
@@ -135,26 +137,37 @@ class Guards:
 def _repository_dirs(folder: str) -> tuple[list[tuple[str, str]], bool]:
     """(repository folder, its own folder) pairs under `folder`, and whether the walk saw everything.
     A repository's own folder is its `.git` (`.hg`, …), where a `.git` file's `gitdir:` leads, or the
-    folder itself when it is a bare git repository."""
+    folder itself when it is a bare git repository. Dependency trees and caches are looked into
+    only `_SKIPPED_DEPTH` levels deep (`.venv/src/pkg/.git` from `pip install -e git+…`), on a
+    budget of their own: they are big, and hold a repository rarely."""
     found: list[tuple[str, str]] = []
-    level, seen = [folder], 0
+    # (folder, levels still looked at below it: -1 for everything, as deep as the walk goes)
+    level: list[tuple[str, int]] = [(folder, -1)]
+    seen = skipped = 0
     for _ in range(VCS_SCAN_DEPTH + 1):
-        below: list[str] = []
-        for current in level:
-            seen += 1
-            if seen > VCS_SCAN_FOLDERS:
-                return found, False
+        below: list[tuple[str, int]] = []
+        for current, left in level:
+            if left < 0:
+                seen += 1
+                if seen > VCS_SCAN_FOLDERS:
+                    return found, False
+            else:
+                skipped += 1
+                if skipped > _SKIPPED_FOLDERS:
+                    continue
             found += _vcs_of(current)
+            if left == 0:
+                continue
             try:
                 with os.scandir(current) as entries:
-                    below += [e.path for e in entries if e.is_dir(follow_symlinks=False)
-                              and e.name not in VCS_CODE and e.name not in _NOT_SCANNED]
+                    below += [(e.path, left - 1 if left > 0 else _SKIPPED_DEPTH if e.name in _NOT_SCANNED else -1)
+                              for e in entries if e.is_dir(follow_symlinks=False) and e.name not in VCS_CODE]
             except OSError:
                 continue
         level = below
         if not level:
             return found, True
-    return found, not level
+    return found, not any(left < 0 for _, left in level)
 
 
 def _vcs_of(folder: str) -> list[tuple[str, str]]:
@@ -229,6 +242,21 @@ def guards(writable: Iterable[str], granted: Iterable[str], homes: tuple[str, ..
     result.guarded = [path for path in dict.fromkeys(result.guarded)
                       if os.path.lexists(path) and not os.path.islink(path)]
     return result
+
+
+def on_the_way(points: Iterable[str], writable: Iterable[str]) -> list[str]:
+    """The folders between each point and the deepest writable folder it is in: kept mounts of their
+    own, so that a server may not rename one away (and put a symlink in its place) while another
+    server's sandbox is being built, and so land that sandbox's guards somewhere else."""
+    bases = sorted(writable, key=len, reverse=True)
+    found: dict[str, None] = {}
+    for point in points:
+        base = next((folder for folder in bases if within(point, folder) and folder != point), None)
+        folder = os.path.dirname(point)
+        while base is not None and folder != base and within(folder, base) and folder not in found:
+            found[folder] = None
+            folder = os.path.dirname(folder)
+    return list(found)
 
 
 def secret_paths(homes: tuple[str, ...], hermes_home: str) -> list[str]:

@@ -29,6 +29,7 @@ class Support:
     available: bool
     bwrap: str | None = None
     problem: str = ""
+    binds_by_fd: bool = False  # `--bind-fd` (bubblewrap 0.7 and later): see `sandbox_hold`
 
 
 # Never PATH: a relative or user-writable entry (`node_modules/.bin`) would let a repository's own
@@ -84,7 +85,12 @@ def _support(chosen: str | None) -> Support:
         hint = " (user namespaces are restricted here: on Ubuntu, allow them for bwrap with an AppArmor profile " \
                "or sysctl kernel.apparmor_restrict_unprivileged_userns=0)" if "ermission denied" in said else ""
         return Support(False, bwrap, f"bubblewrap cannot create a sandbox here: {said.strip()}{hint}")
-    return Support(True, bwrap)
+    try:
+        usage = subprocess.run([bwrap, "--help"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                               errors="replace", timeout=_PREFLIGHT_TIMEOUT, check=False).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        usage = ""
+    return Support(True, bwrap, binds_by_fd="--ro-bind-fd" in usage)
 
 
 def support(environ: Mapping[str, str] | None = None) -> Support:

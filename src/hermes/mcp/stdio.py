@@ -35,6 +35,7 @@ from hermes.files import TextSink
 from hermes.mcp.children import Watchdog, kill_group, kill_session, resolve_command, start_child, wait_for_exit
 from hermes.mcp.sandbox import RELAY_DIR, RELAY_SCRIPT, Plan, SandboxRequest, bwrap_argv, host_side
 from hermes.mcp.sandbox_denials import DenialWatch
+from hermes.mcp.sandbox_hold import HeldBinds
 from hermes.mcp.sandbox_relay import HostRelay
 from hermes.mcp.sdk import TransportStreams
 from hermes.security.redact import Redactor
@@ -123,14 +124,25 @@ class StdioProcess:
             return None
         return next((line for line in self.stderr_tail if line.startswith("bwrap: ")), None)
 
-    async def _argv(self, program: str) -> tuple[list[str], dict[str, str]]:
-        """The command line that starts the server, and the environment it starts with."""
+    async def _argv(self, program: str) -> tuple[list[str], dict[str, str], HeldBinds | None]:
+        """The command line that starts the server, the environment it starts with, and the places its
+        sandbox binds, held open until it has started."""
         request = self._sandbox
         if request is None:
-            return [program, *self.args], self.env
+            return [program, *self.args], self.env, None
         cwd = self.cwd or os.getcwd()
-        self.plan = plan = await anyio.to_thread.run_sync(request.plan_for, program, self.args, self.env, cwd,
-                                                          self.cwd is not None)
+        with anyio.CancelScope(shield=True):  # the files it opens are closed below, never dropped
+            plan, held = await anyio.to_thread.run_sync(request.prepare, program, self.args, self.env, cwd,
+                                                        self.cwd is not None)
+        try:
+            return await self._sandboxed_argv(request, program, plan, held, cwd)
+        except BaseException:
+            held.close()
+            raise
+
+    async def _sandboxed_argv(self, request: SandboxRequest, program: str, plan: Plan, held: HeldBinds,
+                              cwd: str) -> tuple[list[str], dict[str, str], HeldBinds | None]:
+        self.plan = plan
         self.denials = DenialWatch(self.name, plan)
         self.sandbox_state = f"on (network {plan.network.value}" + \
             ("; a project's server, confined to its folder until `hermes mcp trust --grant`)" if plan.project else ")")
@@ -141,8 +153,8 @@ class StdioProcess:
             relay_dir = await self._relay.open()
             relay = [plan.relay_python, "-I", str(RELAY_SCRIPT), RELAY_DIR, *map(str, plan.ports), "--"]
         outside, inside = host_side(self.env)
-        return [*bwrap_argv(request.bwrap, plan, cwd, relay_dir=relay_dir, inside=inside), *relay, program,
-                *self.args], outside
+        return [*bwrap_argv(request.bwrap, plan, cwd, relay_dir=relay_dir, inside=inside, held=held), *relay,
+                program, *self.args], outside, held
 
     def observe(self, text: str) -> None:
         """Name what the sandbox refused, from a server's words (a failed call's text)."""
@@ -157,8 +169,12 @@ class StdioProcess:
     async def __aenter__(self) -> TransportStreams:
         program = resolve_command(self.command, self.env.get("PATH"), self.cwd)
         try:
-            argv, env = await self._argv(program)
-            self.process = await start_child(argv, env=env, cwd=self.cwd)
+            argv, env, held = await self._argv(program)
+            try:
+                self.process = await start_child(argv, env=env, cwd=self.cwd, pass_fds=held.fds if held else ())
+            finally:
+                if held is not None:
+                    held.close()
         except BaseException:
             await self._close_relay()
             raise

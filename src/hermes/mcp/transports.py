@@ -149,11 +149,11 @@ class TransportOpener:
         home = str(self.hermes_home or self.logs.parent)
         roots = tuple(server.config.roots or ())
         return SandboxRequest(found.bwrap, settings, roots, home, (port,) if port else (),
-                              launcher_cache(home, name, settings)), "on"
+                              launcher_cache(home, name, settings), found.binds_by_fd), "on"
 
     async def warm(self, name: str, server: ResolvedServer) -> None:
         """A launcher's first start fetches its package first, on a budget of its own (see `first_start`)."""
-        from hermes.config.launchers import warm_command
+        from hermes.config.launchers import REGISTRY_SETTINGS, warm_command
         from hermes.mcp.first_start import needs_warming, warm_first
 
         if warm_command(server.command, server.args) is None:
@@ -164,7 +164,10 @@ class TransportOpener:
                                               request.cache if request else None)
         if warm is None:
             return
-        env = child_environment(self.parent_environ, server.env, windows=self.windows)
+        # A project's entry not granted more fetches with the user's environment (see `first_start`).
+        own = {name: value for name, value in self.parent_environ.items() if name in REGISTRY_SETTINGS} \
+            if request is not None and request.settings.confinement is Confinement.PROJECT else server.env
+        env = child_environment(self.parent_environ, own, windows=self.windows)
         with BoundedLog(self.logs / f"mcp-{name}.log") as log:
             def line(text: str) -> None:
                 log.write(self.redactor(text) + "\n")
