@@ -1,8 +1,8 @@
 """One supervisor per configured server: connect, serve calls, restart after a crash, park.
 
 `run()` is the supervisor loop; the owning session runs it in its task group. Each turn of the
-loop is one `Attempt` (open, handshake, list tools, wait for the end), and the loop decides what
-comes next from how the attempt ended alone:
+loop is one `Attempt` (open, handshake, list tools, wait for the end), and what comes next is
+decided from how the attempt ended and the turns before (`restarts.decide`, a pure function):
 
     starting -> connected -> Exited -> restarting (backoff) -> starting -> ...
     Failed on the first attempt, or the app is why -> failed, waits for revive() (or the app)
@@ -24,6 +24,7 @@ file before saying why its tools are missing).
 from __future__ import annotations
 
 import contextlib
+import math
 import random
 import warnings
 from collections.abc import Awaitable, Callable
@@ -53,6 +54,7 @@ from hermes.mcp.outcomes import (
     Stopped,
 )
 from hermes.mcp.requests import Subscribe, UpstreamRequest
+from hermes.mcp.restarts import History, Step, decide, healthy
 from hermes.mcp.sdk import connection_closed
 from hermes.mcp.snapshot import ConnectionSnapshot, ServerNotConnected
 from hermes.mcp.states import WAITING_FOR_RELOAD, ConnectionState
@@ -144,57 +146,29 @@ class ServerConnection:
             self._callbacks.close()
 
     async def _supervise(self) -> None:
-        failures_in_row = 0
-        ever_connected = False
-        restarts = 0
+        history = History()
         while not self._stopping.is_set():
             outcome = await self._one_attempt()
             self._first_done.set()
-            if isinstance(outcome, Stopped) or self._stopping.is_set():
+            if self._stopping.is_set():
                 break
-            if isinstance(outcome, EndpointChanged):
-                restarts += 1
-                self._publish(restarts=restarts)
+            was_healthy = healthy(served_call=self._served_call, connected_at=self._connected_at,
+                                  now=anyio.current_time(), policy=self._policy)
+            decision = decide(outcome, history, was_healthy=was_healthy, policy=self._policy, rng=self._rng)
+            history = decision.history
+            if decision.step is Step.STOP:
+                break
+            if decision.step is Step.RECONNECT:
+                self._publish(restarts=history.restarts)
                 continue
-            if isinstance(outcome, AppGone) or (isinstance(outcome, Failed) and outcome.app is not None):
-                # The app is the reason: wait for the watcher (or a reload) to see it come back, and
-                # look again now and then: a bridge restarted on the same port changes no file.
-                facts = outcome.facts if isinstance(outcome, AppGone) else outcome.app
-                reason = outcome.facts.detail if isinstance(outcome, AppGone) else outcome.reason
-                self._publish(state=ConnectionState.FAILED, reason=reason, app=facts)
-                await self._wake.wait(self._policy.max_delay)
-                failures_in_row = 0
-                continue
-            connected = isinstance(outcome, Exited)
-            ever_connected = ever_connected or connected
-            if connected and self._was_healthy():
-                failures_in_row = 0
-            failures_in_row += 1
-            if not ever_connected:
-                await self._wait_for_revival(ConnectionState.FAILED, outcome.reason)
-                failures_in_row = 0
-                continue
-            if failures_in_row > self._policy.attempts:
-                await self._wait_for_revival(ConnectionState.PARKED,
-                                             f"crashed {failures_in_row} times in a row; parked until the next "
-                                             f"reload (last: {outcome.reason})")
-                failures_in_row = 0
-                continue
-            restarts += 1
-            self._publish(state=ConnectionState.RESTARTING, reason=outcome.reason, restarts=restarts)
-            await self._wake.wait(self._policy.delay(failures_in_row, self._rng))
+            changes: dict[str, Any] = {"state": decision.state, "reason": decision.reason}
+            if decision.app is not None:
+                changes["app"] = decision.app
+            if decision.step is Step.RESTART:
+                changes["restarts"] = history.restarts
+            self._publish(**changes)
+            await self._wake.wait(math.inf if decision.delay is None else decision.delay)
         self._publish(state=ConnectionState.STOPPED)
-
-    def _was_healthy(self) -> bool:
-        """Healthy means it stayed up (counted from the handshake, not the spawn) or served a call."""
-        if self._served_call:
-            return True
-        up_since = self._connected_at
-        return up_since is not None and anyio.current_time() - up_since >= self._policy.healthy_after
-
-    async def _wait_for_revival(self, state: ConnectionState, reason: str) -> None:
-        self._publish(state=state, reason=reason)
-        await self._wake.wait()
 
     async def _one_attempt(self) -> Ended:
         if self._stopping.is_set():
