@@ -59,7 +59,7 @@ def test_a_closed_app_is_explained_in_default_chat_and_joins_when_started(
             await wait_until(lambda: chat.session.why("blender").state.value == "app_not_running")
             # It stays so: the watcher keeps looking, and a fresh look agrees.
             for _ in range(3):
-                await chat.session.lifecycle.connection("blender").look_at_app()  # type: ignore[union-attr]
+                await chat.session.lifecycle.supervisor("blender").look_at_app()  # type: ignore[union-attr]
                 assert chat.session.why("blender").state.value == "app_not_running"
             return first, second
 

@@ -9,46 +9,52 @@ What comes back is read the same way by chat, `hermes tools call` and `serve` (s
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from mcp.shared.exceptions import MCPError
 
 from hermes.errors import HermesError
-from hermes.mcp.connection import ServerConnection
 from hermes.mcp.describe import describe_failure, one_line
 from hermes.mcp.requests import GetPrompt, ListPrompts, ListResources, ReadResource
 from hermes.mcp.sdk import connection_closed, timed_out
 from hermes.mcp.snapshot import ServerNotConnected
+from hermes.mcp.supervisor import Supervisor
 from hermes.mcp.tasks import Progress
 from hermes.security.invisible import visible, visible_value
+from hermes.security.redact import Redactor
+from hermes.session.roster import Roster
 from hermes.tools import utilities
 from hermes.tools.call_result import CallResult, NotAvailable, Ok, ToolError
 from hermes.tools.filters import tool_allowed
 from hermes.tools.naming import owners, registered_name
+from hermes.tools.pins import ChangedTool
 from hermes.tools.results import RenderedResult, ResultFiles, budget_of, clean_result, render_result
-from hermes.tools.surface import SurfaceTool
+from hermes.tools.surface import Surface, SurfaceTool
 from hermes.validation import suggestion
-
-if TYPE_CHECKING:
-    from hermes.session.view import SessionView
 
 
 class Calls:
-    def __init__(self, session: SessionView) -> None:
-        self._session = session
-        # Computed once: building paths shows up in per-call cost.
-        self._files = ResultFiles(session.home.cache, session.home.results)
+    def __init__(self, roster: Roster, redactor: Redactor, files: ResultFiles, *, surface: Callable[[], Surface],
+                 held_back: Callable[[], list[ChangedTool]]) -> None:
+        """`files`: where long results are kept (computed once: building paths shows in per-call
+        cost); `surface`: what a model sees now; `held_back`: tools whose definitions changed."""
+        self._roster = roster
+        self._redactor = redactor
+        self._files = files
+        self._surface = surface
+        self._held_back = held_back
 
     def _failed(self, text: str, **extra: Any) -> ToolError:
-        return ToolError(visible(self._session.redactor(text)), **extra)
+        return ToolError(visible(self._redactor(text)), **extra)
 
     async def call(self, name: str, arguments: dict[str, Any], *, on_progress: Progress | None = None) -> CallResult:
-        session = self._session
-        tool = session.surface().tools.get(name)
+        roster = self._roster
+        tool = self._surface().tools.get(name)
         if tool is None:
             return await self._not_on_surface(name)
-        connection = session.lifecycle.connection(tool.server)
-        config = session.server_config(tool.server)
+        connection = roster.supervisor(tool.server)
+        config = roster.server_config(tool.server)
         if connection is None or config is None:
             return self._failed(f"MCP server '{tool.server}' was removed; run `hermes tools list`.")
         if not connection.snapshot.connected:
@@ -78,21 +84,21 @@ class Calls:
             return self._failed(f"Calling '{tool.original}' on MCP server '{tool.server}' failed: "
                                 f"{describe_failure(exc)}")
 
-    async def _unavailable(self, connection: ServerConnection) -> NotAvailable:
+    async def _unavailable(self, connection: Supervisor) -> NotAvailable:
         """Why the server's tools are missing, from a look at its app taken now (not at the last round)."""
         await connection.look_at_app()
-        return NotAvailable(self._session.why(connection.name))
+        return NotAvailable(self._roster.why(connection.name))
 
-    async def _tool(self, connection: ServerConnection, tool: SurfaceTool, arguments: dict[str, Any],
+    async def _tool(self, connection: Supervisor, tool: SurfaceTool, arguments: dict[str, Any],
                     on_progress: Progress | None) -> CallResult:
         raw = clean_result(await connection.call(tool.original, arguments, on_progress=on_progress),
-                            self._session.redactor)
+                            self._redactor)
         rendered = render_result(raw, files=self._files, server=tool.server, budget=budget_of(tool.definition))
         if rendered.is_error:
             return ToolError(rendered.text, rendered.structured, raw)
         return Ok(rendered.text, rendered.structured, raw)
 
-    async def _utility(self, connection: ServerConnection, tool: SurfaceTool, arguments: dict[str, Any]
+    async def _utility(self, connection: Supervisor, tool: SurfaceTool, arguments: dict[str, Any]
                        ) -> RenderedResult:
         if tool.kind == "list_resources":
             rendered = utilities.resource_listing(await connection.request(ListResources()))
@@ -105,26 +111,26 @@ class Calls:
             prompt = await connection.request(GetPrompt(str(arguments.get("name", "")),
                                                         utilities.prompt_arguments(arguments)))
             rendered = utilities.prompt_messages(prompt)
-        redact = self._session.redactor
+        redact = self._redactor
         structured = visible_value(redact.value(rendered.structured)) if rendered.structured is not None else None
         return RenderedResult(visible(redact(rendered.text)), structured, rendered.is_error)
 
     async def _not_on_surface(self, name: str) -> CallResult:
         """Why `name` is not a tool on the surface, as precisely as can be told."""
-        session = self._session
-        snapshots = session.snapshots()
-        surface = session.surface()
+        roster = self._roster
+        snapshots = roster.snapshots()
+        surface = self._surface()
         for server in owners(name, snapshots):
             snapshot = snapshots[server]
-            if server not in session.platform_servers():
-                return self._failed(f"MCP server '{server}' is not enabled for platform '{session.platform}'.")
-            connection = session.lifecycle.connection(server)
+            if server not in roster.platform_servers():
+                return self._failed(f"MCP server '{server}' is not enabled for platform '{roster.platform}'.")
+            connection = roster.supervisor(server)
             if not snapshot.connected and connection is not None:
                 return await self._unavailable(connection)
             for skipped in surface.skipped:
                 if skipped.name == name:
                     return self._failed(f"Tool '{name}' was skipped: {skipped.why}.")
-            for changed in session.held_back():
+            for changed in self._held_back():
                 if changed.server == server and registered_name(server, changed.tool) == name:
                     return self._failed(changed.sentence())
             for offered in snapshot.tools:

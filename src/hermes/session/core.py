@@ -9,13 +9,13 @@ The work is split by job: `Lifecycle` owns the server set (start, reload, stop),
 keeps what a model sees (rebuilt after any change a connection reports; held-back tools, the
 deferred catalog and search, listeners), `Calls` turns a registered name into one `CallResult`,
 `Upstream` serves resources and prompts to `serve`, and `why.why_unavailable` decides, purely, why
-a server's tools are missing. The session reads supervisors only through their snapshots.
+a server's tools are missing. The parts read the server set as a `Roster` (which `Lifecycle` is),
+never the session, and supervisors only as `Supervisor`s.
 """
 
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from types import TracebackType
@@ -44,11 +44,10 @@ from hermes.session.lifecycle import Lifecycle, ReloadReport, SessionSettings
 from hermes.session.status import ServerStatus, status_rows
 from hermes.session.surfacing import ToolSurface
 from hermes.session.upstream import Upstream
-from hermes.session.why import why_unavailable
 from hermes.tools.call_result import CallResult
 from hermes.tools.pins import ChangedTool
+from hermes.tools.results import ResultFiles
 from hermes.tools.surface import Surface
-from hermes.tools.toolsets import servers_for_platform
 from hermes.tools.unavailable import Unavailable
 
 __all__ = ["ReloadReport", "Session", "SessionSettings"]
@@ -56,25 +55,29 @@ __all__ = ["ReloadReport", "Session", "SessionSettings"]
 
 class Session:
     def __init__(self, home: Home, settings: SessionSettings | None = None, *, host: Host | None = None,
-                 environ: Mapping[str, str] | None = None, handlers: ClientHandlers | None = None) -> None:
+                 environ: Mapping[str, str] | None = None, handlers: ClientHandlers | None = None,
+                 redactor: Redactor | None = None) -> None:
+        """`handlers`: what servers may ask of their client (sampling, elicitation, roots), answered
+        by whoever owns the model and the user (the session only routes); `redactor`: the caller's,
+        when it redacts too (a model provider built before the session)."""
         self.home = home
         self.settings = settings or SessionSettings()
-        # What servers may ask of their client (sampling, elicitation, roots): answered by whoever
-        # owns the model and the user; the session only routes.
         self.handlers = handlers or ClientHandlers()
         self.host = host or local_host()
         self.store = ConfigStore(home)
-        self.redactor = Redactor()
+        self.redactor = redactor or Redactor()
         self._environ = dict(os.environ if environ is None else environ)
         self._watchdog = Watchdog()
         opener = TransportOpener(self.redactor, home.logs, self._environ, self._watchdog, self._oauth_for,
                                  windows=self.host.os_name == "win32", hermes_home=home.root)
         self._opener = opener
-        self.lifecycle = Lifecycle(home, self.settings, self.host, opener, self.handlers, self.redactor,
-                                   lambda server: self.tools.changed(server))
-        self.calls = Calls(self)
-        self.upstream = Upstream(self)
-        self.tools = ToolSurface(self)
+        self.lifecycle = lifecycle = Lifecycle(home, self.settings, self.host, opener, self.handlers, self.redactor)
+        self.tools = ToolSurface(lifecycle, known_tools=home.known_tools, tool_pins=home.tool_pins,
+                                 tool_vectors=home.tool_vectors)
+        lifecycle.listen(self.tools.changed)
+        self.calls = Calls(lifecycle, self.redactor, ResultFiles(home.cache, home.results),
+                           surface=self.tools.current, held_back=self.tools.changed_tools)
+        self.upstream = Upstream(lifecycle, self.redactor)
         self._stack: AsyncExitStack | None = None
 
     @property
@@ -141,19 +144,17 @@ class Session:
         return self.lifecycle.snapshots()
 
     def server_config(self, name: str) -> ServerConfig | None:
-        """The configuration a server runs with (from config.yaml or its plugin), or None."""
-        desired = self.lifecycle.desired.get(name)
-        return desired.config if desired is not None else None
+        """The configuration a server runs with (from config.yaml, a project or its plugin), or None."""
+        return self.lifecycle.server_config(name)
 
     def source_of(self, name: str) -> str:
-        desired = self.lifecycle.desired.get(name)
-        return desired.source if desired else "unknown"
+        return self.lifecycle.source_of(name)
 
     def held_back(self) -> list[ChangedTool]:
         return self.tools.changed_tools()
 
     def platform_servers(self) -> set[str]:
-        return servers_for_platform(self.snapshots(), self.lifecycle.config.platform_toolsets, self.platform)
+        return self.lifecycle.platform_servers()
 
     # -- the surface -----------------------------------------------------------------------------
 
@@ -165,9 +166,7 @@ class Session:
 
     def why(self, name: str) -> Unavailable | AppStatus:
         """Why server `name` offers no tools now (see `hermes.session.why`)."""
-        snapshot = self.snapshots()[name]
-        return why_unavailable(snapshot, self.lifecycle.desired.get(name), self.lifecycle.gates.get(name),
-                               os_name=self.host.os_name, now=time.monotonic(), grace=self.settings.publish_grace)
+        return self.lifecycle.why(name)
 
     def unavailable(self) -> list[Unavailable | AppStatus]:
         """Servers on this platform whose tools are missing from the surface, with the reason."""
@@ -177,7 +176,7 @@ class Session:
 
     def status(self) -> list[ServerStatus]:
         """Per server: state, tools on the surface, last error and why it is unavailable."""
-        return status_rows(self)
+        return status_rows(self.lifecycle, self.surface())
 
     # -- calls -----------------------------------------------------------------------------------
 
@@ -189,7 +188,7 @@ class Session:
         """The roots the client offers changed: every connected server is told, and asks again."""
         async with anyio.create_task_group() as tasks:
             for name in self.snapshots():
-                connection = self.lifecycle.connection(name)
+                connection = self.lifecycle.supervisor(name)
                 if connection is not None:
                     tasks.start_soon(connection.roots_changed)
 

@@ -10,6 +10,7 @@ kept for `why`.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,8 @@ from anyio.abc import TaskGroup
 from hermes.apps.declaration import LivenessKind
 from hermes.apps.gate import Gate, app_gate
 from hermes.apps.host import Host
-from hermes.config.model import HermesConfig
+from hermes.apps.status import AppStatus
+from hermes.config.model import HermesConfig, ServerConfig
 from hermes.config.project import load_project
 from hermes.config.resolve import ResolvedServer, resolve_server
 from hermes.home import Home
@@ -28,12 +30,15 @@ from hermes.mcp.connection import RestartPolicy, ServerConnection
 from hermes.mcp.endpoint import LiveEndpointSource
 from hermes.mcp.handlers import ClientHandlers, ServerCallbacks
 from hermes.mcp.snapshot import ConnectionSnapshot
+from hermes.mcp.supervisor import Supervisor
 from hermes.mcp.transports import TransportOpener
 from hermes.plugins.registry import LoadedPlugins, load_enabled
 from hermes.security.redact import Redactor
 from hermes.session.servers import DesiredServer, desired_servers
-from hermes.session.why import PUBLISH_GRACE
+from hermes.session.why import PUBLISH_GRACE, why_unavailable
 from hermes.tools.filters import filter_warnings
+from hermes.tools.toolsets import servers_for_platform
+from hermes.tools.unavailable import Unavailable
 
 
 @dataclass(frozen=True)
@@ -66,8 +71,10 @@ class ReloadReport:
 
 
 class Lifecycle:
+    """The server set, and what the session's parts read of it (it is their `Roster`)."""
+
     def __init__(self, home: Home, settings: SessionSettings, host: Host, opener: TransportOpener,
-                 handlers: ClientHandlers, redactor: Redactor, on_change: Callable[[str | None], None]) -> None:
+                 handlers: ClientHandlers, redactor: Redactor) -> None:
         self.home = home
         self.settings = settings
         self.host = host
@@ -79,17 +86,54 @@ class Lifecycle:
         self._opener = opener
         self._handlers = handlers
         self._redactor = redactor
-        self._on_change = on_change
+        self._listeners: list[Callable[[str | None], None]] = []
         self._connections: dict[str, ServerConnection] = {}
         self._finished: dict[str, anyio.Event] = {}
         self._variables: dict[str, str] = {}
         self._tasks: TaskGroup | None = None
 
+    def listen(self, listener: Callable[[str | None], None]) -> None:
+        """Hear of every change: a server's name (its state or tools), None (the set changed)."""
+        self._listeners.append(listener)
+
+    def _on_change(self, server: str | None) -> None:
+        for listener in self._listeners:
+            listener(server)
+
+    # -- what the session's parts read (`session.roster.Roster`) ----------------------------------
+
+    @property
+    def platform(self) -> str | None:
+        return self.settings.platform
+
     def snapshots(self) -> dict[str, ConnectionSnapshot]:
+        """Every server's latest snapshot, by name (sorted)."""
         return {name: connection.snapshot for name, connection in sorted(self._connections.items())}
 
-    def connection(self, name: str) -> ServerConnection | None:
+    def supervisor(self, name: str) -> Supervisor | None:
         return self._connections.get(name)
+
+    def server_config(self, name: str) -> ServerConfig | None:
+        """The configuration a server runs with (from config.yaml, a project or its plugin), or None."""
+        desired = self.desired.get(name)
+        return desired.config if desired is not None else None
+
+    def source_of(self, name: str) -> str:
+        desired = self.desired.get(name)
+        return desired.source if desired else "unknown"
+
+    def app_bound(self, name: str) -> bool:
+        desired = self.desired.get(name)
+        return desired is not None and desired.declaration is not None
+
+    def platform_servers(self) -> set[str]:
+        """The servers whose tools this session's platform gets (`platform_toolsets`)."""
+        return servers_for_platform(self.snapshots(), self.config.platform_toolsets, self.platform)
+
+    def why(self, name: str) -> Unavailable | AppStatus:
+        """Why server `name` offers no tools now (see `hermes.session.why`)."""
+        return why_unavailable(self._connections[name].snapshot, self.desired.get(name), self.gates.get(name),
+                               os_name=self.host.os_name, now=time.monotonic(), grace=self.settings.publish_grace)
 
     def apply(self, config: HermesConfig, variables: Mapping[str, str]) -> None:
         """Which servers should run for this config (nothing starts or stops here)."""

@@ -13,7 +13,8 @@ from hermes.apps.states import AppState
 from hermes.mcp.states import ConnectionState
 
 if TYPE_CHECKING:
-    from hermes.session.view import SessionView
+    from hermes.session.lifecycle import Lifecycle
+    from hermes.tools.surface import Surface
 
 
 @dataclass(frozen=True)
@@ -115,29 +116,28 @@ class ProbeReport:
         return data
 
 
-def status_rows(session: SessionView) -> list[ServerStatus]:
-    """One row per server of `session`: state, tools on the surface, last error, why unavailable."""
+def status_rows(servers: Lifecycle, surface: Surface) -> list[ServerStatus]:
+    """One row per server: state, tools on `surface`, last error, why unavailable."""
     from hermes.apps.status import AppStatus
 
-    surface = session.surface()
-    allowed = session.platform_servers()
+    allowed = servers.platform_servers()
     rows: list[ServerStatus] = []
-    for name, snapshot in session.snapshots().items():
+    for name, snapshot in servers.snapshots().items():
         state: ConnectionState | AppState = snapshot.state
         unavailable: dict[str, Any] | None = None
         if not snapshot.connected:
-            missing = session.why(name)
+            missing = servers.why(name)
             unavailable = missing.payload()
             if isinstance(missing, AppStatus):
                 state = missing.state
-        desired = session.lifecycle.desired.get(name)
+        desired = servers.desired.get(name)
         app: dict[str, Any] | None = None
         if desired is not None and desired.declaration is not None:
-            gate = session.lifecycle.gates.get(name)
+            gate = servers.gates.get(name)
             app = {"name": desired.app_name or name, "availability": gate.availability.describe() if gate else None}
         seconds = snapshot.connect_seconds
         rows.append(ServerStatus(
-            name=name, source=session.source_of(name),
+            name=name, source=servers.source_of(name),
             transport=desired.config.transport_name if desired else "unknown", state=state,
             tools=len(surface.for_server(name)), tools_offered=len(snapshot.tools), restarts=snapshot.restarts,
             pid=snapshot.pid if snapshot.connected else None,

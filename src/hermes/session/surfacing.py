@@ -9,20 +9,18 @@ change of that server (`tools.pins`), never per request.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 from hermes.config.model import ServerConfig
 from hermes.mcp.snapshot import ConnectionSnapshot
 from hermes.session.known_tools import KnownToolCounts
+from hermes.session.roster import Roster
 from hermes.tools import encoder
 from hermes.tools.deferred import HiddenServer, SearchIndex, catalog_text
 from hermes.tools.filters import unmatched_includes
 from hermes.tools.pins import ChangedTool, PinPolicy, PinStore
 from hermes.tools.surface import ServerTools, Surface, SurfaceTool, build_surface, server_entries
 from hermes.tools.vectors import VectorFile
-
-if TYPE_CHECKING:
-    from hermes.session.view import SessionView
 
 
 def server_tools(snapshot: ConnectionSnapshot, config: ServerConfig, held: Iterable[str] = ()) -> ServerTools:
@@ -32,10 +30,12 @@ def server_tools(snapshot: ConnectionSnapshot, config: ServerConfig, held: Itera
 
 
 class ToolSurface:
-    def __init__(self, session: SessionView) -> None:
-        self._session = session
-        self._known = KnownToolCounts(session.home.known_tools)
-        self._pins = PinStore(session.home.tool_pins)
+    def __init__(self, roster: Roster, *, known_tools: Path, tool_pins: Path, tool_vectors: Path) -> None:
+        """The three files it keeps: tool counts per server, pinned definitions, tools' meaning vectors."""
+        self._roster = roster
+        self._vectors = tool_vectors
+        self._known = KnownToolCounts(known_tools)
+        self._pins = PinStore(tool_pins)
         self._changed_tools: dict[str, list[ChangedTool]] = {}
         self._include_warnings: dict[str, list[str]] = {}
         self._surface: Surface | None = None
@@ -52,7 +52,7 @@ class ToolSurface:
         self._search = None
         # One server changed, or (None) the set did (a start, a reload): look again at what changed
         # since, pins accepted in another process included.
-        for name in [server] if server is not None else list(self._session.snapshots()):
+        for name in [server] if server is not None else list(self._roster.snapshots()):
             self._look_at(name)
         if before is not None and self._listeners and before.same_as(self.current()):
             return  # a server started connecting, say: nothing a model sees has changed
@@ -60,8 +60,8 @@ class ToolSurface:
             listener()
 
     def _look_at(self, server: str) -> None:
-        connection = self._session.lifecycle.connection(server)
-        config = self._session.server_config(server)
+        connection = self._roster.supervisor(server)
+        config = self._roster.server_config(server)
         if connection is None or config is None or not connection.snapshot.connected:
             return
         snapshot = connection.snapshot
@@ -77,10 +77,10 @@ class ToolSurface:
 
     def current(self) -> Surface:
         if self._surface is None:
-            allowed = self._session.platform_servers()
+            allowed = self._roster.platform_servers()
             servers = []
-            for name, snapshot in self._session.snapshots().items():
-                config = self._session.server_config(name)
+            for name, snapshot in self._roster.snapshots().items():
+                config = self._roster.server_config(name)
                 if name in allowed and snapshot.connected and config is not None:
                     servers.append(server_tools(snapshot, config, self._held(name, config)))
             self._surface = build_surface(servers)
@@ -88,14 +88,14 @@ class ToolSurface:
 
     def changed_tools(self) -> list[ChangedTool]:
         """Tools of connected servers on this platform whose definitions differ from their pins."""
-        allowed = self._session.platform_servers()
-        snapshots = self._session.snapshots()
+        allowed = self._roster.platform_servers()
+        snapshots = self._roster.snapshots()
         return [changed for server, found in sorted(self._changed_tools.items())
                 if server in allowed and server in snapshots and snapshots[server].connected for changed in found]
 
     def accept(self, server: str, names: Iterable[str] | None = None) -> list[str]:
         """Accept the current definitions of these tools of `server` (all changed ones when None)."""
-        snapshot = self._session.snapshots().get(server)
+        snapshot = self._roster.snapshots().get(server)
         if snapshot is None or not snapshot.connected:
             return []
         accepted = self._pins.approve(server, snapshot.tools, names)
@@ -113,13 +113,12 @@ class ToolSurface:
 
     def hidden_servers(self) -> list[HiddenServer]:
         """Declared servers on this platform whose tools are all hidden, with the reason."""
-        session = self._session
-        allowed = session.platform_servers()
+        roster = self._roster
+        allowed = roster.platform_servers()
         hidden = []
-        for name, snapshot in session.snapshots().items():
-            desired = session.lifecycle.desired.get(name)
-            if name in allowed and not snapshot.connected and desired and desired.declaration is not None:
-                hidden.append(HiddenServer(name, self._known.counts.get(name), session.why(name).sentence))
+        for name, snapshot in roster.snapshots().items():
+            if name in allowed and not snapshot.connected and roster.app_bound(name):
+                hidden.append(HiddenServer(name, self._known.counts.get(name), roster.why(name).sentence))
         return hidden
 
     def catalog(self) -> str:
@@ -132,7 +131,7 @@ class ToolSurface:
         """The current surface's index; creating it starts encoding its tools' meaning (in a thread)."""
         surface = self.current()
         if self._search is None or self._search.surface is not surface:
-            cache = VectorFile(self._session.home.tool_vectors)
+            cache = VectorFile(self._vectors)
             self._search = SearchIndex(surface, encoder.load if encoder.available() else None, cache)
         return self._search
 

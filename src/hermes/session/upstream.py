@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import anyio
 import mcp_types as types
 from pydantic import BaseModel
 
-from hermes.mcp.connection import ServerConnection
 from hermes.mcp.requests import (
     Complete,
     GetPrompt,
@@ -25,10 +24,10 @@ from hermes.mcp.requests import (
 )
 from hermes.mcp.snapshot import ServerNotConnected
 from hermes.mcp.states import ConnectionState
+from hermes.mcp.supervisor import Supervisor
 from hermes.security.invisible import visible
-
-if TYPE_CHECKING:
-    from hermes.session.view import SessionView
+from hermes.security.redact import Redactor
+from hermes.session.roster import Roster
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -36,17 +35,18 @@ Kind = Literal["resources", "prompts"]
 
 
 class Upstream:
-    def __init__(self, session: SessionView) -> None:
-        self._session = session
+    def __init__(self, roster: Roster, redactor: Redactor) -> None:
+        self._roster = roster
+        self._redactor = redactor
 
-    def _offering(self, kind: Kind) -> list[ServerConnection]:
+    def _offering(self, kind: Kind) -> list[Supervisor]:
         """Connected servers on this platform that offer `kind` and may show it."""
-        session = self._session
-        allowed = session.platform_servers()
+        roster = self._roster
+        allowed = roster.platform_servers()
         found = []
-        for name, snapshot in session.snapshots().items():
-            config = session.server_config(name)
-            connection = session.lifecycle.connection(name)
+        for name, snapshot in roster.snapshots().items():
+            config = roster.server_config(name)
+            connection = roster.supervisor(name)
             caps = snapshot.capabilities
             if name not in allowed or not snapshot.connected or caps is None or config is None or connection is None:
                 continue
@@ -55,12 +55,12 @@ class Upstream:
                 found.append(connection)
         return found
 
-    async def _gather(self, kind: Kind, fetch: Callable[[ServerConnection], Awaitable[list[T]]]
+    async def _gather(self, kind: Kind, fetch: Callable[[Supervisor], Awaitable[list[T]]]
                       ) -> list[tuple[str, T]]:
         """(server, item) from every server offering `kind`, asked at once; a failing one adds nothing."""
         results: dict[str, list[T]] = {}
 
-        async def one(connection: ServerConnection) -> None:
+        async def one(connection: Supervisor) -> None:
             with contextlib.suppress(Exception):
                 results[connection.name] = await fetch(connection)
 
@@ -87,16 +87,16 @@ class Upstream:
         found = await self._gather("prompts", lambda c: c.request(ListPrompts()))
         return [(server, self._shown(item)) for server, item in found]
 
-    def _server(self, name: str, kind: Kind) -> ServerConnection:
+    def _server(self, name: str, kind: Kind) -> Supervisor:
         for connection in self._offering(kind):
             if connection.name == name:
                 return connection
-        snapshot = self._session.snapshots().get(name)
+        snapshot = self._roster.snapshots().get(name)
         raise ServerNotConnected(name, snapshot.state if snapshot else ConnectionState.STOPPED,
                                  f"it offers no {kind} now")
 
     def _text(self, value: str) -> str:
-        return visible(self._session.redactor(value))
+        return visible(self._redactor(value))
 
     async def read_resource(self, server: str, uri: str) -> types.ReadResourceResult:
         result = await self._server(server, "resources").request(ReadResource(uri))
