@@ -15,6 +15,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 
+from hermes.config.agent_settings import SamplingSettings
 from hermes.home import Home
 from hermes.mcp.handlers import ClientHandlers
 from hermes.session.core import Session
@@ -47,7 +48,8 @@ async def _elicit(server: str, params: types.ElicitRequestParams) -> types.Elici
     return types.ElicitResult(action="accept", content={"name": "Grace"})
 
 
-async def _sample(server: str, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+async def _sample(server: str, settings: SamplingSettings, params: types.CreateMessageRequestParams
+                  ) -> types.CreateMessageResult:
     return types.CreateMessageResult(role="assistant", model="stand-in",
                                      content=types.TextContent(type="text", text="42"))
 

@@ -17,12 +17,13 @@ from hermes.agent.sampling import SamplingBroker
 from hermes.agent.skills import SkillEntry, all_skills
 from hermes.agent.transcripts import Summary, Transcript, load
 from hermes.agent.ui import ChatUI
-from hermes.config.agent_settings import MODEL_BLOCK, Approval, ModelSettings, SamplingSettings
+from hermes.config.agent_settings import MODEL_BLOCK, Approval, ModelSettings
 from hermes.config.store import ConfigStore
 from hermes.config.trust import TrustKind, TrustStore
 from hermes.errors import ConfigError, HermesError
 from hermes.home import Home
 from hermes.mcp.handlers import ClientHandlers
+from hermes.security.redact import Redactor
 from hermes.session.core import ReloadReport, Session, SessionSettings
 from hermes.validation import http_url_problem
 
@@ -120,22 +121,17 @@ def missing_servers(session: Session) -> list[MissingServer]:
 async def open_chat(home: Home, options: ChatOptions, ui: ChatUI) -> AsyncIterator[Chat]:
     settings = model_settings(home, options)
     deferred = settings.deferred_tools if options.deferred is None else options.deferred
+    redactor = Redactor()
+    provider = Provider(settings, redactor)
+    # What the session's servers ask of their client goes to this chat's model and user.
+    handlers = ClientHandlers(sampling=SamplingBroker(provider, ui.approve_sampling if ui.interactive else None),
+                              elicitation=ui.elicit, sampling_with_tools=True)
     session = Session(home, SessionSettings(platform=options.platform, start_wait=options.wait),
-                      handlers=ClientHandlers(sampling_with_tools=True))
-    provider = Provider(settings, session.redactor)
-
-    def sampling_for(server: str) -> SamplingSettings:
-        config = session.server_config(server)
-        return config.sampling if config is not None else SamplingSettings()
+                      handlers=handlers, redactor=redactor)
 
     def approval_for(server: str) -> Approval:
         config = session.server_config(server)
         return config.approval if config is not None else Approval()
-
-    # What the session's servers ask of their client goes to this chat's model and user.
-    session.handlers.sampling = SamplingBroker(provider, sampling_for,
-                                               ui.approve_sampling if ui.interactive else None)
-    session.handlers.elicitation = ui.elicit
     from hermes.live.control import publish_control
 
     try:

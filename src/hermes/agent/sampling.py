@@ -62,11 +62,9 @@ def openai_messages(params: types.CreateMessageRequestParams) -> list[dict[str, 
 class SamplingBroker:
     """Answers every server's sampling requests with the chat's model."""
 
-    def __init__(self, provider: Provider, settings_for: Callable[[str], SamplingSettings],
-                 approve: SamplingApproval | None) -> None:
+    def __init__(self, provider: Provider, approve: SamplingApproval | None) -> None:
         """`approve` asks the user (interactive chat); None means no one can be asked (one-shot)."""
         self.provider = provider
-        self.settings_for = settings_for
         self.approve = approve
         self._limits = SamplingLimits()
         self._always: set[str] = set()
@@ -82,9 +80,8 @@ class SamplingBroker:
             self._always.add(server)
         return decision is not Decision.DENY
 
-    async def __call__(self, server: str, params: types.CreateMessageRequestParams
+    async def __call__(self, server: str, settings: SamplingSettings, params: types.CreateMessageRequestParams
                        ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
-        settings = self.settings_for(server)
         model = self.provider.settings.name
         if settings.allowed_models and model not in settings.allowed_models:
             return _refusal(f"MCP server '{server}' may sample only with {', '.join(settings.allowed_models)}; "

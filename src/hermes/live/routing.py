@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -28,7 +28,7 @@ from pydantic import BaseModel
 
 from hermes.config.agent_settings import SamplingSettings
 from hermes.live.rounds import Parked
-from hermes.mcp.handlers import INPUT_KEY, ClientHandlers
+from hermes.mcp.handlers import INPUT_KEY, ClientHandlers, ListChangedHandler, ResourceUpdatedHandler
 from hermes.mcp.sampling_limits import SamplingLimits, capped
 from hermes.mcp.sdk import client_connection
 
@@ -70,8 +70,6 @@ def _requires(call: Call, capability: types.ClientCapabilities, what: str) -> No
 
 class Router:
     def __init__(self) -> None:
-        # Each server's `sampling:` bounds apply behind `serve` as in chat (set once the session is known).
-        self.sampling_settings: Callable[[str], SamplingSettings] = lambda server: SamplingSettings()
         self._limits = SamplingLimits()
         self.clients: weakref.WeakSet[Connection] = weakref.WeakSet()
         self._calls: dict[str, list[Call]] = {}
@@ -135,20 +133,22 @@ class Router:
             return self._call_for(server).ctx
         return self._latest if len(self.clients) <= 1 else None
 
-    def handlers(self) -> ClientHandlers:
-        """What the session's servers may ask, answered by the client connected here."""
+    def handlers(self, *, resource_updated: ResourceUpdatedHandler | None = None,
+                 list_changed: ListChangedHandler | None = None) -> ClientHandlers:
+        """What the session's servers may ask, answered by the client connected here; and who hears of
+        their resources' and lists' changes."""
         return ClientHandlers(sampling=self.sampling, elicitation=self.elicitation, roots=self.roots,
-                              logging=self.log)
+                              logging=self.log, resource_updated=resource_updated, list_changed=list_changed)
 
-    async def sampling(self, server: str, params: types.CreateMessageRequestParams
+    async def sampling(self, server: str, settings: SamplingSettings, params: types.CreateMessageRequestParams
                        ) -> types.CreateMessageResult | types.ErrorData:
+        """Each server's `sampling:` bounds apply behind `serve` as in chat."""
         call = self._call_offering(server, _SAMPLING, "sampling")
         if isinstance(call, types.ErrorData):
             return call
         if call is None:
             return types.ErrorData(code=types.INVALID_REQUEST, message="The client connected to hermes mcp serve "
                                                                        "does not offer sampling.")
-        settings = self.sampling_settings(server)
         refused = self._limits.refused(server, params, settings)
         if refused is not None:
             return refused

@@ -34,7 +34,6 @@ from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import ListenHandler
 
 from hermes import __version__, interrupts
-from hermes.config.agent_settings import SamplingSettings
 from hermes.home import Home
 from hermes.live.announce import Announcer
 from hermes.live.control import publish_control
@@ -88,21 +87,13 @@ class Aggregator:
 
     def handlers(self) -> ClientHandlers:
         """What the session's servers may ask, answered by the client connected here."""
-        handlers = self.router.handlers()
-        handlers.resource_updated = self.forwarder.relay_update
-        handlers.list_changed = self.announcer.upstream_changed
-        return handlers
+        return self.router.handlers(resource_updated=self.forwarder.relay_update,
+                                    list_changed=self.announcer.upstream_changed)
 
     def attach(self, session: Session) -> None:
         """The session to serve (created with this aggregator's `handlers()`)."""
         self.forwarder.attach(session)
         session.tools.listen(self.announcer.changed)
-
-        def sampling_of(server: str) -> SamplingSettings:
-            config = session.server_config(server)
-            return config.sampling if config is not None else SamplingSettings()
-
-        self.router.sampling_settings = sampling_of
 
     async def _set_level(self, ctx: Ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
         return types.EmptyResult()

@@ -25,12 +25,14 @@ import mcp_types as types
 from mcp.client import ClientRequestContext
 from pydantic import BaseModel
 
+from hermes.config.agent_settings import SamplingSettings
 from hermes.files import BoundedLog
 from hermes.security.invisible import visible, visible_value
 from hermes.security.redact import Redactor
 
 SamplingResult = types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData
-SamplingHandler = Callable[[str, types.CreateMessageRequestParams], Awaitable[SamplingResult]]
+# (server, its `sampling:` settings, the request): each server's bounds travel with its request.
+SamplingHandler = Callable[[str, SamplingSettings, types.CreateMessageRequestParams], Awaitable[SamplingResult]]
 ElicitationHandler = Callable[[str, types.ElicitRequestParams], Awaitable[types.ElicitResult | types.ErrorData]]
 RootsHandler = Callable[[str], Awaitable[list[types.Root]]]
 LogHandler = Callable[[str, types.LoggingMessageNotificationParams], Awaitable[None]]
@@ -91,9 +93,10 @@ class ServerCallbacks:
     """The SDK callbacks of one upstream connection, bound to its server's name and log."""
 
     def __init__(self, server: str, handlers: ClientHandlers, *, roots: tuple[str, ...] | None, log: Path,
-                 redactor: Redactor) -> None:
+                 redactor: Redactor, sampling: SamplingSettings | None = None) -> None:
         self.server = server
         self.handlers = handlers
+        self.sampling_settings = sampling or SamplingSettings()
         self.configured_roots = roots
         self.log_path = log
         self.redactor = redactor
@@ -104,7 +107,7 @@ class ServerCallbacks:
         if self.handlers.sampling is None:
             return types.ErrorData(code=types.INVALID_REQUEST, message=NO_MODEL)
         with _asked_as(context):
-            return await self.handlers.sampling(self.server, _visible_model(params))
+            return await self.handlers.sampling(self.server, self.sampling_settings, _visible_model(params))
 
     async def elicitation(self, context: ClientRequestContext,
                           params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:

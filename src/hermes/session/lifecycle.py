@@ -187,7 +187,8 @@ class Lifecycle:
                     endpoint = LiveEndpointSource(declaration.server, spec, self.host, self._redactor,
                                                   gate.availability.path)
         callbacks = ServerCallbacks(desired.name, self._handlers, roots=desired.config.roots,
-                                    log=self.home.server_log(desired.name), redactor=self._redactor)
+                                    log=self.home.server_log(desired.name), redactor=self._redactor,
+                                    sampling=desired.config.sampling)
         return ServerConnection(desired.name, desired.config, resolve, self._opener, policy=self.settings.policy,
                                 on_change=self._on_change, callbacks=callbacks, endpoint=endpoint,
                                 disabled_reason=disabled, watch_interval=self.settings.watch_interval)
