@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,7 +21,8 @@ import pytest
 from hermes.config.launchers import fetch_only, warm_command
 from hermes.config.sandbox import SandboxSettings
 from hermes.home import Home
-from hermes.mcp.sandbox import SandboxRequest, bwrap_argv
+from hermes.mcp.first_start import refused_for_a_project
+from hermes.mcp.sandbox import Plan, SandboxRequest, bwrap_argv
 from hermes.mcp.sandbox_hold import HeldBinds, SandboxChanged
 from hermes.mcp.sandbox_support import support
 from tests.support import PYTHON, SERVERS, hermes, needs_sandbox, write_config
@@ -132,3 +136,114 @@ def test_a_project_s_first_fetch_runs_nothing_of_the_project_s() -> None:
         assert warm is not None
         fetch = fetch_only(warm)
         assert fetch[:-1] == warm[:-3] and os.path.isabs(fetch[-1]) and os.path.basename(fetch[-1]) == "true"
+
+
+def _plan(tmp_path: Path, work: Path, settings: SandboxSettings | None = None) -> Plan:
+    found = support({})
+    assert found.bwrap is not None
+    request = SandboxRequest(found.bwrap, settings or SandboxSettings(), (), str(tmp_path / "hh"))
+    return request.plan_for(PYTHON, [], _env(tmp_path), str(work), True)
+
+
+def test_a_scan_cut_short_inside_dependency_folders_shares_the_folder_read_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server could fill a cache folder with folders until the look into dependency folders
+    stops: then the repository behind them would go unguarded, so the whole folder is read-only."""
+    from hermes.mcp import sandbox_places
+
+    work = tmp_path / "user" / "work"
+    (work / ".venv" / "src" / "pkg" / ".git" / "hooks").mkdir(parents=True)
+    for index in range(30):
+        (work / "__pycache__" / str(index)).mkdir(parents=True)
+    monkeypatch.setattr(sandbox_places, "_SKIPPED_FOLDERS", 20)
+    sandbox = _plan(tmp_path, work)
+    assert str(work) in sandbox.unscanned and not sandbox.writable_path(str(work / ".venv" / "src" / "pkg" / ".git"))
+
+
+def test_a_bare_repository_is_read_only_whole_and_a_gitdir_through_a_link_is_guarded_where_it_is(
+        tmp_path: Path) -> None:
+    work = tmp_path / "user" / "work"
+    work.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "--bare", str(work / "backup.git")], check=True)
+    (work / "real" / "g" / "hooks").mkdir(parents=True)
+    (work / "lnk").symlink_to("real")
+    (work / "checkout").mkdir()
+    (work / "checkout" / ".git").write_text("gitdir: ../lnk/g\n")
+    request = _request(tmp_path)
+    sandbox, held = request.prepare(PYTHON, [], _env(tmp_path), str(work), True)  # no SandboxChanged
+    held.close()
+    for inside in ("commondir", "objects/info/alternates", "hooks/pre-receive"):
+        assert not sandbox.writable_path(str(work / "backup.git" / inside))
+    assert not sandbox.writable_path(str(work / "real" / "g" / "hooks" / "post-checkout"))
+    assert sandbox.writable_path(str(work / "notes.md"))
+
+
+def test_a_folder_that_would_hold_a_start_up_place_is_never_writable_whole(tmp_path: Path) -> None:
+    """`~/.config` granted, without its `autostart` or `git/config`: a server could create them, and
+    no mount can guard what is not there."""
+    config = tmp_path / "user" / ".config"
+    (config / "app").mkdir(parents=True)
+    settings = SandboxSettings(write=(str(config), str(config / "app")))
+    (tmp_path / "user" / "elsewhere").mkdir()
+    sandbox = _plan(tmp_path, tmp_path / "user" / "elsewhere", settings)
+    assert not sandbox.writable_path(str(config / "autostart" / "evil.desktop"))
+    assert not sandbox.writable_path(str(config / "git" / "config"))
+    assert sandbox.writable_path(str(config / "app" / "settings.json"))
+
+
+_AS_NOBODY = """
+import json, os, sys
+from hermes.config.sandbox import SandboxSettings
+from hermes.mcp.sandbox import plan
+work = sys.argv[1]
+sandbox = plan(sys.executable, [], env={"HOME": os.path.dirname(work), "PATH": "/usr/bin:/bin"}, cwd=work,
+               configured_cwd=True, roots=(), settings=SandboxSettings(), hermes_home=sys.argv[2])
+print(json.dumps({"writable": sandbox.writable_path(os.path.join(work, "proj", ".git", "config")),
+                  "guarded": list(sandbox.guarded)}))
+"""
+
+
+def test_a_folder_a_server_made_unreadable_is_kept_read_only(tmp_path: Path) -> None:
+    """A server cannot write a repository's `.git`, so it makes the repository unreadable: the next
+    start's walk cannot see it. Such a folder is kept read-only (as a user who is not root)."""
+    setpriv = next((p for p in ("/usr/bin/setpriv", "/bin/setpriv") if os.access(p, os.X_OK)), None)
+    if os.getuid() != 0 or setpriv is None:
+        pytest.skip("needs root to run the walk as another user (setpriv)")
+    base = Path(tempfile.mkdtemp(prefix="hermes-unreadable-"))
+    try:
+        base.chmod(0o755)
+        work = base / "user" / "work"
+        (work / "proj" / ".git").mkdir(parents=True)
+        (work / "proj" / ".git" / "config").write_text("[core]\n")
+        subprocess.run(["chown", "-R", "65534:65534", str(base / "user")], check=True)
+        (work / "proj").chmod(0)
+        ran = subprocess.run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", PYTHON, "-c", _AS_NOBODY,
+                              str(work), str(base / "hh")], capture_output=True, text=True, timeout=60, check=False,
+                             env={"PYTHONPATH": os.pathsep.join(sys.path), "PATH": "/usr/bin:/bin"})
+        if ran.returncode != 0 and "Permission denied" in ran.stderr:
+            pytest.skip(f"the other user cannot run this checkout's Python: {ran.stderr.strip()[-200:]}")
+        assert ran.returncode == 0, ran.stderr
+        found = json.loads(ran.stdout)
+        assert str(work / "proj") in found["guarded"] and not found["writable"]
+    finally:
+        subprocess.run(["chmod", "-R", "u+rwx", str(base)], check=False)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_project_fetches_only_with_the_users_own_npx(tmp_path: Path) -> None:
+    """A launcher the project names by path or keeps in its folder is the project's code; uv runs
+    the installed environment's Python (its `.pth` files): neither runs with the network ungranted."""
+    project = tmp_path / "proj"
+    (project / "node_modules" / ".bin").mkdir(parents=True)
+    own_npx = project / "node_modules" / ".bin" / "npx"
+    own_npx.write_text("#!/bin/sh\n")
+    own_npx.chmod(0o755)
+    by_path = refused_for_a_project([str(project / "tools" / "uvx"), "--from", "x", "true"], "/usr/bin", [str(project)])
+    assert by_path is not None and "named by path" in by_path and "hermes mcp trust --grant" in by_path
+    uv = refused_for_a_project(["uvx", "--from", "x", "true"], "/usr/bin", [str(project)])
+    assert uv is not None and "runs its code" in uv
+    inside = refused_for_a_project(["npx", "-y", "--package=x", "--", "true"], f"{own_npx.parent}:/usr/bin",
+                                   [str(project)])
+    assert inside is not None and "project's own folder" in inside
+    relative = refused_for_a_project(["npx", "-y", "--package=x", "--", "true"], "node_modules/.bin", [str(project)])
+    assert relative is None  # a relative PATH entry is never looked in (and the fetch's PATH drops it)

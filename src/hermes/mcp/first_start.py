@@ -7,10 +7,11 @@ budget (`WARM_TIMEOUT`), in the same sandbox as the server but with the network 
 the connect timeout then covers the start alone. A warm command that succeeded is recorded in
 `HERMES_HOME/cache/warmed.json`, so later starts go straight to the server.
 
-A project's entry not granted more is fetched with the network but runs nothing of the project's:
-its do-nothing command is the system's `true` (see `config.launchers.fetch_only`), from the
-server's own cache folder (never the project's, with its `.npmrc` and `uv.toml`), with the user's
-environment instead of the entry's `env:`, and with install scripts and builds off.
+A project's entry not granted more is fetched with the network only by the user's own npx (see
+`refused_for_a_project`), and runs nothing of the project's: its do-nothing command is the system's
+`true` (see `config.launchers.fetch_only`), from the server's own cache folder (never the
+project's, with its `.npmrc`), with the user's environment instead of the entry's `env:`, and with
+install scripts off.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import contextlib
 import functools
 import json
 import os
+import shutil
 import subprocess
 import time
 from collections.abc import Callable
@@ -60,6 +62,29 @@ def needs_warming(record: Path, command: str | None, args: tuple[str, ...], cach
     return warm
 
 
+def _absolute_path(search: str | None) -> str:
+    """PATH without relative entries: those name folders of whatever folder hermes runs in (a project's)."""
+    return os.pathsep.join(folder for folder in (search or "").split(os.pathsep) if os.path.isabs(folder))
+
+
+def refused_for_a_project(warm: list[str], search: str | None, folders: list[str]) -> str | None:
+    """Why a project's entry not granted more cannot be fetched with the network, if it cannot.
+
+    Only the user's own npx, found on their PATH, fetches for a project: a launcher the project names
+    by path (or keeps in its folder) is the project's code, and uv starts the Python of the
+    environment it installs, which runs the package's `.pth` files."""
+    grant = "; run `hermes mcp trust --grant` to allow it"
+    if "/" in warm[0]:
+        return f"a project's launcher named by path ({warm[0]}) is not run with the network{grant}"
+    if os.path.basename(warm[0]) in ("uvx", "uv"):
+        return f"a project's uvx package is fetched only once you grant it: installing it runs its code{grant}"
+    found = shutil.which(warm[0], path=_absolute_path(search))
+    if found is not None and any(os.path.realpath(found).startswith(os.path.realpath(folder) + os.sep)
+                                 for folder in folders):
+        return f"a project's launcher ({found}) comes from the project's own folder{grant}"
+    return None
+
+
 async def warm_first(record: Path, warm: list[str], *, env: dict[str, str], cwd: str | None,
                      sandbox: SandboxRequest | None, log: Callable[[str], None]) -> None:
     """Run the warm command (never raises: a failed fetch shows again, with its words, when the server starts)."""
@@ -70,7 +95,7 @@ async def warm_first(record: Path, warm: list[str], *, env: dict[str, str], cwd:
         # no program of the package, no install script, no build, no launcher setting from the
         # project's folder (`.npmrc`, `uv.toml`), none of its `env:` (the caller's `env`).
         command = fetch_only(warm)
-        env = {**env, "npm_config_ignore_scripts": "true", "UV_NO_BUILD": "1", "UV_NO_CONFIG": "1"}
+        env = {**env, "npm_config_ignore_scripts": "true", "PATH": _absolute_path(env.get("PATH"))}
         cwd = sandbox.cache
         if cwd is not None:
             await anyio.to_thread.run_sync(functools.partial(os.makedirs, cwd, mode=0o700, exist_ok=True))

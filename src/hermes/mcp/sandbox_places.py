@@ -39,8 +39,7 @@ VCS_CODE = {".git": ("hooks", "config", "info", "commondir", "config.worktree", 
 VCS_SCAN_DEPTH = 8
 VCS_SCAN_FOLDERS = 20_000
 _NOT_SCANNED = frozenset({"node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", ".cache"})
-_SKIPPED_DEPTH = 2
-_SKIPPED_FOLDERS = 5_000
+_SKIPPED_FOLDERS = 50_000
 # Places whose content the server never sees unless something in them is bound in on purpose.
 EMPTIED = ("/tmp", "/var/tmp", "/run", "/home", "/root")
 # System places visible read-only already; never a working folder to bind writable.
@@ -100,8 +99,13 @@ def starts_up(path: str, homes: Iterable[str]) -> bool:
 
 
 def holds_home(folder: str, homes: Iterable[str]) -> bool:
+    """Whether a folder holds a home, or a start-up place of one that does not exist yet (`~/.config`
+    without its `autostart`): shared read-only whole, since no mount can guard what is not there."""
     path = os.path.realpath(os.path.expanduser(folder))
-    return any(within(home, path) for home in homes)
+    homes = tuple(homes)
+    return any(within(home, path) for home in homes) or any(
+        within(place, path) and place != path and not os.path.lexists(place)
+        for place in (os.path.join(home, item) for home in homes for item in START_UP))
 
 
 def above(folder: str, working: str, homes: tuple[str, ...]) -> bool:
@@ -134,13 +138,24 @@ class Guards:
     unscanned: list[str] = field(default_factory=list)  # too big to look through: read-only whole
 
 
-def _repository_dirs(folder: str) -> tuple[list[tuple[str, str]], bool]:
-    """(repository folder, its own folder) pairs under `folder`, and whether the walk saw everything.
-    A repository's own folder is its `.git` (`.hg`, …), where a `.git` file's `gitdir:` leads, or the
-    folder itself when it is a bare git repository. Dependency trees and caches are looked into
-    only `_SKIPPED_DEPTH` levels deep (`.venv/src/pkg/.git` from `pip install -e git+…`), on a
-    budget of their own: they are big, and hold a repository rarely."""
-    found: list[tuple[str, str]] = []
+@dataclass
+class _Walk:
+    """What one walk of a writable folder found."""
+
+    repositories: list[tuple[str, str]] = field(default_factory=list)  # (repository folder, its own folder)
+    complete: bool = True
+    unreadable: list[str] = field(default_factory=list)  # folders it could not look into
+
+
+def _repository_dirs(folder: str) -> _Walk:
+    """The repositories under `folder`. A repository's own folder is its `.git` (`.hg`, …), where a
+    `.git` file's `gitdir:` leads, or the folder itself when it is a bare git repository.
+
+    Dependency trees and caches are big and hold a repository rarely: only their packages are
+    looked at (`node_modules/pkg`, `node_modules/@scope/pkg`, `.venv/src/pkg` from `pip install -e
+    git+…`), on a budget of their own. A folder the walk cannot read (a server may make one
+    unreadable to hide a repository from the next start) is reported, to be kept read-only."""
+    walk = _Walk()
     # (folder, levels still looked at below it: -1 for everything, as deep as the walk goes)
     level: list[tuple[str, int]] = [(folder, -1)]
     seen = skipped = 0
@@ -149,25 +164,35 @@ def _repository_dirs(folder: str) -> tuple[list[tuple[str, str]], bool]:
         for current, left in level:
             if left < 0:
                 seen += 1
-                if seen > VCS_SCAN_FOLDERS:
-                    return found, False
             else:
                 skipped += 1
-                if skipped > _SKIPPED_FOLDERS:
-                    continue
-            found += _vcs_of(current)
+            if seen > VCS_SCAN_FOLDERS or skipped > _SKIPPED_FOLDERS:
+                walk.complete = False
+                return walk
+            if not os.access(current, os.R_OK | os.X_OK):
+                walk.unreadable.append(current)
+                continue
+            walk.repositories += _vcs_of(current)
             if left == 0:
                 continue
             try:
                 with os.scandir(current) as entries:
-                    below += [(e.path, left - 1 if left > 0 else _SKIPPED_DEPTH if e.name in _NOT_SCANNED else -1)
+                    below += [(e.path, _left_below(e.name, left))
                               for e in entries if e.is_dir(follow_symlinks=False) and e.name not in VCS_CODE]
             except OSError:
-                continue
+                walk.unreadable.append(current)
         level = below
         if not level:
-            return found, True
-    return found, not any(left < 0 for _, left in level)
+            return walk
+    walk.complete = not any(left < 0 for _, left in level)
+    return walk
+
+
+def _left_below(name: str, left: int) -> int:
+    """How deep the walk goes below a folder named `name` inside one it goes `left` deep below."""
+    if left < 0:
+        return 1 if name in _NOT_SCANNED else -1
+    return 1 if name == "src" or name.startswith("@") else 0
 
 
 def _vcs_of(folder: str) -> list[tuple[str, str]]:
@@ -181,8 +206,8 @@ def _vcs_of(folder: str) -> list[tuple[str, str]]:
             with contextlib.suppress(OSError, UnicodeDecodeError):
                 with open(place, encoding="utf-8") as handle:
                     first = handle.read(4096).partition("\n")[0]
-                if first.startswith("gitdir:"):
-                    own.append((folder, os.path.normpath(os.path.join(folder, first[7:].strip()))))
+                if first.startswith("gitdir:"):  # where it really is: a path through a link would not hold
+                    own.append((folder, os.path.realpath(os.path.join(folder, first[7:].strip()))))
     if all(os.path.exists(os.path.join(folder, part)) for part in ("HEAD", "objects", "refs", "config")):
         own.append((folder, folder))  # a bare repository: its hooks run on the next push to it
     return own
@@ -217,19 +242,20 @@ def guards(writable: Iterable[str], granted: Iterable[str], homes: tuple[str, ..
                 result.guarded.append(folder)
             result.guarded += [os.path.join(root, part) for part in VCS_CODE[os.path.basename(root)]]
             continue
-        repositories, complete = _repository_dirs(folder)
-        if not complete:
+        walk = _repository_dirs(folder)
+        if not walk.complete:
             result.unscanned.append(folder)
-        for repository, own in repositories:
+        result.guarded += walk.unreadable  # read-only mounts: neither changed back nor renamed away
+        for repository, own in walk.repositories:
             if repository != folder:
                 result.pinned.append(repository)
             if own in granted and own != repository:
                 result.pinned.append(own)
                 result.guarded += [os.path.join(own, part) for part in VCS_CODE.get(os.path.basename(own), ())]
-            elif own != repository:
+            elif own != repository or own not in granted:  # a bare repository is its own folder: whole
                 result.guarded.append(own)
             else:
-                result.guarded += [os.path.join(own, part) for part in ("hooks", "config")]
+                result.guarded += [os.path.join(own, part) for part in VCS_CODE[".git"]]
         result.guarded += [os.path.join(home, item) for home in homes for item in START_UP
                            if within(os.path.join(home, item), folder)]
         for entry in search:

@@ -10,6 +10,7 @@ the app endpoint's identity, the last HTTP failure) to classify how it ended.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -154,7 +155,7 @@ class TransportOpener:
     async def warm(self, name: str, server: ResolvedServer) -> None:
         """A launcher's first start fetches its package first, on a budget of its own (see `first_start`)."""
         from hermes.config.launchers import REGISTRY_SETTINGS, warm_command
-        from hermes.mcp.first_start import needs_warming, warm_first
+        from hermes.mcp.first_start import needs_warming, refused_for_a_project, warm_first
 
         if warm_command(server.command, server.args) is None:
             return  # not a package launcher: nothing to fetch, nothing more to look at
@@ -165,9 +166,14 @@ class TransportOpener:
         if warm is None:
             return
         # A project's entry not granted more fetches with the user's environment (see `first_start`).
+        project = request is not None and request.settings.confinement is Confinement.PROJECT
         own = {name: value for name, value in self.parent_environ.items() if name in REGISTRY_SETTINGS} \
-            if request is not None and request.settings.confinement is Confinement.PROJECT else server.env
+            if project else server.env
         env = child_environment(self.parent_environ, own, windows=self.windows)
+        if project:
+            refused = refused_for_a_project(warm, env.get("PATH"), [os.getcwd(), *filter(None, [server.cwd])])
+            if refused is not None:
+                raise HermesError(refused)
         with BoundedLog(self.logs / f"mcp-{name}.log") as log:
             def line(text: str) -> None:
                 log.write(self.redactor(text) + "\n")
