@@ -141,22 +141,22 @@ class _Counting:
 
 
 def test_vectors_are_kept_between_sessions_privately_and_an_unchanged_tool_is_never_encoded_again(
-        model: encoder.SentenceEncoder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        model: encoder.SentenceEncoder, tmp_path: Path) -> None:
     documents = _documents(12)
     cache = VectorFile(tmp_path / "cache" / "tool-vectors.npz")
     (tmp_path / "cache").mkdir()
     first = _Counting(model)
-    before = Meaning(documents, lambda: first, cache).vectors()
-    monkeypatch.setattr(vectors, "_last", (None, {}))  # a new process: only the file remembers
+    before = Meaning(documents, lambda: first, cache, recent=vectors.Recent()).vectors()
     again = _Counting(model)
-    after = Meaning(documents, lambda: again, cache).vectors()
+    session = vectors.Recent()  # a new session: only the file remembers
+    after = Meaning(documents, lambda: again, cache, recent=session).vectors()
     assert (first.texts, again.texts) == (12, 0)
     assert before is not None and after is not None and np.abs(before - after).max() < 1e-6
     assert stat.S_IMODE(os.stat(cache.path).st_mode) == 0o600
-    # Within a process, a rebuilt surface takes its vectors from the last one, not from the file.
+    # Within a session, a rebuilt surface takes its vectors from the last one, not from the file.
     cache.path.write_bytes(b"not an archive")
     third = _Counting(model)
-    Meaning(documents[:10], lambda: third, cache).vectors()
+    Meaning(documents[:10], lambda: third, cache, recent=session).vectors()
     assert third.texts == 0 and cache.path.read_bytes() == b"not an archive"
 
 

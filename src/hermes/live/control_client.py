@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.abc
 import psutil
 
 from hermes.apps.runtimefile import RuntimeEndpoint, RuntimeFileError, read_runtime_file
@@ -79,34 +80,44 @@ def ask(session: LiveSession, method: str, path: str, *, timeout: float = 120.0)
     answers something that is not a bounded JSON object (a session file is only as honest as its port).
 
     A stopped process still accepts connections (the kernel queues them), so the request would
-    wait its whole timeout for an answer that cannot come. The request runs in a worker thread
-    while this one watches the process: one that is, or becomes, suspended is named at once.
+    wait its whole timeout for an answer that cannot come. The request runs beside a watch on the
+    process, in one task group: one that is, or becomes, suspended is named at once, and the
+    request is cancelled with the group.
     """
     pid = session.endpoint.pid
     if _suspended(pid):
         return 0, _suspended_error(pid)
-    answer: list[tuple[int, dict[str, Any]]] = []
-    worker = threading.Thread(target=lambda: answer.append(_request(session, method, path, timeout)),
-                              name="hermes-control-request", daemon=True)
-    worker.start()
-    while worker.is_alive():
-        worker.join(_WATCH_INTERVAL)
-        if worker.is_alive() and _suspended(pid):
-            return 0, _suspended_error(pid)  # the worker ends with its timeout; nothing waits for it
-    return answer[0] if answer else (0, {"error": f"the session (pid {pid}) did not answer"})
+    return anyio.run(_ask, session, method, path, timeout)
 
 
-def _request(session: LiveSession, method: str, path: str, timeout: float) -> tuple[int, dict[str, Any]]:
+async def _ask(session: LiveSession, method: str, path: str, timeout: float) -> tuple[int, dict[str, Any]]:
+    pid = session.endpoint.pid
+    answer: tuple[int, dict[str, Any]] = (0, _suspended_error(pid))
+
+    async def request(tasks: anyio.abc.TaskGroup) -> None:
+        nonlocal answer
+        answer = await _request(session, method, path, timeout)
+        tasks.cancel_scope.cancel()
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(request, tasks)
+        while not _suspended(pid):
+            await anyio.sleep(_WATCH_INTERVAL)
+        tasks.cancel_scope.cancel()  # suspended: the answer stays the sentence that says so
+    return answer
+
+
+async def _request(session: LiveSession, method: str, path: str, timeout: float) -> tuple[int, dict[str, Any]]:
     import httpx2
 
     pid = session.endpoint.pid
     headers = {"Authorization": f"Bearer {session.endpoint.token}"} if session.endpoint.token else {}
     try:
-        with httpx2.stream(method, session.endpoint.url(path), headers=headers,
-                           timeout=httpx2.Timeout(timeout, connect=2.0)) as response:
+        async with httpx2.AsyncClient(timeout=httpx2.Timeout(timeout, connect=2.0)) as client, \
+                client.stream(method, session.endpoint.url(path), headers=headers) as response:
             chunks: list[bytes] = []
             size = 0
-            for chunk in response.iter_bytes():
+            async for chunk in response.aiter_bytes():
                 size += len(chunk)
                 if size > _ANSWER_LIMIT:
                     return 0, {"error": f"the session (pid {pid}) answered more than {_ANSWER_LIMIT} bytes"}

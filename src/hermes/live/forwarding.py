@@ -12,6 +12,7 @@ import contextlib
 import json
 import weakref
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 import mcp_types as types
@@ -25,30 +26,66 @@ from hermes.live.rounds import Rounds
 from hermes.live.routing import Ctx, Router
 from hermes.mcp.sdk import client_connection
 from hermes.mcp.tasks import runs_as_task
-from hermes.session.core import Session
+from hermes.security.redact import Redactor
+from hermes.session.calls import Calls
+from hermes.session.surfacing import ToolSurface
+from hermes.session.upstream import Upstream
 from hermes.tools.deferred import SEARCH_TOOL, found_tools
 
 T = TypeVar("T")
 R = TypeVar("R", bound=types.Result)
 
 
+class Subscribers:
+    """Which clients connected here subscribed to which upstream resource (by URI); relays updates.
+    Built before the session, whose servers' updates it hears."""
+
+    def __init__(self) -> None:
+        self._by_uri: dict[str, weakref.WeakSet[Connection]] = {}
+
+    def add(self, uri: str, client: Connection) -> None:
+        self._by_uri.setdefault(uri, weakref.WeakSet()).add(client)
+
+    def remove(self, uri: str, client: Connection | None) -> bool:
+        """Let `client` go of `uri`; True when no client is left on it (hermes lets go upstream too)."""
+        subscribers = self._by_uri.get(uri)
+        if client is not None and subscribers is not None:
+            subscribers.discard(client)
+        if subscribers:
+            return False
+        self._by_uri.pop(uri, None)
+        return True
+
+    async def relay_update(self, server: str, uri: str) -> None:
+        """An upstream resource changed: every client subscribed to it here hears so."""
+        for client in list(self._by_uri.get(uri, ())):
+            try:
+                await client.send_resource_updated(uri)
+            except Exception:  # a client that went away must not stop the others
+                self._by_uri.get(uri, weakref.WeakSet()).discard(client)
+
+
+@dataclass(frozen=True)
+class SessionParts:
+    """What `serve` forwards to, of one session: its tool surface, calls, upstream resources and
+    prompts, and its redactor."""
+
+    tools: ToolSurface
+    calls: Calls
+    upstream: Upstream
+    redactor: Redactor
+
+
 class Forwarder:
-    def __init__(self, naming: Naming, router: Router, *, deferred: bool = False) -> None:
+    def __init__(self, session: SessionParts, naming: Naming, router: Router, subscribers: Subscribers,
+                 rounds: Rounds, *, deferred: bool = False) -> None:
+        """`rounds`: calls of 2026-07-28 clients waiting for their answers."""
+        self.session = session
         self.naming = naming
         self.router = router
         self.deferred = deferred
-        self.rounds = Rounds()  # calls of 2026-07-28 clients waiting for their answers
-        self._session: Session | None = None
-        self._subscribers: dict[str, weakref.WeakSet[Connection]] = {}  # resource URI -> subscribed clients
-
-    @property
-    def session(self) -> Session:
-        assert self._session is not None, "attach() the session first"
-        return self._session
-
-    def attach(self, session: Session) -> None:
-        """The session to forward to (created with the aggregator's handlers)."""
-        self._session = session
+        self.rounds = rounds
+        self._subscribers = subscribers
 
     # -- tools -----------------------------------------------------------------------------------
 
@@ -57,7 +94,7 @@ class Forwarder:
         if self.deferred:
             return types.ListToolsResult(tools=[self._search_tool()])
         tools = []
-        for name, tool in self.naming.tools(self.session.surface()).items():
+        for name, tool in self.naming.tools(self.session.tools.current()).items():
             definition = tool.definition or types.Tool(name=name, input_schema=tool.input_schema)
             update: dict[str, object] = {"name": name}
             if runs_as_task(definition):
@@ -87,7 +124,7 @@ class Forwarder:
         self.router.seen(ctx)
         if self.deferred and params.name == SEARCH_TOOL:
             return await self._search(str((params.arguments or {}).get("query", "")))
-        tool = self.naming.tools(self.session.surface()).get(params.name)
+        tool = self.naming.tools(self.session.tools.current()).get(params.name)
         registered = tool.name if tool is not None else params.name
         server = tool.server if tool is not None else None
 
@@ -96,7 +133,7 @@ class Forwarder:
                 await ctx.session.report_progress(progress, total, message)
 
         async def work() -> types.CallToolResult:
-            result = await self.session.call(registered, dict(params.arguments or {}), on_progress=relay)
+            result = await self.session.calls.call(registered, dict(params.arguments or {}), on_progress=relay)
             return result.to_mcp()
 
         return await self._asking(ctx, "tools/call", params, server, work)
@@ -165,27 +202,14 @@ class Forwarder:
         await self._upstream(self.session.upstream.subscribe(await self._owner_of(uri), uri, True))
         client = client_connection(ctx)
         if client is not None:
-            self._subscribers.setdefault(uri, weakref.WeakSet()).add(client)
+            self._subscribers.add(uri, client)
         return types.EmptyResult()
 
     async def unsubscribe(self, ctx: Ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
         uri = str(params.uri)
-        client = client_connection(ctx)
-        subscribers = self._subscribers.get(uri)
-        if client is not None and subscribers is not None:
-            subscribers.discard(client)
-        if not subscribers:  # the last client let go: so does hermes, upstream
-            self._subscribers.pop(uri, None)
+        if self._subscribers.remove(uri, client_connection(ctx)):  # the last client let go: so does hermes
             await self._upstream(self.session.upstream.subscribe(await self._owner_of(uri), uri, False))
         return types.EmptyResult()
-
-    async def relay_update(self, server: str, uri: str) -> None:
-        """An upstream resource changed: every client subscribed to it here hears so."""
-        for client in list(self._subscribers.get(uri, ())):
-            try:
-                await client.send_resource_updated(uri)
-            except Exception:  # a client that went away must not stop the others
-                self._subscribers.get(uri, weakref.WeakSet()).discard(client)
 
     # -- prompts and completions -----------------------------------------------------------------
 
@@ -247,4 +271,4 @@ def _template_matches(template: str, uri: str) -> bool:
         return False
 
 
-__all__ = ["Forwarder"]
+__all__ = ["Forwarder", "SessionParts", "Subscribers"]

@@ -141,11 +141,9 @@ class Parked:
 class Rounds:
     """The parked requests of one `serve`."""
 
-    def __init__(self) -> None:
+    def __init__(self, tasks: anyio.abc.TaskGroup) -> None:
+        """`tasks`: where parked calls run, beyond the request that started them (serve's task group)."""
         self._parked: dict[str, Parked] = {}
-        self._tasks: anyio.abc.TaskGroup | None = None
-
-    def attach(self, tasks: anyio.abc.TaskGroup) -> None:
         self._tasks = tasks
 
     def _crowded(self) -> bool:
@@ -175,7 +173,6 @@ class Rounds:
         parked.watching += 1
         try:
             if run is not None:
-                assert self._tasks is not None, "Rounds.attach() before the first call"
                 self._tasks.start_soon(parked.run, run, self._finished)
             outcome = await parked.next_round(retry=run is None)
         except BaseException:

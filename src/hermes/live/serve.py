@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import secrets
 import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -37,11 +38,11 @@ from hermes import __version__, interrupts
 from hermes.home import Home
 from hermes.live.announce import Announcer
 from hermes.live.control import publish_control
-from hermes.live.forwarding import Forwarder
+from hermes.live.forwarding import Forwarder, SessionParts, Subscribers
 from hermes.live.http import serve_http
 from hermes.live.naming import Naming
+from hermes.live.rounds import Rounds
 from hermes.live.routing import ROOTS, Ctx, Router
-from hermes.mcp.handlers import ClientHandlers
 from hermes.session.core import Session, SessionSettings
 from hermes.stdin_lines import stdin_is_pollable, stdin_lines
 from hermes.tools.deferred import SEARCH_TOOL
@@ -63,13 +64,16 @@ class AggregatorServer(Server[Any]):
 
 
 class Aggregator:
-    """The parts of `serve` put together around one session."""
+    """The parts of `serve` put together around one session: the router and announcer (built before
+    the session: its servers' questions and changes reach them), the forwarder (built on the session's
+    parts), and what tells the session the client's roots changed."""
 
-    def __init__(self, *, deferred: bool = False, naming: Naming | None = None) -> None:
-        self.router = Router()
-        self.announcer = Announcer(self.router)
-        self.forwarder = Forwarder(naming or Naming(), self.router, deferred=deferred)
-        f = self.forwarder
+    def __init__(self, router: Router, announcer: Announcer, forwarder: Forwarder,
+                 roots_changed: Callable[[], Awaitable[None]]) -> None:
+        self.router = router
+        self.announcer = announcer
+        self.forwarder = f = forwarder
+        self._tell_roots_changed = roots_changed
         self.server = AggregatorServer(
             "hermes", version=__version__,
             instructions="Tools of every MCP server configured in hermes, filtered and guarded.",
@@ -85,22 +89,12 @@ class Aggregator:
         # forge one nor alter it (the SDK's lowlevel server leaves this boundary to its user).
         self.server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience="hermes"))
 
-    def handlers(self) -> ClientHandlers:
-        """What the session's servers may ask, answered by the client connected here."""
-        return self.router.handlers(resource_updated=self.forwarder.relay_update,
-                                    list_changed=self.announcer.upstream_changed)
-
-    def attach(self, session: Session) -> None:
-        """The session to serve (created with this aggregator's `handlers()`)."""
-        self.forwarder.attach(session)
-        session.tools.listen(self.announcer.changed)
-
     async def _set_level(self, ctx: Ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
         return types.EmptyResult()
 
     async def _roots_changed(self, ctx: Ctx, params: types.NotificationParams | None) -> None:
         self.router.seen(ctx)
-        await self.forwarder.session.roots_changed()
+        await self._tell_roots_changed()
 
     async def _client_ready(self, ctx: Ctx, params: types.NotificationParams | None) -> None:
         # Servers connected before this client asked for roots and got an empty answer; now that a
@@ -108,7 +102,7 @@ class Aggregator:
         self.router.seen(ctx)
         self.router.client_arrived.set()
         if ctx.session.check_client_capability(ROOTS):
-            await self.forwarder.session.roots_changed()
+            await self._tell_roots_changed()
 
 
 @dataclass(frozen=True)
@@ -134,11 +128,17 @@ async def serve(home: Home, options: ServeOptions) -> None:
     _announce_missing_config(home)
     settings = SessionSettings(platform=options.platform, only=frozenset({options.only}) if options.only else None,
                                start_wait=options.start_wait)
-    aggregator = Aggregator(deferred=options.deferred, naming=Naming(options.prefix))
-    async with Session(home, settings, handlers=aggregator.handlers()) as session, \
-            anyio.create_task_group() as tasks:
-        aggregator.attach(session)
-        aggregator.forwarder.rounds.attach(tasks)
+    router = Router()
+    announcer = Announcer(router)
+    subscribers = Subscribers()
+    # What the session's servers ask goes to the client connected here; their changes reach it too.
+    handlers = router.handlers(resource_updated=subscribers.relay_update, list_changed=announcer.upstream_changed)
+    async with Session(home, settings, handlers=handlers) as session, anyio.create_task_group() as tasks:
+        session.tools.listen(announcer.changed)
+        parts = SessionParts(session.tools, session.calls, session.upstream, session.redactor)
+        forwarder = Forwarder(parts, Naming(options.prefix), router, subscribers, Rounds(tasks),
+                              deferred=options.deferred)
+        aggregator = Aggregator(router, announcer, forwarder, session.roots_changed)
         await tasks.start(publish_control, session)
         tasks.start_soon(aggregator.announcer.run)
         if options.http:

@@ -100,10 +100,9 @@ class Attempt:
             with anyio.CancelScope(deadline=started + self._config.connect_timeout) as scope:
                 self._scope = scope
                 async with AsyncExitStack() as stack:
-                    link = await self._opener.open(self.name, self._resolve(), self._endpoint, stack=stack)
+                    link = await self._opener.open(self.name, self._resolve(), self._endpoint, stack=stack,
+                                                   on_denial=self._denied)
                     self.identity = link.identity
-                    if link.process is not None:
-                        link.process.on_denial = self._denied
                     # Every log level, as a handshake-era server sends them: the server's log file gets all.
                     client = Client(link.transport, mode=self._config.protocol, message_handler=self._on_message,
                                     client_info=CLIENT_INFO, log_level="debug", extensions=[TasksExtension()],

@@ -85,7 +85,10 @@ class StdioProcess:
 
     def __init__(self, command: str, args: list[str], *, env: dict[str, str], cwd: str | None,
                  log: TextSink, redact: Redactor, watchdog: Watchdog | None = None,
-                 sandbox: SandboxRequest | None = None, name: str = "server") -> None:
+                 sandbox: SandboxRequest | None = None, name: str = "server", sandbox_state: str | None = None,
+                 on_denial: Callable[[tuple[str, ...]], None] | None = None) -> None:
+        """`sandbox_state`: how its sandbox stands in words (set again once the start builds it);
+        `on_denial`: told each time the sandbox refused the server something new."""
         self.name = name
         self.command = command
         self.args = args
@@ -108,10 +111,9 @@ class StdioProcess:
         self._sandbox = sandbox
         self.plan: Plan | None = None  # the sandbox this start runs in, once built
         self.denials: DenialWatch | None = None
-        # Told each time the sandbox refused the server something new (the supervisor republishes).
-        self.on_denial: Callable[[tuple[str, ...]], None] | None = None
+        self.on_denial = on_denial
         self._relay: HostRelay | None = None
-        self.sandbox_state = "on" if sandbox is not None else "off"  # in words, set by whoever opened it
+        self.sandbox_state = sandbox_state or ("on" if sandbox is not None else "off")
 
     @property
     def pid(self) -> int | None:

@@ -109,12 +109,13 @@ class TransportOpener:
     hermes_home: Path | None = None  # hidden from every sandboxed server
 
     async def open(self, name: str, server: ResolvedServer, endpoint: EndpointSource, *,
-                   stack: AsyncExitStack) -> Link:
-        """Resolve where the server lives and build its transport (not yet entered)."""
+                   stack: AsyncExitStack, on_denial: Callable[[tuple[str, ...]], None] | None = None) -> Link:
+        """Resolve where the server lives and build its transport (not yet entered); `on_denial`
+        hears what a stdio server's sandbox refused it."""
         self.redactor.register(*server.secrets)
         server, resolved = await endpoint.prepare(server)
         if server.command is not None:
-            process = self._stdio(name, server, stack, await self._sandbox(name, server, resolved))
+            process = self._stdio(name, server, stack, await self._sandbox(name, server, resolved), on_denial)
             return Link(process, process=process, identity=resolved.identity if resolved else None)
         assert resolved is not None  # an HTTP server has a URL: the config reader requires one
         for name, value in resolved.headers.items():
@@ -182,7 +183,8 @@ class TransportOpener:
             await warm_first(record, warm, env=env, cwd=server.cwd, sandbox=request, log=line)
 
     def _stdio(self, name: str, server: ResolvedServer, stack: AsyncExitStack,
-               sandbox: tuple[SandboxRequest | None, str]) -> StdioProcess:
+               sandbox: tuple[SandboxRequest | None, str],
+               on_denial: Callable[[tuple[str, ...]], None] | None) -> StdioProcess:
         assert server.command is not None
         log = stack.enter_context(BoundedLog(self.logs / f"mcp-{name}.log"))
         request, state = sandbox
@@ -191,6 +193,5 @@ class TransportOpener:
         process = StdioProcess(server.command, list(server.args),
                                env=child_environment(self.parent_environ, server.env, windows=self.windows),
                                cwd=server.cwd, log=log, redact=self.redactor, watchdog=self.watchdog,
-                               sandbox=request, name=name)
-        process.sandbox_state = state
+                               sandbox=request, name=name, sandbox_state=state, on_denial=on_denial)
         return process

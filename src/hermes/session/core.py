@@ -27,6 +27,7 @@ import httpx2
 
 from hermes.apps.host import Host, local_host
 from hermes.apps.status import AppStatus
+from hermes.background import Background
 from hermes.config.model import ServerConfig
 from hermes.config.resolve import ResolvedServer
 from hermes.config.store import ConfigStore
@@ -72,8 +73,10 @@ class Session:
                                  windows=self.host.os_name == "win32", hermes_home=home.root)
         self._opener = opener
         self.lifecycle = lifecycle = Lifecycle(home, self.settings, self.host, opener, self.handlers, self.redactor)
+        # Encoding the tools' meaning runs in the session's task group, and stops with it.
+        self._background = Background()
         self.tools = ToolSurface(lifecycle, known_tools=home.known_tools, tool_pins=home.tool_pins,
-                                 tool_vectors=home.tool_vectors)
+                                 tool_vectors=home.tool_vectors, start=self._background.submit)
         lifecycle.listen(self.tools.changed)
         self.calls = Calls(lifecycle, self.redactor, ResultFiles(home.cache, home.results),
                            surface=self.tools.current, held_back=self.tools.changed_tools)
@@ -102,7 +105,9 @@ class Session:
         async with AsyncExitStack() as stack:
             stack.enter_context(redacted_file_logging(self.home.logs / "hermes.log", self.redactor))
             tasks = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(tasks.cancel_scope.cancel)  # the background work, once the servers have stopped
             stack.push_async_callback(self._stop_all)
+            await tasks.start(self._background.run)
             try:
                 self.lifecycle.apply(config, variables)
                 await self.lifecycle.start(tasks, list(self.lifecycle.desired), wait=self.settings.start_wait)

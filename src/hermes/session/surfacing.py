@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from hermes.background import Job, run_inline
 from hermes.config.model import ServerConfig
 from hermes.mcp.snapshot import ConnectionSnapshot
 from hermes.session.known_tools import KnownToolCounts
@@ -20,7 +21,7 @@ from hermes.tools.deferred import HiddenServer, SearchIndex, catalog_text
 from hermes.tools.filters import unmatched_includes
 from hermes.tools.pins import ChangedTool, PinPolicy, PinStore
 from hermes.tools.surface import ServerTools, Surface, SurfaceTool, build_surface, server_entries
-from hermes.tools.vectors import VectorFile
+from hermes.tools.vectors import Recent, VectorFile
 
 
 def server_tools(snapshot: ConnectionSnapshot, config: ServerConfig, held: Iterable[str] = ()) -> ServerTools:
@@ -30,10 +31,14 @@ def server_tools(snapshot: ConnectionSnapshot, config: ServerConfig, held: Itera
 
 
 class ToolSurface:
-    def __init__(self, roster: Roster, *, known_tools: Path, tool_pins: Path, tool_vectors: Path) -> None:
-        """The three files it keeps: tool counts per server, pinned definitions, tools' meaning vectors."""
+    def __init__(self, roster: Roster, *, known_tools: Path, tool_pins: Path, tool_vectors: Path,
+                 start: Callable[[Job], None] = run_inline) -> None:
+        """The three files it keeps: tool counts per server, pinned definitions, tools' meaning
+        vectors; `start` runs the encoding of those vectors (the session's `Background`)."""
         self._roster = roster
         self._vectors = tool_vectors
+        self._start = start
+        self._recent = Recent()
         self._known = KnownToolCounts(known_tools)
         self._pins = PinStore(tool_pins)
         self._changed_tools: dict[str, list[ChangedTool]] = {}
@@ -128,11 +133,12 @@ class ToolSurface:
         return catalog_text(self.current(), self.hidden_servers())
 
     def search_index(self) -> SearchIndex:
-        """The current surface's index; creating it starts encoding its tools' meaning (in a thread)."""
+        """The current surface's index; creating it starts encoding its tools' meaning (a background job)."""
         surface = self.current()
         if self._search is None or self._search.surface is not surface:
             cache = VectorFile(self._vectors)
-            self._search = SearchIndex(surface, encoder.load if encoder.available() else None, cache)
+            self._search = SearchIndex(surface, encoder.load if encoder.available() else None, cache,
+                                       start=self._start, recent=self._recent)
         return self._search
 
     async def search(self, query: str) -> tuple[list[SurfaceTool], str]:

@@ -8,18 +8,20 @@ the user why those tools are missing instead of guessing.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import anyio.to_thread
+
+from hermes.background import Job, run_inline
 from hermes.security.invisible import one_line
 from hermes.tools.naming import prefix
 from hermes.tools.search import ToolIndex, documents_of
 from hermes.tools.surface import Surface, SurfaceTool
-from hermes.tools.vectors import Meaning, VectorFile
+from hermes.tools.vectors import Meaning, Recent, VectorFile
 
 if TYPE_CHECKING:
     from hermes.tools.encoder import SentenceEncoder
@@ -74,17 +76,20 @@ class SearchIndex:
     thread as soon as the index exists, and every search ranks by words and meaning together."""
 
     def __init__(self, surface: Surface, load: Callable[[], SentenceEncoder | None] | None = None,
-                 cache: VectorFile | None = None) -> None:
+                 cache: VectorFile | None = None, *, start: Callable[[Job], None] = run_inline,
+                 recent: Recent | None = None) -> None:
+        """`start` runs the encoding (a session's `Background.submit`; inline by default)."""
         self.surface = surface
         self._index = ToolIndex(documents_of(list(surface.tools.values())))
-        self._meaning = Meaning(self._index.documents, load, cache) if load is not None else None
+        self._meaning = Meaning(self._index.documents, load, cache, start=start, recent=recent) \
+            if load is not None else None
 
     async def search(self, hidden: list[HiddenServer], query: str) -> tuple[list[SurfaceTool], str]:
         """`search_now`, once the tools' vectors are ready (computed off the event loop)."""
         if self._meaning is None:
             return self.search_now(hidden, query)
         await self._meaning.ready()
-        return await asyncio.to_thread(self.search_now, hidden, query)
+        return await anyio.to_thread.run_sync(self.search_now, hidden, query)
 
     def search_now(self, hidden: list[HiddenServer], query: str) -> tuple[list[SurfaceTool], str]:
         """Matching tools (best first) and, when nothing matches, a text that says what exists and why."""

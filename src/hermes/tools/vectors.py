@@ -18,9 +18,11 @@ import threading
 import zipfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes.background import Job, run_inline
 from hermes.files import TooLarge, UnreadableFile, atomic_write, file_lock, read_bounded
 from hermes.tools.search import BLEND_DEPTH, Closeness, Document, name_words
 
@@ -37,13 +39,19 @@ MAX_KEPT = 20_000  # vectors on disk (float16): about 16 MB
 _FILE_LIMIT = 40 * 1024 * 1024
 _DIGEST = 16
 _NPY_HEADER = 4096  # an .npy member's header, beyond its data
-# One encoding at a time in the whole process: the work is CPU-bound, and one core is left to the
-# event loop and the servers (the encoder runs BLAS on one thread).
-_encoding = threading.Lock()
-_file_guard = threading.Lock()
-# The vectors of the last surface encoded and the cache file they belong to: a surface rebuilt
-# after one server reconnects finds nearly all of its tools here instead of re-reading the file.
-_last: tuple[Path | None, dict[bytes, NDArray[np.float16]]] = (None, {})
+_BATCH = 64  # texts encoded between two looks at whether the owner still wants them
+
+
+@dataclass
+class Recent:
+    """One owner's (a session's) encodings: one at a time (the work is CPU-bound, and one core is
+    left to the event loop and the servers; the encoder runs BLAS on one thread), and the vectors of
+    the last surface encoded with the cache file they belong to: a surface rebuilt after one
+    server reconnects finds nearly all of its tools here instead of re-reading the file."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    path: Path | None = None
+    vectors: dict[bytes, NDArray[np.float16]] = field(default_factory=dict)
 
 
 # Words that say only "this is an MCP server"; the rest of a server's name (a product, its owner)
@@ -132,7 +140,7 @@ class VectorFile:
         """Put `fresh` first, then what the file held, up to `MAX_KEPT` vectors."""
         import numpy as np
 
-        with _file_guard, contextlib.suppress(OSError), file_lock(self.path):
+        with contextlib.suppress(OSError), file_lock(self.path):
             kept = dict(fresh)
             for key, vector in self.read(dimensions).items():
                 if len(kept) >= MAX_KEPT:
@@ -147,29 +155,33 @@ class VectorFile:
 
 
 class Meaning:
-    """The vectors of one index's documents (row i is document i), computed in a thread of their own,
-    with the encoder `load` gives (None: no meaning, words alone rank).
+    """The vectors of one index's documents (row i is document i), computed as a job `start` runs
+    (a session's `Background`: a worker thread its task group owns), with the encoder `load` gives
+    (None: no meaning, words alone rank).
 
-    The model is loaded in that thread too (a 91 MB read), never on the event loop. A daemon
-    thread: a process that ends mid-encoding (a one-shot chat) does not wait for it, and the cache
+    The model is loaded in that job too (a 91 MB read), never on the event loop. A job cancelled
+    with its owner stops between batches (a one-shot chat ends without waiting for it); the cache
     file is only ever replaced whole."""
 
     def __init__(self, documents: Sequence[Document], load: Callable[[], SentenceEncoder | None],
-                 cache: VectorFile | None) -> None:
+                 cache: VectorFile | None, *, start: Callable[[Job], None] = run_inline,
+                 recent: Recent | None = None) -> None:
         self._future: Future[tuple[SentenceEncoder, NDArray[np.float32]] | None] = Future()
-        work = list(documents)
-        threading.Thread(target=self._run, args=(work, load, cache), name="hermes-tool-vectors",
-                         daemon=True).start()
+        work, memory = list(documents), recent or Recent()
+        start(lambda check: self._run(work, load, cache, memory, check))
 
     def _run(self, documents: list[Document], load: Callable[[], SentenceEncoder | None],
-             cache: VectorFile | None) -> None:
+             cache: VectorFile | None, recent: Recent, check: Callable[[], None]) -> None:
         try:
-            with _encoding:
+            with recent.lock:
                 encoder = load()
-                self._future.set_result(None if encoder is None else (encoder, _compute(encoder, documents, cache)))
+                computed = None if encoder is None else (encoder, _compute(encoder, documents, cache, recent, check))
+                self._future.set_result(computed)
         except Exception as exc:
             log.warning("tool search ranks by words alone: encoding the tools failed: %s", exc)
-            self._future.set_result(None)
+        finally:  # cancelled with its owner, or failed: a search waiting for it ranks by words
+            if not self._future.done():
+                self._future.set_result(None)
 
     def vectors(self) -> NDArray[np.float32] | None:
         """The document vectors, waiting for them (from a thread, never the event loop)."""
@@ -188,28 +200,31 @@ class Meaning:
         return closeness_of(vectors, encoder.encode_query([text])[0])
 
 
-def _compute(encoder: SentenceEncoder, documents: list[Document], cache: VectorFile | None) -> NDArray[np.float32]:
-    """Called with `_encoding` held."""
+def _compute(encoder: SentenceEncoder, documents: list[Document], cache: VectorFile | None, recent: Recent,
+             check: Callable[[], None]) -> NDArray[np.float32]:
+    """Called with `recent.lock` held; `check` raises once the owner no longer wants the vectors."""
     import numpy as np
 
-    global _last
     texts = [document_text(d) for d in documents]
     keys = [digest(t) for t in texts]
     path = cache.path if cache is not None else None
-    known = _last[1] if path is not None and _last[0] == path else {}
+    known = recent.vectors if path is not None and recent.path == path else {}
     if cache is not None and any(key not in known for key in keys):
         known = cache.read(encoder.dimensions)
     missing = [i for i, key in enumerate(keys) if key not in known]
     fresh: dict[bytes, NDArray[np.float16]] = {}
-    if missing:
-        encoded = encoder.encode([texts[i] for i in missing]).astype(np.float16)
-        fresh = {keys[i]: row for i, row in zip(missing, encoded, strict=True)}
+    missing.sort(key=lambda i: len(texts[i]))  # batches of like lengths pad little
+    for start in range(0, len(missing), _BATCH):
+        check()
+        chunk = missing[start:start + _BATCH]
+        encoded = encoder.encode([texts[i] for i in chunk]).astype(np.float16)
+        fresh.update({keys[i]: row for i, row in zip(chunk, encoded, strict=True)})
     rows = [fresh[key] if key in fresh else known[key] for key in keys]
     used = dict(zip(keys, rows, strict=True))
     if cache is not None and missing:
         # The vectors in use go first, so the least recently used are the ones dropped.
         cache.write(used, encoder.dimensions)
-    _last = (path, used)
+    recent.path, recent.vectors = path, used
     matrix = np.stack(rows).astype(np.float32) if rows else np.zeros((0, encoder.dimensions), np.float32)
     # float16 storage loses a little length; unit rows keep dot products honest cosines.
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)

@@ -66,7 +66,9 @@ class HermesOAuthProvider(OAuthClientProvider):
     def __init__(self, server_url: str, metadata: OAuthClientMetadata, *, file_storage: FileTokenStorage,
                  redirect_handler: Callable[[str], Awaitable[None]],
                  callback_handler: Callable[[], Awaitable[AuthorizationCodeResult]],
-                 client_metadata_url: str | None = None) -> None:
+                 client_metadata_url: str | None = None,
+                 on_refused: Callable[[LoginRequired], None] | None = None) -> None:
+        """`on_refused`: told when a call is refused for want of scope and only a person could grant more."""
         super().__init__(server_url, metadata, file_storage, redirect_handler=redirect_handler,
                          callback_handler=callback_handler, client_metadata_url=client_metadata_url)
         self.file_storage = file_storage
@@ -81,8 +83,7 @@ class HermesOAuthProvider(OAuthClientProvider):
                 self.context.oauth_metadata = OAuthMetadata.model_validate(metadata_record)
         if file_storage.preregistered is not None:
             self._authenticate_as_the_server_says()
-        # Told when a call is refused for want of scope and only a person could grant more.
-        self.on_refused: Callable[[LoginRequired], None] | None = None
+        self.on_refused = on_refused
 
     async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         """The SDK's flow, except that a step-up no one can answer here hands back the server's 403.
@@ -208,6 +209,6 @@ def build_provider(home: Home, server: str, url: str, settings: OAuthSettings | 
     provider = HermesOAuthProvider(url, client_metadata(settings, port), file_storage=storage,
                                    redirect_handler=redirect or refuse_redirect,
                                    callback_handler=callback or refuse_callback,
-                                   client_metadata_url=settings.client_metadata_url if settings else None)
-    provider.on_refused = on_refused
+                                   client_metadata_url=settings.client_metadata_url if settings else None,
+                                   on_refused=on_refused)
     return provider
