@@ -18,11 +18,13 @@ import difflib
 import math
 import re
 from collections.abc import Callable, Collection, Mapping
+from enum import StrEnum
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 Loc = tuple[str | int, ...]
 T = TypeVar("T")
+E = TypeVar("E", bound=StrEnum)
 Reader = Callable[[Any, Loc], T]
 
 
@@ -159,6 +161,18 @@ def choice(*choices: str) -> Reader[str]:
         if not isinstance(value, str) or value not in choices:
             raise Invalid(loc, f"must be one of {', '.join(choices)} (got {shown(value)})")
         return value
+
+    return read
+
+
+def enum_choice(kind: type[E]) -> Reader[E]:
+    """One of an enumeration's values, read as its member."""
+    values = [member.value for member in kind]
+
+    def read(value: Any, loc: Loc) -> E:
+        if not isinstance(value, str) or value not in values:
+            raise Invalid(loc, f"must be one of {', '.join(values)} (got {shown(value)})")
+        return kind(value)
 
     return read
 

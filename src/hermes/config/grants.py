@@ -20,7 +20,7 @@ from pathlib import Path
 
 from hermes.config.agent_settings import Approval, ApprovalMode
 from hermes.config.interpolate import referenced_variables
-from hermes.config.model import ServerConfig, config_strings
+from hermes.config.model import Auth, ServerConfig, config_strings
 from hermes.config.resolve import PLAIN_VARIABLES
 from hermes.config.sandbox import Confinement, Network
 from hermes.security.redact import mask_url
@@ -58,7 +58,7 @@ def grants(config: ServerConfig, folder: Path) -> list[str]:
     variables = _users_values(config)
     if variables:
         asked.append("the values of " + ", ".join(f"${{{v}}}" for v in variables) + " from your environment or .env")
-    if config.auth == "oauth":
+    if config.auth is Auth.OAUTH:
         asked.append("your OAuth sign-in stored under its name")
     if config.url is not None:
         asked.append(f"to connect to {mask_url(config.url)} from your machine")
@@ -96,7 +96,7 @@ def held_back(config: ServerConfig) -> str | None:
     variables = _users_values(config)
     if variables:
         return f"it uses {', '.join(f'${{{v}}}' for v in variables)} from your environment or .env"
-    if config.auth == "oauth":
+    if config.auth is Auth.OAUTH:
         return "it would use your OAuth sign-in stored under its name"
     if config.url is not None:
         return f"it connects to {mask_url(config.url)} from your machine, outside any sandbox"

@@ -30,6 +30,7 @@ from hermes.validation import (
     Invalid,
     Loc,
     choice,
+    enum_choice,
     flag,
     http_url,
     mapping,
@@ -118,7 +119,21 @@ _SERVER_KEYS = {"command", "args", "env", "cwd", "url", "headers", "transport", 
 # How hermes speaks to a server: `auto` offers 2026-07-28 (server/discover) and falls back to the
 # 2025-11-25 handshake when the server does not take it; `legacy` always handshakes; a version adopts it.
 PROTOCOLS = ("auto", "legacy", "2026-07-28")
-_TRANSPORTS = ("streamable-http", "http", "sse", "stdio")
+
+
+class Transport(StrEnum):
+    """`transport:` of a server entry (a `command` is stdio whatever it says; a `url` is HTTP unless `sse`)."""
+
+    STREAMABLE_HTTP = "streamable-http"
+    HTTP = "http"
+    SSE = "sse"
+    STDIO = "stdio"
+
+
+class Auth(StrEnum):
+    """`auth:` of an HTTP server entry."""
+
+    OAUTH = "oauth"
 
 
 def _args(value: Any, loc: Loc) -> tuple[str, ...]:
@@ -140,8 +155,8 @@ class ServerConfig:
     cwd: str | None = None
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
-    transport: str | None = None
-    auth: str | None = None
+    transport: Transport | None = None
+    auth: Auth | None = None
     oauth: OAuthSettings | None = None
     enabled: bool = True
     timeout: float = 300.0
@@ -164,8 +179,8 @@ class ServerConfig:
             cwd=optional(data, "cwd", loc, text, None),
             url=optional(data, "url", loc, http_url, None) or None,
             headers=optional(data, "headers", loc, text_map, {}),
-            transport=optional(data, "transport", loc, choice(*_TRANSPORTS), None),
-            auth=optional(data, "auth", loc, choice("oauth"), None),
+            transport=optional(data, "transport", loc, enum_choice(Transport), None),
+            auth=optional(data, "auth", loc, enum_choice(Auth), None),
             oauth=optional(data, "oauth", loc, OAuthSettings.read, None),
             enabled=optional(data, "enabled", loc, flag, True),
             timeout=optional(data, "timeout", loc, seconds, 300.0),
@@ -182,10 +197,10 @@ class ServerConfig:
             raise Invalid(loc, "has both 'command' and 'url'; a server is either stdio or HTTP, not both")
         if not config.command and not config.url:
             raise Invalid(loc, "needs either 'command' (stdio) or 'url' (HTTP)")
-        if config.url and config.transport == "stdio":
+        if config.url and config.transport is Transport.STDIO:
             raise Invalid((*loc, "transport"), "is 'stdio' but the server has a 'url'")
-        if config.command and config.transport not in (None, "stdio"):
-            raise Invalid((*loc, "transport"), f"is '{config.transport}' but the server has a 'command'")
+        if config.command and config.transport not in (None, Transport.STDIO):
+            raise Invalid((*loc, "transport"), f"is '{config.transport.value}' but the server has a 'command'")
         if config.command and (config.headers or config.auth):
             raise Invalid(loc, "has 'headers' or 'auth', which only HTTP servers ('url') use")
         if config.url and "sandbox" in data:
@@ -204,8 +219,8 @@ class ServerConfig:
     @property
     def transport_name(self) -> str:
         if self.is_stdio:
-            return "stdio"
-        return "sse" if self.transport == "sse" else "http"
+            return Transport.STDIO.value
+        return Transport.SSE.value if self.transport is Transport.SSE else Transport.HTTP.value
 
     def __repr__(self) -> str:
         # env and header values are secrets more often than not.

@@ -23,6 +23,8 @@ from mcp.client import Transport
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
+from hermes.config.model import Auth
+from hermes.config.model import Transport as TransportKind
 from hermes.config.resolve import ResolvedServer
 from hermes.config.sandbox import Confinement, SandboxMode
 from hermes.errors import HermesError
@@ -123,8 +125,8 @@ class TransportOpener:
                 self.redactor.register(*credential_parts(value))
         status = HttpStatus()
         auth = self.auth_for(server, resolved.url, status.refused) \
-            if self.auth_for and server.config.auth == "oauth" else None
-        opener = sse if server.config.transport == "sse" else streamable_http
+            if self.auth_for and server.config.auth is Auth.OAUTH else None
+        opener = sse if server.config.transport is TransportKind.SSE else streamable_http
         return Link(opener(resolved.url, dict(resolved.headers), auth, status), url=resolved.url,
                     identity=resolved.identity, http=status)
 
