@@ -243,3 +243,46 @@ def test_a_project_s_http_entry_waits_for_the_grant_and_its_launchers_have_cache
     mine = launcher_cache(str(home.root), "files", users.sandbox)
     theirs = launcher_cache(str(home.root), "files", project.servers["files"].sandbox)
     assert mine != theirs and not theirs.startswith(mine + os.sep) and not mine.startswith(theirs + os.sep)
+
+
+_FROM_AN_UNREADABLE_FOLDER = """
+import os, sys
+os.chdir(sys.argv[1])
+os.chmod(sys.argv[1], 0)
+sys.argv = ["hermes", "mcp", "list"]
+from hermes.cli.main import main
+main()
+"""
+
+
+def test_a_project_folder_hermes_cannot_read_is_named_not_a_traceback(tmp_path: Path) -> None:
+    """A server may make its own project folder unreadable; hermes, run from inside it, says so in
+    one sentence (as a user who is not root: root reads everything)."""
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    setpriv = shutil.which("setpriv")
+    if os.getuid() != 0 or setpriv is None:
+        pytest.skip("needs root to run hermes as another user (setpriv)")
+    base = Path(tempfile.mkdtemp(prefix="hermes-unreadable-project-"))
+    try:
+        base.chmod(0o755)
+        project = base / "proj"
+        (project / ".git").mkdir(parents=True)
+        (project / ".hermes").mkdir()
+        (project / ".hermes" / "config.yaml").write_text("mcp_servers: {}\n")
+        subprocess.run(["chown", "-R", "nobody", str(base)], check=True)
+        env = {"PYTHONPATH": os.pathsep.join(sys.path), "PATH": "/usr/bin:/bin", "HERMES_HOME": str(base / "hh"),
+               "HOME": str(base), "NO_COLOR": "1"}
+        ran = subprocess.run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
+                              _FROM_AN_UNREADABLE_FOLDER, str(project)], capture_output=True, text=True, env=env,
+                             timeout=120, check=False)
+        if "Permission denied" in ran.stderr and "hermes" not in ran.stderr:
+            pytest.skip(f"the other user cannot run this checkout's Python: {ran.stderr.strip()[-200:]}")
+        assert ran.returncode == 2, ran.stdout + ran.stderr
+        assert f"{project}: cannot be read (Permission denied)" in ran.stderr and "Traceback" not in ran.stderr
+    finally:
+        subprocess.run(["chmod", "-R", "u+rwx", str(base)], check=False)
+        shutil.rmtree(base, ignore_errors=True)

@@ -18,6 +18,7 @@ from hermes.config.grants import all_grants, confined, held_back, in_project
 from hermes.config.model import ServerConfig
 from hermes.config.store import ConfigStore
 from hermes.config.yamlfile import read_yaml_text
+from hermes.errors import ConfigError
 from hermes.home import Home
 
 PROJECT_CONFIG = Path(".hermes") / "config.yaml"
@@ -38,7 +39,8 @@ def find_project(start: Path, home: Home | None = None) -> Path | None:
     # Inside a repository: from here up to its root (a project file further up belongs to someone
     # else); outside one, only the folder itself counts.
     for candidate in (folder, *folder.parents) if root is not None else (folder,):
-        if (candidate / PROJECT_CONFIG).is_file() and (candidate / ".hermes").resolve() != own:
+        if _there(candidate / PROJECT_CONFIG) and (candidate / PROJECT_CONFIG).is_file() and \
+                (candidate / ".hermes").resolve() != own:
             return candidate
         if candidate == root:
             return None
@@ -46,7 +48,21 @@ def find_project(start: Path, home: Home | None = None) -> Path | None:
 
 
 def _repository_root(folder: Path) -> Path | None:
-    return next((c for c in (folder, *folder.parents) if (c / ".git").exists()), None)
+    return next((c for c in (folder, *folder.parents) if _there(c / ".git")), None)
+
+
+def _there(path: Path) -> bool:
+    """Whether `path` exists; a folder hermes may not look into is said, not taken for "no project"
+    (its servers would run confined or not at all, but the user should know why nothing shows)."""
+    try:
+        path.lstat()
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise ConfigError(f"cannot be read ({exc.strerror or exc}), so hermes cannot tell whether it holds "
+                          f"a project's servers; run hermes from another folder or restore its permissions",
+                          path=path.parent) from None
+    return True
 
 
 def project_root_for_edit(start: Path, home: Home) -> Path:
