@@ -247,3 +247,62 @@ def test_a_project_fetches_only_with_the_users_own_npx(tmp_path: Path) -> None:
     assert inside is not None and "project's own folder" in inside
     relative = refused_for_a_project(["npx", "-y", "--package=x", "--", "true"], "node_modules/.bin", [str(project)])
     assert relative is None  # a relative PATH entry is never looked in (and the fetch's PATH drops it)
+
+
+def test_start_up_files_linked_in_from_a_dotfiles_folder_stay_read_only_there(tmp_path: Path) -> None:
+    """GNU stow style: `~/.bashrc` and `~/.config/git` link into `~/dotfiles`, where a server works."""
+    user, dotfiles = tmp_path / "user", tmp_path / "user" / "dotfiles"
+    (dotfiles / "bash").mkdir(parents=True)
+    (dotfiles / "bash" / ".bashrc").write_text("# the user's\n")
+    (dotfiles / "git").mkdir()
+    (dotfiles / "git" / "config").write_text("[user]\n")
+    (user / ".config").mkdir()
+    (user / ".bashrc").symlink_to("dotfiles/bash/.bashrc")
+    (user / ".config" / "git").symlink_to("../dotfiles/git")
+    sandbox = _plan(tmp_path, dotfiles)
+    assert not sandbox.writable_path(str(dotfiles / "bash" / ".bashrc"))
+    assert not sandbox.writable_path(str(dotfiles / "git" / "config"))
+    assert sandbox.writable_path(str(dotfiles / "README.md"))
+
+
+def test_a_repository_whose_git_folder_is_a_link_is_read_only_whole(tmp_path: Path) -> None:
+    """No mount keeps a `.git` link from being replaced by the server's own `.git`."""
+    work = tmp_path / "user" / "work"
+    (work / "store" / "repo.git" / "hooks").mkdir(parents=True)
+    (work / "repo").mkdir()
+    (work / "repo" / ".git").symlink_to("../store/repo.git")
+    sandbox = _plan(tmp_path, work)
+    assert not sandbox.writable_path(str(work / "repo" / "file.txt"))
+    assert not sandbox.writable_path(str(work / "store" / "repo.git" / "config"))
+    assert sandbox.writable_path(str(work / "notes.md"))
+
+
+def test_a_granted_local_share_where_a_user_unit_could_appear_is_read_only(tmp_path: Path) -> None:
+    share = tmp_path / "user" / ".local" / "share"
+    (share / "applications").mkdir(parents=True)
+    (share / "myapp").mkdir()
+    (tmp_path / "user" / "elsewhere").mkdir()
+    settings = SandboxSettings(write=(str(share), str(share / "myapp")))
+    sandbox = _plan(tmp_path, tmp_path / "user" / "elsewhere", settings)
+    for place in ("systemd/user/evil.service", "dbus-1/services/x.service", "bash-completion/completions/git"):
+        assert not sandbox.writable_path(str(share / place))
+    assert sandbox.writable_path(str(share / "myapp" / "data.db"))
+
+
+def test_a_project_s_folders_are_left_off_the_fetch_s_path_from_any_subfolder(tmp_path: Path) -> None:
+    """direnv puts `proj/node_modules/.bin` on PATH by absolute path; hermes runs from `proj/src`."""
+    from hermes.config.project import project_folders
+    from hermes.mcp.first_start import fetch_path
+
+    project = tmp_path / "proj"
+    (project / ".git").mkdir(parents=True)
+    (project / "src").mkdir()
+    own = project / "node_modules" / ".bin"
+    own.mkdir(parents=True)
+    (own / "npx").write_text("#!/bin/sh\n")
+    (own / "npx").chmod(0o755)
+    folders = [str(p) for p in project_folders(project / "src")]
+    assert str(project) in folders
+    search = fetch_path(f"{own}:/usr/bin:relative/bin", folders)
+    assert search.split(":") == ["/usr/bin"]
+    assert refused_for_a_project(["npx", "-y", "--package=x", "--", "true"], f"{own}:/usr/bin", folders) is not None

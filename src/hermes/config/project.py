@@ -65,6 +65,13 @@ def _there(path: Path) -> bool:
     return True
 
 
+def project_folders(start: Path) -> list[Path]:
+    """`start`, the project folder that applies from it and its repository's root: everything a
+    project's files may lie in, seen from `start`."""
+    folder = start.resolve()
+    return list(dict.fromkeys(p for p in (folder, find_project(folder), _repository_root(folder)) if p is not None))
+
+
 def project_root_for_edit(start: Path, home: Home) -> Path:
     """Where `--scope project` writes: the project found from `start`, else the repository root, else `start`."""
     folder = start.resolve()

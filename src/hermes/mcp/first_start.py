@@ -23,7 +23,7 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -62,9 +62,13 @@ def needs_warming(record: Path, command: str | None, args: tuple[str, ...], cach
     return warm
 
 
-def _absolute_path(search: str | None) -> str:
-    """PATH without relative entries: those name folders of whatever folder hermes runs in (a project's)."""
-    return os.pathsep.join(folder for folder in (search or "").split(os.pathsep) if os.path.isabs(folder))
+def fetch_path(search: str | None, outside: Sequence[str] = ()) -> str:
+    """PATH without relative entries (they name folders of whatever folder hermes runs in) and
+    without entries inside `outside` (a project's folders: `node_modules/.bin` put on PATH by direnv)."""
+    real = [os.path.realpath(folder) for folder in outside]
+    return os.pathsep.join(folder for folder in (search or "").split(os.pathsep) if os.path.isabs(folder) and
+                           not any(os.path.realpath(folder) == r or os.path.realpath(folder).startswith(r + os.sep)
+                                   for r in real))
 
 
 def refused_for_a_project(warm: list[str], search: str | None, folders: list[str]) -> str | None:
@@ -78,7 +82,7 @@ def refused_for_a_project(warm: list[str], search: str | None, folders: list[str
         return f"a project's launcher named by path ({warm[0]}) is not run with the network{grant}"
     if os.path.basename(warm[0]) in ("uvx", "uv"):
         return f"a project's uvx package is fetched only once you grant it: installing it runs its code{grant}"
-    found = shutil.which(warm[0], path=_absolute_path(search))
+    found = shutil.which(warm[0], path=fetch_path(search))
     if found is not None and any(os.path.realpath(found).startswith(os.path.realpath(folder) + os.sep)
                                  for folder in folders):
         return f"a project's launcher ({found}) comes from the project's own folder{grant}"
@@ -95,7 +99,7 @@ async def warm_first(record: Path, warm: list[str], *, env: dict[str, str], cwd:
         # no program of the package, no install script, no build, no launcher setting from the
         # project's folder (`.npmrc`, `uv.toml`), none of its `env:` (the caller's `env`).
         command = fetch_only(warm)
-        env = {**env, "npm_config_ignore_scripts": "true", "PATH": _absolute_path(env.get("PATH"))}
+        env = {**env, "npm_config_ignore_scripts": "true", "PATH": fetch_path(env.get("PATH"))}
         cwd = sandbox.cache
         if cwd is not None:
             await anyio.to_thread.run_sync(functools.partial(os.makedirs, cwd, mode=0o700, exist_ok=True))

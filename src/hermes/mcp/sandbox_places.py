@@ -28,7 +28,22 @@ START_UP = (".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile
             ".zlogin", ".zlogout", ".config/fish", ".xprofile", ".xsessionrc", ".xinitrc", ".pam_environment",
             ".config/autostart", ".config/systemd", ".config/environment.d", ".local/bin", "bin",
             ".local/share/applications", ".local/lib", ".gitconfig", ".config/git", ".vimrc", ".config/nvim",
-            ".emacs", ".emacs.d", ".pythonrc", ".config/pip", ".config/direnv", ".inputrc")
+            ".emacs", ".emacs.d", ".pythonrc", ".config/pip", ".config/direnv", ".inputrc", ".bash_aliases",
+            ".hgrc", ".vim", ".ipython", ".cargo/config", ".cargo/config.toml", ".config/hg", ".config/i3",
+            ".config/sway", ".config/tmux", ".tmux.conf", ".config/plasma-workspace", ".local/share/systemd",
+            ".local/share/dbus-1", ".local/share/bash-completion", ".local/share/nvim", ".config/fontconfig")
+
+
+def start_up_places(homes: Iterable[str]) -> list[str]:
+    """Every start-up place of these homes, as named and where it really is (a dotfiles folder
+    linked in, GNU stow style: `~/.bashrc` -> `~/dotfiles/bash/.bashrc`)."""
+    found: dict[str, None] = {}
+    for home in homes:
+        for item in START_UP:
+            place = os.path.join(home, item)
+            found[place] = None
+            found[os.path.realpath(place)] = None
+    return list(found)
 # Version-control folders run code of their own accord (git's hooks and config: `core.fsmonitor`,
 # aliases, helpers; Mercurial's hgrc hooks). Each is mounted on its own, so it cannot be renamed
 # away and replaced, and its code-bearing parts are read-only.
@@ -95,7 +110,7 @@ def first_link(path: str) -> str | None:
 
 def starts_up(path: str, homes: Iterable[str]) -> bool:
     """Whether `path` is (or is in) a shell start-up file, autostart folder or the like of a home."""
-    return any(within(path, os.path.join(home, item)) for home in homes for item in START_UP)
+    return any(within(path, place) for place in start_up_places(homes))
 
 
 def holds_home(folder: str, homes: Iterable[str]) -> bool:
@@ -104,8 +119,7 @@ def holds_home(folder: str, homes: Iterable[str]) -> bool:
     path = os.path.realpath(os.path.expanduser(folder))
     homes = tuple(homes)
     return any(within(home, path) for home in homes) or any(
-        within(place, path) and place != path and not os.path.lexists(place)
-        for place in (os.path.join(home, item) for home in homes for item in START_UP))
+        within(place, path) and place != path and not os.path.lexists(place) for place in start_up_places(homes))
 
 
 def above(folder: str, working: str, homes: tuple[str, ...]) -> bool:
@@ -199,7 +213,12 @@ def _vcs_of(folder: str) -> list[tuple[str, str]]:
     own: list[tuple[str, str]] = []
     for vcs in VCS_CODE:
         place = os.path.join(folder, vcs)
-        if os.path.islink(place) or not os.path.lexists(place):
+        if os.path.islink(place):
+            # A linked `.git`: no mount can keep the link itself from being replaced by the server's
+            # own folder, so the repository is read-only whole (like a bare one), and where it leads too.
+            own += [(folder, folder), (folder, os.path.realpath(place))]
+            continue
+        if not os.path.lexists(place):
             continue
         own.append((folder, place))
         if os.path.isfile(place):  # `gitdir: …`: a worktree's, or a separate git folder
@@ -256,8 +275,7 @@ def guards(writable: Iterable[str], granted: Iterable[str], homes: tuple[str, ..
                 result.guarded.append(own)
             else:
                 result.guarded += [os.path.join(own, part) for part in VCS_CODE[".git"]]
-        result.guarded += [os.path.join(home, item) for home in homes for item in START_UP
-                           if within(os.path.join(home, item), folder)]
+        result.guarded += [place for place in start_up_places(homes) if within(place, folder)]
         for entry in search:
             bin_folder = os.path.realpath(entry if os.path.isabs(entry) else os.path.join(folder, entry))
             if within(bin_folder, folder):

@@ -10,7 +10,6 @@ the app endpoint's identity, the last HTTP failure) to classify how it ended.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -158,7 +157,8 @@ class TransportOpener:
     async def warm(self, name: str, server: ResolvedServer) -> None:
         """A launcher's first start fetches its package first, on a budget of its own (see `first_start`)."""
         from hermes.config.launchers import REGISTRY_SETTINGS, warm_command
-        from hermes.mcp.first_start import needs_warming, refused_for_a_project, warm_first
+        from hermes.config.project import project_folders
+        from hermes.mcp.first_start import fetch_path, needs_warming, refused_for_a_project, warm_first
 
         if warm_command(server.command, server.args) is None:
             return  # not a package launcher: nothing to fetch, nothing more to look at
@@ -174,7 +174,10 @@ class TransportOpener:
             if project else server.env
         env = child_environment(self.parent_environ, own, windows=self.windows)
         if project:
-            refused = refused_for_a_project(warm, env.get("PATH"), [os.getcwd(), *filter(None, [server.cwd])])
+            # Nothing on PATH from the project's own folders (direnv puts `node_modules/.bin` there).
+            folders = [*map(str, project_folders(Path.cwd())), *filter(None, [server.cwd])]
+            env["PATH"] = fetch_path(env.get("PATH"), folders)
+            refused = refused_for_a_project(warm, env.get("PATH"), folders)
             if refused is not None:
                 raise HermesError(refused)
         with BoundedLog(self.logs / f"mcp-{name}.log") as log:
