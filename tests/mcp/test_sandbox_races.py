@@ -175,7 +175,8 @@ def test_a_bare_repository_is_read_only_whole_and_a_gitdir_through_a_link_is_gua
     for inside in ("commondir", "objects/info/alternates", "hooks/pre-receive"):
         assert not sandbox.writable_path(str(work / "backup.git" / inside))
     assert not sandbox.writable_path(str(work / "real" / "g" / "hooks" / "post-checkout"))
-    assert sandbox.writable_path(str(work / "notes.md"))
+    # `lnk` itself could be re-pointed at the server's own git folder: the folder holding it stays put.
+    assert not sandbox.writable_path(str(work / "lnk"))
 
 
 def test_a_folder_that_would_hold_a_start_up_place_is_never_writable_whole(tmp_path: Path) -> None:
@@ -306,3 +307,28 @@ def test_a_project_s_folders_are_left_off_the_fetch_s_path_from_any_subfolder(tm
     search = fetch_path(f"{own}:/usr/bin:relative/bin", folders)
     assert search.split(":") == ["/usr/bin"]
     assert refused_for_a_project(["npx", "-y", "--package=x", "--", "true"], f"{own}:/usr/bin", folders) is not None
+
+
+def test_every_link_on_the_way_to_a_start_up_file_or_a_git_folder_stays_put(tmp_path: Path) -> None:
+    """A link in the middle of a chain (`~/.bashrc` -> `dotfiles/a` -> `dotfiles/b/.bashrc`, a linked
+    `current` folder, `proj/.git` -> `../gl` -> elsewhere) could be replaced by the server: the
+    folder holding it is read-only."""
+    user = tmp_path / "user"
+    dotfiles, work = user / "dotfiles", user / "work"
+    (dotfiles / "b").mkdir(parents=True)
+    (dotfiles / "b" / ".bashrc").write_text("# the user's\n")
+    (dotfiles / "a").symlink_to("b/.bashrc")
+    (user / ".bashrc").symlink_to("dotfiles/a")
+    (dotfiles / "v2").mkdir()
+    (dotfiles / "v2" / ".profile").write_text("# the user's\n")
+    (dotfiles / "current").symlink_to("v2")
+    (user / ".profile").symlink_to("dotfiles/current/.profile")
+    assert not _plan(tmp_path, dotfiles).writable_path(str(dotfiles / "a"))
+    assert not _plan(tmp_path, dotfiles).writable_path(str(dotfiles / "current"))
+    outside = tmp_path / "outside" / "proj.git"
+    (outside / "hooks").mkdir(parents=True)
+    (work / "proj").mkdir(parents=True)
+    (work / "gl").symlink_to(outside)
+    (work / "proj" / ".git").symlink_to("../gl")
+    sandbox = _plan(tmp_path, work)
+    assert not sandbox.writable_path(str(work / "gl")) and not sandbox.writable_path(str(work / "proj" / "x"))

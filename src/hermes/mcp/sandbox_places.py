@@ -103,6 +103,30 @@ def links_in(path: str) -> list[str]:
     return [prefix for prefix in prefixes if os.path.islink(prefix)]
 
 
+def links_along(path: str, hops: int = 16) -> list[str]:
+    """Every symlink that resolving `path` passes through: each part of each hop of the chain
+    (`~/.bashrc` -> `dotfiles/a` -> `dotfiles/current/.bashrc` with `current` a link too)."""
+    found: list[str] = []
+    pending = os.path.normpath(path)
+    for _ in range(hops):
+        link = first_link(pending)
+        if link is None:
+            break
+        found.append(link)
+        try:
+            target = os.readlink(link)
+        except OSError:
+            break
+        pending = os.path.normpath(os.path.join(os.path.dirname(link), target, os.path.relpath(pending, link)))
+    return found
+
+
+def link_folders(path: str) -> list[str]:
+    """The folders holding the links on the way to `path`: no mount can keep a link from being
+    replaced, so a folder holding one on the way to what runs later is kept read-only whole."""
+    return [os.path.dirname(link) for link in links_along(path)]
+
+
 def first_link(path: str) -> str | None:
     """The first component of an absolute `path` that is a symlink, if any."""
     return next(iter(links_in(path)), None)
@@ -159,6 +183,7 @@ class _Walk:
     repositories: list[tuple[str, str]] = field(default_factory=list)  # (repository folder, its own folder)
     complete: bool = True
     unreadable: list[str] = field(default_factory=list)  # folders it could not look into
+    link_holders: list[str] = field(default_factory=list)  # folders holding a link on the way to a `.git`
 
 
 def _repository_dirs(folder: str) -> _Walk:
@@ -186,7 +211,7 @@ def _repository_dirs(folder: str) -> _Walk:
             if not os.access(current, os.R_OK | os.X_OK):
                 walk.unreadable.append(current)
                 continue
-            walk.repositories += _vcs_of(current)
+            walk.repositories += _vcs_of(current, walk.link_holders)
             if left == 0:
                 continue
             try:
@@ -209,7 +234,9 @@ def _left_below(name: str, left: int) -> int:
     return 1 if name == "src" or name.startswith("@") else 0
 
 
-def _vcs_of(folder: str) -> list[tuple[str, str]]:
+def _vcs_of(folder: str, link_holders: list[str]) -> list[tuple[str, str]]:
+    """The repositories `folder` is (pairs as `_repository_dirs` says); the folders holding a link
+    on the way to a repository's own folder go to `link_holders`."""
     own: list[tuple[str, str]] = []
     for vcs in VCS_CODE:
         place = os.path.join(folder, vcs)
@@ -217,6 +244,7 @@ def _vcs_of(folder: str) -> list[tuple[str, str]]:
             # A linked `.git`: no mount can keep the link itself from being replaced by the server's
             # own folder, so the repository is read-only whole (like a bare one), and where it leads too.
             own += [(folder, folder), (folder, os.path.realpath(place))]
+            link_holders += link_folders(place)
             continue
         if not os.path.lexists(place):
             continue
@@ -225,8 +253,10 @@ def _vcs_of(folder: str) -> list[tuple[str, str]]:
             with contextlib.suppress(OSError, UnicodeDecodeError):
                 with open(place, encoding="utf-8") as handle:
                     first = handle.read(4096).partition("\n")[0]
-                if first.startswith("gitdir:"):  # where it really is: a path through a link would not hold
-                    own.append((folder, os.path.realpath(os.path.join(folder, first[7:].strip()))))
+                if first.startswith("gitdir:"):  # where it really is, and every link on the way there
+                    named = os.path.join(folder, first[7:].strip())
+                    own.append((folder, os.path.realpath(named)))
+                    link_holders += link_folders(named)
     if all(os.path.exists(os.path.join(folder, part)) for part in ("HEAD", "objects", "refs", "config")):
         own.append((folder, folder))  # a bare repository: its hooks run on the next push to it
     return own
@@ -265,6 +295,7 @@ def guards(writable: Iterable[str], granted: Iterable[str], homes: tuple[str, ..
         if not walk.complete:
             result.unscanned.append(folder)
         result.guarded += walk.unreadable  # read-only mounts: neither changed back nor renamed away
+        result.guarded += walk.link_holders  # even granted: a link on the way to a `.git` is never swapped
         for repository, own in walk.repositories:
             if repository != folder:
                 result.pinned.append(repository)
@@ -276,6 +307,8 @@ def guards(writable: Iterable[str], granted: Iterable[str], homes: tuple[str, ..
             else:
                 result.guarded += [os.path.join(own, part) for part in VCS_CODE[".git"]]
         result.guarded += [place for place in start_up_places(homes) if within(place, folder)]
+        result.guarded += [holder for home in homes for item in START_UP
+                           for holder in link_folders(os.path.join(home, item)) if within(holder, folder)]
         for entry in search:
             bin_folder = os.path.realpath(entry if os.path.isabs(entry) else os.path.join(folder, entry))
             if within(bin_folder, folder):
