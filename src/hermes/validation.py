@@ -167,12 +167,10 @@ def choice(*choices: str) -> Reader[str]:
 
 def enum_choice(kind: type[E]) -> Reader[E]:
     """One of an enumeration's values, read as its member."""
-    values = [member.value for member in kind]
+    text_of = choice(*(member.value for member in kind))
 
     def read(value: Any, loc: Loc) -> E:
-        if not isinstance(value, str) or value not in values:
-            raise Invalid(loc, f"must be one of {', '.join(values)} (got {shown(value)})")
-        return kind(value)
+        return kind(text_of(value, loc))
 
     return read
 

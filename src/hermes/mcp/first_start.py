@@ -37,6 +37,7 @@ from hermes.files import atomic_write, read_bounded
 from hermes.mcp.children import kill_group, resolve_command, start_child
 from hermes.mcp.sandbox import SandboxRequest, bwrap_argv, host_side
 from hermes.mcp.sandbox_hold import SandboxChanged
+from hermes.mcp.sandbox_places import inside_any
 
 _RECORD_BYTES = 1 << 20
 _OUTPUT_TAIL = 4000
@@ -66,9 +67,8 @@ def fetch_path(search: str | None, outside: Sequence[str] = ()) -> str:
     """PATH without relative entries (they name folders of whatever folder hermes runs in) and
     without entries inside `outside` (a project's folders: `node_modules/.bin` put on PATH by direnv)."""
     real = [os.path.realpath(folder) for folder in outside]
-    return os.pathsep.join(folder for folder in (search or "").split(os.pathsep) if os.path.isabs(folder) and
-                           not any(os.path.realpath(folder) == r or os.path.realpath(folder).startswith(r + os.sep)
-                                   for r in real))
+    return os.pathsep.join(folder for folder in (search or "").split(os.pathsep)
+                           if os.path.isabs(folder) and not inside_any(os.path.realpath(folder), real))
 
 
 def refused_for_a_project(warm: list[str], search: str | None, folders: list[str]) -> str | None:
@@ -83,8 +83,7 @@ def refused_for_a_project(warm: list[str], search: str | None, folders: list[str
     if os.path.basename(warm[0]) in ("uvx", "uv"):
         return f"a project's uvx package is fetched only once you grant it: installing it runs its code{grant}"
     found = shutil.which(warm[0], path=fetch_path(search))
-    if found is not None and any(os.path.realpath(found).startswith(os.path.realpath(folder) + os.sep)
-                                 for folder in folders):
+    if found is not None and inside_any(os.path.realpath(found), [os.path.realpath(f) for f in folders]):
         return f"a project's launcher ({found}) comes from the project's own folder{grant}"
     return None
 

@@ -33,17 +33,6 @@ START_UP = (".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile
             ".config/sway", ".config/tmux", ".tmux.conf", ".config/plasma-workspace", ".local/share/systemd",
             ".local/share/dbus-1", ".local/share/bash-completion", ".local/share/nvim", ".config/fontconfig")
 
-
-def start_up_places(homes: Iterable[str]) -> list[str]:
-    """Every start-up place of these homes, as named and where it really is (a dotfiles folder
-    linked in, GNU stow style: `~/.bashrc` -> `~/dotfiles/bash/.bashrc`)."""
-    found: dict[str, None] = {}
-    for home in homes:
-        for item in START_UP:
-            place = os.path.join(home, item)
-            found[place] = None
-            found[os.path.realpath(place)] = None
-    return list(found)
 # Version-control folders run code of their own accord (git's hooks and config: `core.fsmonitor`,
 # aliases, helpers; Mercurial's hgrc hooks). Each is mounted on its own, so it cannot be renamed
 # away and replaced, and its code-bearing parts are read-only.
@@ -62,6 +51,18 @@ SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"
            "/dev", "/opt", "/var/lib", "/var/cache", "/srv", "/snap")
 # Name lookups need these when `/run` is emptied and the network is shared.
 RESOLVER_STATE = ("/run/systemd/resolve", "/run/NetworkManager", "/run/resolvconf")
+
+
+def start_up_places(homes: Iterable[str]) -> list[str]:
+    """Every start-up place of these homes, as named and where it really is (a dotfiles folder
+    linked in, GNU stow style: `~/.bashrc` -> `~/dotfiles/bash/.bashrc`)."""
+    found: dict[str, None] = {}
+    for home in homes:
+        for item in START_UP:
+            place = os.path.join(home, item)
+            found[place] = None
+            found[os.path.realpath(place)] = None
+    return list(found)
 
 
 def within(path: str, folder: str) -> bool:
