@@ -10,7 +10,8 @@ redirect back to hermes's loopback callback, as a person approving would); then 
 work is done with `hermes mcp test` and `hermes tools call`. When a call is refused for want of
 scope, hermes says to sign in again; this script does what the user would: it runs the login once
 more and repeats the call. The commands run in this one process (the CLI's own entry point), so
-the suite's parallel scenarios do not pay for many interpreter starts.
+the suite's parallel scenarios do not pay for many interpreter starts. Only as many clients run
+at once as `run.py` has slots for (conformance/slots.py).
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from conformance.slots import slot  # noqa: E402  (the suite runs this file as a script)
+
 BROWSER = HERE.parent / "tests" / "servers" / "fake_browser.py"
 # The suite's authorization server knows hermes by this Client ID Metadata Document (it is never fetched).
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
@@ -127,7 +131,11 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python conformance/client.py SERVER_URL", file=sys.stderr)
         return 2
-    url, scenario = argv[0], os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    with slot():
+        return run(argv[0], os.environ.get("MCP_CONFORMANCE_SCENARIO", ""))
+
+
+def run(url: str, scenario: str) -> int:
     with tempfile.TemporaryDirectory(prefix="hermes-conformance-client-") as scratch:
         home = Path(scratch) / "home"
         home.mkdir(mode=0o700)

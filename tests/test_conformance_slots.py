@@ -1,0 +1,48 @@
+"""The conformance clients take turns: with two slots, a third client waits in the kernel until one
+of the first two exits, and a client killed while holding a slot frees it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conformance import slots
+
+from tests.support import wait_for
+
+ROOT = Path(__file__).resolve().parent.parent
+# Takes a slot, says so, and holds it until its standard input closes (or it is killed).
+HOLDER = ("import sys; sys.path.insert(0, sys.argv[1]); from conformance.slots import slot\n"
+          "with slot():\n    print('holding', flush=True); sys.stdin.read()\n")
+
+
+def _holder(env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-c", HOLDER, str(ROOT)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, env=env)
+
+
+def _blocked_waiters() -> int:
+    """Lock requests the kernel keeps waiting (`->` lines of /proc/locks)."""
+    return sum("->" in line for line in Path("/proc/locks").read_text().splitlines())
+
+
+def test_a_third_client_waits_for_a_slot_and_a_killed_holder_frees_its_own(tmp_path: Path) -> None:
+    env = {**os.environ, **slots.prepare(tmp_path / "slots", 2)}
+    first, second = _holder(env), _holder(env)
+    holders = [first, second]
+    try:
+        for holder in (first, second):
+            assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+        waiting_before = _blocked_waiters()
+        third = _holder(env)  # number 2: the first one's slot
+        holders.append(third)
+        assert wait_for(lambda: _blocked_waiters() > waiting_before)  # the third waits for a slot
+        first.kill()  # killed while holding: the kernel frees its lock
+        assert third.stdout is not None and third.stdout.readline() == "holding\n"
+        assert second.poll() is None  # the other slot is still held
+    finally:
+        for holder in holders:
+            holder.kill()
+            holder.wait()
