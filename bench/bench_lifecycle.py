@@ -1,11 +1,14 @@
 """Lifecycle costs that grow with the number of servers: stopping, idling, status and the surface.
 
-1. Stop: a session holding N stdio servers is left; baseline (the floor): the same N bare server
-   processes, spawned without hermes, stopped the way the protocol says (close stdin, wait).
-   Goal: hermes <= 2x the floor at 100 servers.
-2. Idle: CPU time a session holding N connected servers burns in 5 s of doing nothing, measured
+1. Stop: a session holding N stdio servers is left; baseline (the floor): the same N server
+   processes spawned without hermes, in the same sandbox (bubblewrap, the command line hermes
+   plans for them) or with none (`sandbox: off`), stopped the way the protocol says (close stdin,
+   wait). Goal: hermes <= 1.2x the floor at 100 servers, sandboxed and not. (What the sandbox
+   itself costs at a stop is shown beside: the sandboxed floor over the bare one.)
+2. Idle: CPU time a session holding N connected servers burns in 2 s of doing nothing, measured
    with the process's own CPU clock; baseline: an event loop that only sleeps. Goal: zero wake-ups
    beyond the baseline (no exit polling).
+Both sides of each comparison run in the same rounds, the order turned every round.
 3. status() and the surface with S servers x T tools, built from in-memory connections; the time
    per tool must stay flat as S grows (linear, not S x tools).
 """
@@ -17,13 +20,18 @@ import asyncio
 import gc
 import json
 import os
+import tempfile
 import time
+from functools import partial
 
 import anyio
 import mcp_types as types
 
-from bench.common import BENCH, PYTHON, median, report, temp_home
+from bench.common import BENCH, MIN_ROUNDS, PYTHON, interleaved_async, median, ratio, report, spread, temp_home
 from hermes.config.model import ToolFilter
+from hermes.config.sandbox import SandboxSettings
+from hermes.mcp.sandbox import SandboxRequest, bwrap_argv
+from hermes.mcp.sandbox_support import support
 from hermes.session.core import Session
 from hermes.tools.surface import ServerTools, build_surface
 
@@ -33,29 +41,52 @@ INIT = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                               "clientInfo": {"name": "floor", "version": "1"}}}) + "\n"
 
 
-def _servers(count: int) -> dict[str, dict[str, object]]:
-    return {f"s{i:03d}": {"command": PYTHON, "args": ["-S", TINY, "--delay", "0"]} for i in range(count)}
+SERVER_ARGS = ["-S", TINY, "--delay", "0"]
 
 
-async def hermes_stop(count: int) -> tuple[float, float]:
-    """(seconds to leave a session of `count` servers, CPU seconds spent idle for 5 s in it)."""
-    with temp_home(_servers(count)) as home:
+def _servers(count: int, sandboxed: bool = True) -> dict[str, dict[str, object]]:
+    off = {} if sandboxed else {"sandbox": "off"}
+    return {f"s{i:03d}": {"command": PYTHON, "args": SERVER_ARGS, **off} for i in range(count)}
+
+
+def sandboxed_argv(home: str) -> list[str]:
+    """The bubblewrap command line hermes plans for the server, with the default settings."""
+    found = support()
+    assert found.available and found.bwrap, found.problem
+    request = SandboxRequest(found.bwrap, SandboxSettings(), (), home)
+    cwd = os.getcwd()
+    plan = request.plan_for(PYTHON, SERVER_ARGS, dict(os.environ), cwd, False)
+    return [*bwrap_argv(found.bwrap, plan, cwd), PYTHON, *SERVER_ARGS]
+
+
+IDLE_WINDOW = 2.0
+
+
+async def hermes_stop(count: int, sandboxed: bool) -> float:
+    """Seconds to leave a session of `count` connected servers."""
+    with temp_home(_servers(count, sandboxed)) as home:
         session = Session(home)
         await session.__aenter__()
-        assert all(c.connected for c in session.snapshots().values())
-        cpu_before = time.process_time()
-        await anyio.sleep(5)
-        idle_cpu = time.process_time() - cpu_before
+        assert all(c.connected and c.sandbox.startswith("on") == sandboxed for c in session.snapshots().values())
         started = time.perf_counter()
         await session.__aexit__(None, None, None)
-        return time.perf_counter() - started, idle_cpu
+        return time.perf_counter() - started
 
 
-async def floor_stop(count: int) -> float:
+async def hermes_idle(count: int) -> float:
+    """CPU seconds a session of `count` connected servers spends over IDLE_WINDOW of doing nothing."""
+    with temp_home(_servers(count)) as home:
+        async with Session(home) as session:
+            assert all(c.connected for c in session.snapshots().values())
+            cpu_before = time.process_time()
+            await anyio.sleep(IDLE_WINDOW)
+            return time.process_time() - cpu_before
+
+
+async def floor_stop(count: int, argv: list[str]) -> float:
     """The same processes without hermes: spawn, handshake, then close stdin and wait for each."""
     async def spawn() -> asyncio.subprocess.Process:
-        process = await asyncio.create_subprocess_exec(PYTHON, "-S", TINY, "--delay", "0",
-                                                       stdin=asyncio.subprocess.PIPE,
+        process = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.PIPE,
                                                        stdout=asyncio.subprocess.PIPE, start_new_session=True)
         assert process.stdin and process.stdout
         process.stdin.write(INIT.encode())
@@ -79,7 +110,7 @@ async def floor_stop(count: int) -> float:
 
 async def idle_baseline() -> float:
     cpu_before = time.process_time()
-    await anyio.sleep(5)
+    await anyio.sleep(IDLE_WINDOW)
     return time.process_time() - cpu_before
 
 
@@ -106,22 +137,28 @@ def surface_cost(servers: int, tools: int, rounds: int = 5) -> float:
 
 
 async def main(count: int, rounds: int) -> None:
-    stops, floors, idles = [], [], []
-    for _ in range(rounds):
-        seconds, idle = await hermes_stop(count)
-        stops.append(seconds)
-        idles.append(idle)
-        floors.append(await floor_stop(count))
-    baseline_idle = await idle_baseline()
-    hermes_s, floor_s, idle_s = median(stops), median(floors), median(idles)
-    report(f"stopping a session of {count} stdio servers ({os.cpu_count()} cores)", [
-        ("floor: the same processes without hermes", f"{floor_s * 1000:7.0f} ms"),
-        ("hermes: leaving the session", f"{hermes_s * 1000:7.0f} ms   ratio {hermes_s / floor_s:.2f} (goal <= 2)"),
+    with tempfile.TemporaryDirectory(prefix="hermes-bench-") as scratch:
+        boxed = sandboxed_argv(scratch)
+        stops = await interleaved_async({
+            "bare floor": partial(floor_stop, count, [PYTHON, *SERVER_ARGS]),
+            "hermes, sandbox off": partial(hermes_stop, count, False),
+            "sandboxed floor": partial(floor_stop, count, boxed),
+            "hermes, sandboxed": partial(hermes_stop, count, True)}, rounds)
+    report(f"stopping a session of {count} stdio servers ({os.cpu_count()} cores, {rounds} rounds)", [
+        ("the processes without hermes, no sandbox", spread(stops["bare floor"], 1000, "ms")),
+        ("hermes, sandbox: off", spread(stops["hermes, sandbox off"], 1000, "ms")),
+        ("", ratio(stops["hermes, sandbox off"], stops["bare floor"], goal=1.2)),
+        ("the processes in their sandboxes, without hermes", spread(stops["sandboxed floor"], 1000, "ms")),
+        ("hermes, sandboxed (the default)", spread(stops["hermes, sandboxed"], 1000, "ms")),
+        ("", ratio(stops["hermes, sandboxed"], stops["sandboxed floor"], goal=1.2)),
+        ("the sandbox's own cost at a stop", ratio(stops["sandboxed floor"], stops["bare floor"])),
     ])
-    report(f"idle CPU over 5 s with {count} connected servers", [
-        ("baseline: an event loop that only sleeps", f"{baseline_idle * 1000:7.1f} ms"),
-        ("hermes session", f"{idle_s * 1000:7.1f} ms   ({(idle_s - baseline_idle) / 5 * 100:.2f} % of a core "
-                           f"beyond the baseline; goal 0)"),
+    idle = await interleaved_async({"baseline": idle_baseline, "hermes": partial(hermes_idle, count)}, rounds)
+    beyond = (median(idle["hermes"]) - median(idle["baseline"])) / IDLE_WINDOW * 100
+    report(f"idle CPU over {IDLE_WINDOW:g} s with {count} connected servers", [
+        ("baseline: an event loop that only sleeps", spread(idle["baseline"], 1000, "ms")),
+        ("hermes session", spread(idle["hermes"], 1000, "ms")),
+        ("", f"{beyond:.2f} % of a core beyond the baseline by median (goal 0)"),
     ])
     rows = []
     surface_cost(10, 50)  # warm up
@@ -136,6 +173,6 @@ async def main(count: int, rounds: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--servers", type=int, default=100)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=MIN_ROUNDS)
     args = parser.parse_args()
     anyio.run(main, args.servers, args.rounds)

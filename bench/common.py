@@ -1,11 +1,17 @@
-"""Helpers shared by the benchmarks: temporary homes, configs and a small report format."""
+"""Helpers shared by the benchmarks: temporary homes, configs, interleaved rounds and a small report format.
+
+Every comparison runs its baseline and its subject in the same rounds, one after the other, with
+the order turned round every round (a baseline that always went first would always meet a cooler
+or a warmer machine), for at least five rounds; figures are the minimum (what the code costs
+when nothing else gets in the way) and the median (what a user meets).
+"""
 
 from __future__ import annotations
 
 import statistics
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -29,8 +35,53 @@ def temp_home(servers: dict[str, dict[str, Any]]) -> Iterator[Home]:
         yield home
 
 
+MIN_ROUNDS = 5
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values)
+
+
+def _orders(names: list[str], rounds: int) -> Iterator[list[str]]:
+    """The running order of each round: rotated by one every round, so each subject goes first as often."""
+    if rounds < MIN_ROUNDS:
+        raise SystemExit(f"a comparison needs at least {MIN_ROUNDS} rounds (asked for {rounds})")
+    for number in range(rounds):
+        shift = number % len(names)
+        yield names[shift:] + names[:shift]
+
+
+def interleaved(subjects: Mapping[str, Callable[[], float]], rounds: int) -> dict[str, list[float]]:
+    """Each subject's figures over `rounds` rounds, every round running every subject once."""
+    figures: dict[str, list[float]] = {name: [] for name in subjects}
+    for order in _orders(list(subjects), rounds):
+        for name in order:
+            figures[name].append(subjects[name]())
+    return figures
+
+
+async def interleaved_async(subjects: Mapping[str, Callable[[], Awaitable[float]]],
+                            rounds: int) -> dict[str, list[float]]:
+    """`interleaved` for subjects measured in the event loop."""
+    figures: dict[str, list[float]] = {name: [] for name in subjects}
+    for order in _orders(list(subjects), rounds):
+        for name in order:
+            figures[name].append(await subjects[name]())
+    return figures
+
+
+def spread(values: list[float], scale: float, unit: str) -> str:
+    """'min 1.2 ms, median 1.4 ms' for figures in seconds shown in a unit `scale` times smaller."""
+    return f"min {min(values) * scale:8.2f} {unit}, median {median(values) * scale:8.2f} {unit}"
+
+
+def ratio(subject: list[float], baseline: list[float], goal: float | None = None) -> str:
+    """The subject over the baseline, by minimum and by median, against the goal if there is one."""
+    by_min, by_median = min(subject) / min(baseline), median(subject) / median(baseline)
+    verdict = ""
+    if goal is not None:
+        verdict = f" (goal <= {goal:g}: {'held' if by_median <= goal else 'NOT held'})"
+    return f"ratio min {by_min:.3f}, median {by_median:.3f}{verdict}"
 
 
 def report(title: str, rows: list[tuple[str, str]]) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -159,6 +158,8 @@ def atomic_write(path: Path, text: str | bytes, *, mode: int = PRIVATE_FILE) -> 
     if path.exists() and not path.is_file():
         raise UnreadableFile(path, "it is not a regular file, so hermes will not replace it")
     private_dir(path.parent)
+    import tempfile  # here, not at the top: `hermes mcp list` never writes, and tempfile costs 2.7 ms
+
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -14,7 +14,6 @@ double it). The schemas are small; a strict kit keeps them exact and the error s
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Callable, Collection, Mapping
@@ -87,6 +86,8 @@ def shown(value: Any) -> str:
 
 def suggestion(word: str, choices: Collection[str]) -> str:
     """` (did you mean 'client'?)` when a close match exists, else nothing."""
+    import difflib  # only when a suggestion is needed: a start-up cost every command would pay
+
     close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
     return f" (did you mean '{close[0]}'?)" if close else ""
 

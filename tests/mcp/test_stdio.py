@@ -211,6 +211,27 @@ async def test_leaving_a_session_takes_a_helper_that_moved_to_its_own_group(home
     assert alive == []
 
 
+@pytest.mark.anyio
+async def test_a_server_stopped_alone_takes_its_helper_in_a_group_of_its_own_and_spares_the_others(home: Home
+                                                                                                    ) -> None:
+    """A reload that removes one server stops it on its own (not with the whole session's stop)."""
+    from hermes.session.core import Session
+
+    servers = {name: stdio_entry("spawner.py", sandbox="off") for name in ("leaving", "staying")}
+    write_config(home, {"mcp_servers": servers})
+    async with Session(home) as session:
+        helpers = {name: psutil.Process(int((await session.call(f"mcp__{name}__spawn_helper",
+                                                                 {"own_group": True})).text))
+                   for name in servers}
+        write_config(home, {"mcp_servers": {"staying": servers["staying"]}})
+        await session.reload()
+        _gone, alive = psutil.wait_procs([helpers["leaving"]], timeout=60)
+        assert alive == []
+        assert helpers["staying"].is_running() and helpers["staying"].status() != psutil.STATUS_ZOMBIE
+    _gone, alive = psutil.wait_procs([helpers["staying"]], timeout=60)
+    assert alive == []
+
+
 @needs_sandbox
 def test_a_sigkilled_host_takes_a_sandboxed_server_and_its_helpers_with_it(home: Home, tmp_path: Path) -> None:
     """Inside the sandbox the helper lives in the server's pid namespace: when hermes dies, bubblewrap

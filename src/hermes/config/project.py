@@ -10,7 +10,6 @@ skills: the folder's path and a digest of its `.hermes` files); until then they 
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -110,6 +109,8 @@ def load_project(home: Home, start: Path) -> ProjectServers | None:
     state = TrustStore(home, TrustKind.SERVERS).state(folder, text)
     asks = all_grants(config.mcp_servers, folder)
     granted = bool(asks) and TrustStore(home, TrustKind.GRANTS).state(folder, text).trusted
+    import hashlib  # 2.5 ms to import: paid only where a project has its own config
+
     scope = "project-" + hashlib.sha256(str(folder).encode("utf-8", "surrogatepass")).hexdigest()[:16]
     servers = {name: in_project(entry if granted else confined(entry, folder), scope)
                for name, entry in config.mcp_servers.items()}

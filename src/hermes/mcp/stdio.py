@@ -32,7 +32,7 @@ import mcp_types as types
 from mcp.shared.message import SessionMessage
 
 from hermes.files import TextSink
-from hermes.mcp.children import Watchdog, kill_group, kill_session, resolve_command, start_child, wait_for_exit
+from hermes.mcp.children import SessionTable, Watchdog, kill_group, resolve_command, start_child, wait_for_exit
 from hermes.mcp.sandbox import RELAY_DIR, RELAY_SCRIPT, Plan, SandboxRequest, bwrap_argv, host_side
 from hermes.mcp.sandbox_denials import DenialWatch
 from hermes.mcp.sandbox_hold import HeldBinds
@@ -352,7 +352,8 @@ class StdioProcess:
         # Whatever the server started goes too, even if the server itself exited: its group, and
         # whatever moved to another group within its session.
         kill_group(process.pid, signal.SIGKILL)
-        kill_session(process.pid)
+        sessions = self._watchdog.sessions if self._watchdog is not None else SessionTable()
+        sessions.kill_survivors(process.pid)
         await self._wait_exit(_KILL_REAP)
         # Nobody reads messages now; closing here also frees a reader blocked handing one over.
         self._incoming.close()

@@ -126,7 +126,8 @@ class Session:
 
     async def _stop_all(self) -> None:
         with anyio.CancelScope(shield=True):
-            await self.lifecycle.stop_all()
+            with self._watchdog.sessions.together():  # one reading of /proc for every server stopped
+                await self.lifecycle.stop_all()
             await anyio.to_thread.run_sync(self._watchdog.close)
 
     def _oauth_for(self, server: ResolvedServer, url: str, told_why: Callable[[Exception], None]) -> httpx2.Auth:
