@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 from hermes.apps.runtimefile import plain_endpoint_path
 from hermes.apps.versions import is_version
@@ -44,22 +44,50 @@ _ENV_PREFIX = re.compile(r"^(%[A-Za-z_][A-Za-z0-9_]*%|\$[A-Za-z_][A-Za-z0-9_]*|\
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 _BARE_NAME = re.compile(r"^[^/\\\x00]{1,255}$")
 
-# Which OS each location kind and version kind belongs to (None: any OS).
-_CANDIDATE_OS = {"command": None, "app_bundle": "darwin", "flatpak": "linux", "snap": "linux",
-                 "uninstall_registry": "win32"}
-_CANDIDATE_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+class CandidateKind(StrEnum):
+    """Where an app may be found: a path, or a lookup of some kind."""
+
+    PATH = "path"  # written as a plain string in the declaration
+    COMMAND = "command"
+    APP_BUNDLE = "app_bundle"
+    FLATPAK = "flatpak"
+    SNAP = "snap"
+    UNINSTALL_REGISTRY = "uninstall_registry"
+
+
+class VersionKind(StrEnum):
+    """Where an app's installed version is read from."""
+
+    NONE = "none"
+    PLIST = "plist"
+    UNINSTALL_REGISTRY = "uninstall_registry"
+    PE_RESOURCE = "pe_resource"
+    DPKG = "dpkg"
+    RPM = "rpm"
+    SNAP = "snap"
+    FLATPAK = "flatpak"
+
+
+# Which OS each location kind and version kind belongs to (None: any OS); a path takes no object form.
+_CANDIDATE_OS: dict[CandidateKind, str | None] = {
+    CandidateKind.COMMAND: None, CandidateKind.APP_BUNDLE: "darwin", CandidateKind.FLATPAK: "linux",
+    CandidateKind.SNAP: "linux", CandidateKind.UNINSTALL_REGISTRY: "win32"}
+_CANDIDATE_FIELDS: dict[CandidateKind, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # kind: (required fields, optional fields)
-    "command": (("name",), ()), "app_bundle": (("name",), ()), "flatpak": (("app_id",), ()), "snap": (("name",), ()),
-    "uninstall_registry": (("display_name_prefix", "file"), ()),
+    CandidateKind.COMMAND: (("name",), ()), CandidateKind.APP_BUNDLE: (("name",), ()),
+    CandidateKind.FLATPAK: (("app_id",), ()), CandidateKind.SNAP: (("name",), ()),
+    CandidateKind.UNINSTALL_REGISTRY: (("display_name_prefix", "file"), ()),
 }
-_VERSION_OS = {"plist": "darwin", "uninstall_registry": "win32", "pe_resource": "win32", "none": None,
-               "dpkg": "linux", "rpm": "linux", "snap": "linux", "flatpak": "linux"}
-_VERSION_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+_VERSION_OS: dict[VersionKind, str | None] = {
+    VersionKind.PLIST: "darwin", VersionKind.UNINSTALL_REGISTRY: "win32", VersionKind.PE_RESOURCE: "win32",
+    VersionKind.NONE: None, VersionKind.DPKG: "linux", VersionKind.RPM: "linux", VersionKind.SNAP: "linux",
+    VersionKind.FLATPAK: "linux"}
+_VERSION_FIELDS: dict[VersionKind, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # kind: (required fields, optional fields)
-    "plist": ((), ()), "pe_resource": ((), ()), "none": ((), ()),
-    "uninstall_registry": (("display_name_prefix",), ()),
-    "dpkg": (("package",), ()), "rpm": (("package",), ()),
-    "snap": ((), ("name",)), "flatpak": ((), ("app_id",)),
+    VersionKind.PLIST: ((), ()), VersionKind.PE_RESOURCE: ((), ()), VersionKind.NONE: ((), ()),
+    VersionKind.UNINSTALL_REGISTRY: (("display_name_prefix",), ()),
+    VersionKind.DPKG: (("package",), ()), VersionKind.RPM: (("package",), ()),
+    VersionKind.SNAP: ((), ("name",)), VersionKind.FLATPAK: ((), ("app_id",)),
 }
 
 
@@ -91,7 +119,7 @@ STATIC = "static"
 class Candidate:
     """One place the app may be: a path (`*` globs one segment) or a lookup of some kind."""
 
-    kind: str  # "path" | "command" | "app_bundle" | "flatpak" | "snap" | "uninstall_registry"
+    kind: CandidateKind
     path: str | None = None
     name: str | None = None
     app_id: str | None = None
@@ -99,7 +127,7 @@ class Candidate:
     file: str | None = None
 
     def describe(self) -> str:
-        if self.kind == "path":
+        if self.kind is CandidateKind.PATH:
             return str(self.path)
         detail = self.name or self.app_id or self.display_name_prefix or ""
         return f"{self.kind} {detail}".strip()
@@ -107,7 +135,7 @@ class Candidate:
 
 @dataclass(frozen=True)
 class VersionSource:
-    kind: str = "none"
+    kind: VersionKind = VersionKind.NONE
     display_name_prefix: str | None = None
     package: str | None = None
     name: str | None = None
@@ -177,7 +205,7 @@ class ServerDeclaration:
         if self.requires.min_version is None or self.app is None:
             return False
         block = self.app.blocks.get(os_name)
-        return block is not None and block.version.kind != "none"
+        return block is not None and block.version.kind is not VersionKind.NONE
 
 
 def _bare_name(value: Any, loc: Loc) -> str:
@@ -256,18 +284,23 @@ _FIELD_READERS: dict[str, Callable[[Any, Loc], str]] = {
 }
 
 
-def _kinded(value: Any, loc: Loc, os_name: str, kinds: Mapping[str, str | None],
-            fields: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]) -> tuple[str, dict[str, str]]:
+Kind = TypeVar("Kind", CandidateKind, VersionKind)
+
+
+def _kinded(value: Any, loc: Loc, os_name: str, kinds: Mapping[Kind, str | None],
+            fields: Mapping[Kind, tuple[tuple[str, ...], tuple[str, ...]]]) -> tuple[Kind, dict[str, str]]:
     """An object with a `kind` that belongs to one OS (or any) and the fields that kind takes."""
     if not isinstance(value, dict):
         raise Invalid(loc, "must be an object with 'kind'")
-    kind = value.get("kind")
-    if not isinstance(kind, str) or kind not in kinds:
-        raise Invalid((*loc, "kind"), f"must be one of: {', '.join(kinds)} (got {kind!r})")
+    written = value.get("kind")
+    kind = next((k for k in kinds if k.value == written), None)
+    if kind is None:
+        raise Invalid((*loc, "kind"), f"must be one of: {', '.join(kinds)} (got {written!r})")
     wanted_os = kinds[kind]
     if wanted_os is not None and wanted_os != os_name:
         raise Invalid((*loc, "kind"), f"'{kind}' is only valid under app.{wanted_os}")
-    needed, extra = fields[kind]
+    needed: tuple[str, ...] = fields[kind][0]
+    extra: tuple[str, ...] = fields[kind][1]
     data = mapping(value, loc, ("kind", *needed, *extra))
     values: dict[str, str] = {}
     for name in (*needed, *extra):
@@ -280,7 +313,7 @@ def _kinded(value: Any, loc: Loc, os_name: str, kinds: Mapping[str, str | None],
 
 def _candidate(value: Any, loc: Loc, os_name: str) -> Candidate:
     if isinstance(value, str):
-        return Candidate("path", path=rooted_path(value, loc, os_name))
+        return Candidate(CandidateKind.PATH, path=rooted_path(value, loc, os_name))
     if not isinstance(value, dict):
         raise Invalid(loc, "must be a path or an object with 'kind'")
     kind, values = _kinded(value, loc, os_name, _CANDIDATE_OS, _CANDIDATE_FIELDS)
@@ -343,9 +376,11 @@ def _app_block(value: Any, os_name: str) -> AppBlock:
     else:
         candidates = (_candidate(location, (*loc, "location"), os_name),)
     version = optional(data, "version", loc, lambda v, at: _version(v, at, os_name), VersionSource())
-    if version.kind == "snap" and version.name is None and not any(c.kind == "snap" for c in candidates):
+    if version.kind is VersionKind.SNAP and version.name is None and \
+            not any(c.kind is CandidateKind.SNAP for c in candidates):
         raise Invalid((*loc, "version", "name"), "is required when no location is a snap")
-    if version.kind == "flatpak" and version.app_id is None and not any(c.kind == "flatpak" for c in candidates):
+    if version.kind is VersionKind.FLATPAK and version.app_id is None and \
+            not any(c.kind is CandidateKind.FLATPAK for c in candidates):
         raise Invalid((*loc, "version", "app_id"), "is required when no location is a flatpak")
     liveness = optional(data, "liveness", loc, lambda v, at: _liveness(v, at, os_name), None)
     return AppBlock(os_name, str(presence), candidates, version, liveness)
@@ -380,7 +415,7 @@ def _declaration(server: str, value: Any) -> ServerDeclaration:
     if requires.min_version and app is not None:
         others = len(app.blocks) > 1
         for os_name, block in app.blocks.items():
-            if block.version.kind == "none" and not (os_name == "linux" and others):
+            if block.version.kind is VersionKind.NONE and not (os_name == "linux" and others):
                 raise Invalid(("app", os_name, "version", "kind"),
                               "is 'none', but requires.min_version needs every OS block to read a version")
     liveness = optional(data, "liveness", (), lambda v, at: _liveness(v, at, None), None)
@@ -437,7 +472,7 @@ def parse_declarations(plugin: Mapping[str, Any], mcp_servers: set[str] | frozen
         except Invalid as exc:
             raise DeclarationError(name, dotted(exc.loc), exc.rule, file=file) from None
     wildcards = len([c for d in declarations.values() if d.app is not None for block in d.app.blocks.values()
-                     for c in block.candidates if c.kind == "path" and "*" in (c.path or "")])
+                     for c in block.candidates if c.kind is CandidateKind.PATH and "*" in (c.path or "")])
     if wildcards > MAX_WILDCARD_LOCATIONS:
         raise DeclarationError(None, f"{path}.servers", f"has {wildcards} locations with '*' in all; at most "
                                                         f"{MAX_WILDCARD_LOCATIONS} are allowed (each one is a "

@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from hermes.apps.declaration import AppBlock, Candidate, VersionSource
+from hermes.apps.declaration import AppBlock, Candidate, CandidateKind, VersionKind, VersionSource
 from hermes.apps.host import Host
 from hermes.apps.versions import debian_upstream, sort_key
 
@@ -94,26 +94,26 @@ def _present(host: Host, block: AppBlock, path: str) -> bool:
 
 def candidate_paths(host: Host, block: AppBlock, candidate: Candidate) -> list[Found]:
     """Every path this candidate points at, existing or not (the first one names a miss)."""
-    if candidate.kind == "path":
+    if candidate.kind is CandidateKind.PATH:
         expanded = expand(host, candidate.path or "")
         if expanded is None:
             return []
         return [Found(p) for p in (_glob(host, expanded) if "*" in expanded else [expanded])]
-    if candidate.kind == "command":
+    if candidate.kind is CandidateKind.COMMAND:
         found = host.which(candidate.name or "")
         return [Found(found)] if found else []
-    if candidate.kind == "app_bundle":
+    if candidate.kind is CandidateKind.APP_BUNDLE:
         name = candidate.name or ""
         bundle = name if name.endswith(".app") else f"{name}.app"
         return [Found(f"/Applications/{bundle}"), Found(join(host, host.home(), "Applications", bundle))]
-    if candidate.kind == "flatpak":
+    if candidate.kind is CandidateKind.FLATPAK:
         app_id = candidate.app_id or ""
         return [Found(join(host, expand(host, root) or root, app_id, "current", "active"), flatpak=app_id)
                 for root in _FLATPAK_ROOTS]
-    if candidate.kind == "snap":
+    if candidate.kind is CandidateKind.SNAP:
         name = candidate.name or ""
         return [Found(f"/snap/{name}/current", snap=name)]
-    if candidate.kind == "uninstall_registry":
+    if candidate.kind is CandidateKind.UNINSTALL_REGISTRY:
         prefix = candidate.display_name_prefix or ""
         return [Found(join(host, entry.install_location, candidate.file or ""), registry_version=entry.display_version)
                 for entry in host.uninstall_entries()
@@ -211,20 +211,20 @@ def _flatpak_dir(host: Host, app_id: str) -> str | None:
 
 def read_version(host: Host, source: VersionSource, found: Found) -> str | None:
     kind = source.kind
-    if kind == "plist":
+    if kind is VersionKind.PLIST:
         return _plist_version(host, found.path)
-    if kind == "uninstall_registry":
+    if kind is VersionKind.UNINSTALL_REGISTRY:
         return _registry_version(host, source.display_name_prefix or "")
-    if kind == "pe_resource":
+    if kind is VersionKind.PE_RESOURCE:
         return host.pe_file_version(found.path)
-    if kind == "dpkg":
+    if kind is VersionKind.DPKG:
         return dpkg_version(host, source.package or "")
-    if kind == "rpm":
+    if kind is VersionKind.RPM:
         return host.rpm_version(source.package or "")
-    if kind == "snap":
+    if kind is VersionKind.SNAP:
         name = source.name or found.snap
         return snap_version(host, name) if name else None
-    if kind == "flatpak":
+    if kind is VersionKind.FLATPAK:
         app_id = source.app_id or found.flatpak
         if not app_id:
             return None

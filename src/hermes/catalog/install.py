@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from hermes.catalog.manifest import CatalogServer, HttpEndpoint, Setting, StdioLaunch, load_entries
+from hermes.catalog.manifest import CatalogAuth, CatalogServer, HttpEndpoint, Setting, StdioLaunch, load_entries
 from hermes.catalog.states import CatalogState
 from hermes.config.dotenv import read_dotenv, set_dotenv
 from hermes.config.edit import add_server, set_server_enabled, set_tool_include
@@ -110,7 +110,7 @@ def server_entry(entry: CatalogServer, values: dict[str, str], override: Overrid
         result["url"] = _substitute(transport.url, literal)
         if transport.headers:
             result["headers"] = _substitute(dict(transport.headers), literal)
-        if entry.auth == "oauth":
+        if entry.auth is CatalogAuth.OAUTH:
             result["auth"] = "oauth"
             if entry.scope:
                 result["oauth"] = {"scope": entry.scope}
@@ -234,7 +234,7 @@ def _install(home: Home, entry: CatalogServer, store: ConfigStore, previous: Ser
             step_failed = warmed
             warnings.append(f"The install step `{' '.join(step)}` failed ({warmed.detail}); trying the server "
                             f"anyway.")
-    if entry.auth == "oauth" and login is not None and not home.has_tokens(name):
+    if entry.auth is CatalogAuth.OAUTH and login is not None and not home.has_tokens(name):
         try:
             login(home, name)
         except Interrupted:
@@ -297,7 +297,7 @@ def catalog_states(home: Home) -> tuple[list[CatalogRow], list[CustomRow], list[
         configured = config.mcp_servers.get(name)
         if configured is None:
             state = CatalogState.AVAILABLE
-        elif entry.auth == "oauth" and configured.enabled and home.has_tokens(name):
+        elif entry.auth is CatalogAuth.OAUTH and configured.enabled and home.has_tokens(name):
             state = CatalogState.ENABLED
         else:
             state = CatalogState.INSTALLED_ENABLED if configured.enabled else CatalogState.INSTALLED_DISABLED

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from hermes.files import UnreadableFile, read_text_bounded
 from hermes.validation import (
     Invalid,
     Loc,
-    choice,
+    enum_choice,
     flag,
     items,
     mapping,
@@ -40,6 +41,14 @@ _ENTRY_KEYS = ("schema", "name", "title", "description", "transport", "auth", "t
 class CatalogEntryError(InvalidFile):
     """A catalog manifest broke a rule."""
 
+
+
+class CatalogAuth(StrEnum):
+    """How a catalog server's user proves who they are."""
+
+    NONE = "none"
+    API_KEY = "api_key"  # a key the user pastes, kept in .env
+    OAUTH = "oauth"  # a sign-in in the browser
 
 @dataclass(frozen=True)
 class StdioLaunch:
@@ -79,7 +88,7 @@ class CatalogServer:
     title: str
     description: str
     transport: CatalogTransport
-    auth: str  # "none" | "api_key" | "oauth"
+    auth: CatalogAuth
     settings: tuple[Setting, ...]
     default_enabled: tuple[str, ...] | None
     default_excluded: tuple[str, ...]
@@ -128,7 +137,7 @@ def _manifest(value: Any, file: str) -> CatalogServer:
     nothing: dict[str, Any] = {}
     no_settings: tuple[Setting, ...] = ()
     auth = optional(data, "auth", (), lambda v, loc: mapping(v, loc, ("type", "settings", "scope")), nothing)
-    kind = optional(auth, "type", ("auth",), choice("none", "api_key", "oauth"), "none")
+    kind = optional(auth, "type", ("auth",), enum_choice(CatalogAuth), CatalogAuth.NONE)
     settings = optional(auth, "settings", ("auth",), lambda v, loc: items(v, loc, Setting.read), no_settings)
     tools = optional(data, "tools", (), lambda v, loc: mapping(v, loc, ("default_enabled", "default_excluded")),
                      nothing)
@@ -139,7 +148,7 @@ def _manifest(value: Any, file: str) -> CatalogServer:
         description=required(data, "description", (), nonempty_text),
         transport=required(data, "transport", (), _transport),
         auth=kind,
-        settings=settings if kind == "api_key" else (),
+        settings=settings if kind is CatalogAuth.API_KEY else (),
         default_enabled=optional(tools, "default_enabled", ("tools",), texts, None),
         default_excluded=optional(tools, "default_excluded", ("tools",), texts, ()),
         install=required(install, "command", ("install",), texts) if install is not None else None,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -26,6 +26,7 @@ from hermes.errors import UsageError
 from hermes.home import Home
 
 if TYPE_CHECKING:
+    from hermes.catalog.manifest import CatalogServer
     from hermes.session.status import ProbeReport
 
 
@@ -86,9 +87,11 @@ def install_command(name: str, settings: tuple[str, ...], yes: bool, override_co
                          override=override))
 
 
-def _auth_label(entry: Any) -> str:
+def _auth_label(entry: CatalogServer) -> str:
     """What installing asks for: a key (a secret setting), plain settings (a folder), OAuth, or nothing."""
-    if entry.auth == "api_key" and not any(setting.secret for setting in entry.settings):
+    from hermes.catalog.manifest import CatalogAuth
+
+    if entry.auth is CatalogAuth.API_KEY and not any(setting.secret for setting in entry.settings):
         return "settings"
     return str(entry.auth)
 
