@@ -6,6 +6,9 @@ drift in machine load hits both sides alike; `--rounds` rounds of `--calls` call
 the figures are the minimum and median over the blocks. Both sides
 speak the same era (hermes's entry pins it with `protocol:`): left to itself hermes speaks
 2026-07-28 to a server that offers it, and an era's own cost is bench_eras's subject, not hermes's.
+Both sides also ask the server for the same things: the raw client declares what hermes's client
+declares (sampling, elicitation, the tasks extension) and asks for every log level, as hermes does
+so that a server's log file gets all; in 2026-07-28 each request carries those (a third larger).
 Goal: hermes / raw <= 1.02.
 """
 
@@ -21,6 +24,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from bench.common import MIN_ROUNDS, PYTHON, TOOLBOX, interleaved_async, ratio, report, spread, temp_home, toolbox_http
+from hermes.mcp.task_extension import TasksExtension
 from hermes.session.core import Session
 
 SERVER = str(TOOLBOX)
@@ -45,6 +49,14 @@ async def timed(call: Call, total: int, callers: int) -> float:
 ERAS = {"legacy": "2025-11-25", "2026-07-28": "2026-07-28"}
 
 
+async def _never_asked(*_: object) -> object:
+    raise AssertionError("the echo tool asks its caller nothing")
+
+
+async def _logged(*_: object) -> None:
+    """The raw side hears the server's log lines, as hermes does (and drops them)."""
+
+
 GOAL = 1.02
 
 
@@ -52,7 +64,9 @@ async def measure(raw_target: object, hermes_entry: dict[str, object], mode: str
                   ) -> dict[str, list[float]]:
     figures: dict[str, list[float]] = {}
     with temp_home({"box": {**hermes_entry, "protocol": mode}}) as home:
-        async with Client(raw_target, mode=mode) as client, Session(home) as session:  # type: ignore[arg-type]
+        async with Client(raw_target, mode=mode, log_level="debug", extensions=[TasksExtension()],  # type: ignore[arg-type]
+                          sampling_callback=_never_asked, elicitation_callback=_never_asked,
+                          logging_callback=_logged) as client, Session(home) as session:
             assert session.snapshots()["box"].protocol == ERAS[mode], session.snapshots()["box"].protocol
             async def raw() -> object:
                 return await client.call_tool("echo", {"text": "x"})

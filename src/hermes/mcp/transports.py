@@ -57,7 +57,7 @@ class HttpStatus:
         reason, self.refusal = self.refusal, None
         return reason
 
-    async def observe(self, response: httpx2.Response) -> None:
+    def observe(self, response: httpx2.Response) -> None:
         if response.status_code >= 400:
             self.failure = f"the server answered HTTP {response.status_code} {response.reason_phrase}".rstrip()
 
@@ -76,10 +76,9 @@ class Link:
 @asynccontextmanager
 async def streamable_http(url: str, headers: dict[str, str], auth: httpx2.Auth | None,
                           status: HttpStatus) -> AsyncIterator[TransportStreams]:
-    async with create_http_client(headers=headers, auth=auth) as http:
-        http.event_hooks["response"].append(status.observe)
-        async with streamable_http_client(url, http_client=http, max_sse_event_size=MAX_MESSAGE_BYTES) as streams:
-            yield streams
+    async with create_http_client(headers=headers, auth=auth, observe=status.observe) as http, \
+            streamable_http_client(url, http_client=http, max_sse_event_size=MAX_MESSAGE_BYTES) as streams:
+        yield streams
 
 
 @asynccontextmanager
@@ -87,9 +86,7 @@ async def sse(url: str, headers: dict[str, str], auth: httpx2.Auth | None,
               status: HttpStatus) -> AsyncIterator[TransportStreams]:
     def client_factory(headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None,
                        auth: httpx2.Auth | None = None, _oauth: httpx2.Auth | None = auth) -> httpx2.AsyncClient:
-        client = create_http_client(headers=headers, timeout=timeout, auth=auth or _oauth)
-        client.event_hooks["response"].append(status.observe)
-        return client
+        return create_http_client(headers=headers, timeout=timeout, auth=auth or _oauth, observe=status.observe)
 
     async with sse_client(url, headers=headers, httpx_client_factory=client_factory) as streams:
         yield streams

@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from hermes.security.credentials import (
+    SHAPES_BY_PREFIX,
     Sureness,
     code_like,
     credential_like,
@@ -190,8 +191,21 @@ def _applied(text: str, edits: list[Edit]) -> str:
     return "".join(pieces)
 
 
+# Every rule below starts from one of these: a known shape's literal, a trigger or a scheme word (in
+# the lowercased text), or an "@". A short text holding none of them (most values in a result: names,
+# numbers, ids, a sentence) is returned after two scans instead of thirty-odd substring searches and
+# the rules' set-up. On long texts the substring searches are faster than one alternation (measured:
+# 0.3 against 2.2 us for a word, 18.5 against 16 us for 900 characters), so those go the usual way.
+_QUICK_LOOK = 256
+_SHAPE_LITERALS = re.compile("|".join(re.escape(prefix) for prefix in SHAPES_BY_PREFIX))
+_RULE_WORDS = re.compile("|".join(re.escape(word) for word in (*_TRIGGERS, *_SCHEMES)))
+
+
 def redact_shapes(text: str) -> str:
     """Credentials nobody registered, found by their shape (see `hermes.security.credentials`)."""
+    if len(text) <= _QUICK_LOOK and "@" not in text and _SHAPE_LITERALS.search(text) is None \
+            and _RULE_WORDS.search(text.lower()) is None:
+        return text
     text = _applied(text, [(start, end, REDACTED) for start, end in known_shapes(text)])
     lower = text.lower()
     edits = _schemes(text, lower) + _assignments(text, lower)

@@ -15,6 +15,9 @@ from hermes.files import open_private_append
 from hermes.security.redact import Redactor
 
 _LOGGERS = ("mcp", "hermes", "httpx2", "uvicorn", "asyncio")  # asyncio: "Task exception was never retrieved"
+# httpx2 says every request it makes at INFO ("HTTP Request: POST …"): a line and a write for every
+# call to an HTTP server, which says nothing the server's own state does not. Its warnings stay.
+_LEVELS = {"httpx2": logging.WARNING}
 
 
 class _RedactingFilter(logging.Filter):
@@ -43,8 +46,9 @@ def redacted_file_logging(path: Path, redactor: Redactor) -> Iterator[None]:
     for logger in loggers:
         logger.addHandler(handler)
         logger.propagate = False
-        if logger.level == logging.NOTSET or logger.level > logging.INFO:
-            logger.setLevel(logging.INFO)
+        wanted = _LEVELS.get(logger.name, logging.INFO)
+        if logger.level == logging.NOTSET or logger.level > wanted:
+            logger.setLevel(wanted)
     try:
         yield
     finally:
