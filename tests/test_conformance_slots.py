@@ -23,9 +23,10 @@ def _holder(env: dict[str, str]) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, text=True, env=env)
 
 
-def _blocked_waiters() -> int:
-    """Lock requests the kernel keeps waiting (`->` lines of /proc/locks)."""
-    return sum("->" in line for line in Path("/proc/locks").read_text().splitlines())
+def _waiting_for_a_lock(pid: int) -> bool:
+    """Whether the kernel keeps a lock request of `pid` waiting (a `->` line of /proc/locks naming it)."""
+    return any("->" in line and line.split("->", 1)[1].split()[3] == str(pid)
+               for line in Path("/proc/locks").read_text().splitlines())
 
 
 def test_a_third_client_waits_for_a_slot_and_a_killed_holder_frees_its_own(tmp_path: Path) -> None:
@@ -35,10 +36,9 @@ def test_a_third_client_waits_for_a_slot_and_a_killed_holder_frees_its_own(tmp_p
     try:
         for holder in (first, second):
             assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
-        waiting_before = _blocked_waiters()
         third = _holder(env)  # number 2: the first one's slot
         holders.append(third)
-        assert wait_for(lambda: _blocked_waiters() > waiting_before)  # the third waits for a slot
+        assert wait_for(lambda: _waiting_for_a_lock(third.pid))  # the third waits for a slot
         first.kill()  # killed while holding: the kernel frees its lock
         assert third.stdout is not None and third.stdout.readline() == "holding\n"
         assert second.poll() is None  # the other slot is still held

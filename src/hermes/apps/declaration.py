@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypeVar
 
+from hermes.apps.kinds import CANDIDATE_FIELDS, CANDIDATE_OS, VERSION_FIELDS, VERSION_OS, CandidateKind, VersionKind
 from hermes.apps.runtimefile import plain_endpoint_path
 from hermes.apps.versions import is_version
 from hermes.config.sandbox import SandboxSettings
@@ -43,53 +44,6 @@ _SIMPLE_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _ENV_PREFIX = re.compile(r"^(%[A-Za-z_][A-Za-z0-9_]*%|\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\})")
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 _BARE_NAME = re.compile(r"^[^/\\\x00]{1,255}$")
-
-class CandidateKind(StrEnum):
-    """Where an app may be found: a path, or a lookup of some kind."""
-
-    PATH = "path"  # written as a plain string in the declaration
-    COMMAND = "command"
-    APP_BUNDLE = "app_bundle"
-    FLATPAK = "flatpak"
-    SNAP = "snap"
-    UNINSTALL_REGISTRY = "uninstall_registry"
-
-
-class VersionKind(StrEnum):
-    """Where an app's installed version is read from."""
-
-    NONE = "none"
-    PLIST = "plist"
-    UNINSTALL_REGISTRY = "uninstall_registry"
-    PE_RESOURCE = "pe_resource"
-    DPKG = "dpkg"
-    RPM = "rpm"
-    SNAP = "snap"
-    FLATPAK = "flatpak"
-
-
-# Which OS each location kind and version kind belongs to (None: any OS); a path takes no object form.
-_CANDIDATE_OS: dict[CandidateKind, str | None] = {
-    CandidateKind.COMMAND: None, CandidateKind.APP_BUNDLE: "darwin", CandidateKind.FLATPAK: "linux",
-    CandidateKind.SNAP: "linux", CandidateKind.UNINSTALL_REGISTRY: "win32"}
-_CANDIDATE_FIELDS: dict[CandidateKind, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    # kind: (required fields, optional fields)
-    CandidateKind.COMMAND: (("name",), ()), CandidateKind.APP_BUNDLE: (("name",), ()),
-    CandidateKind.FLATPAK: (("app_id",), ()), CandidateKind.SNAP: (("name",), ()),
-    CandidateKind.UNINSTALL_REGISTRY: (("display_name_prefix", "file"), ()),
-}
-_VERSION_OS: dict[VersionKind, str | None] = {
-    VersionKind.PLIST: "darwin", VersionKind.UNINSTALL_REGISTRY: "win32", VersionKind.PE_RESOURCE: "win32",
-    VersionKind.NONE: None, VersionKind.DPKG: "linux", VersionKind.RPM: "linux", VersionKind.SNAP: "linux",
-    VersionKind.FLATPAK: "linux"}
-_VERSION_FIELDS: dict[VersionKind, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    # kind: (required fields, optional fields)
-    VersionKind.PLIST: ((), ()), VersionKind.PE_RESOURCE: ((), ()), VersionKind.NONE: ((), ()),
-    VersionKind.UNINSTALL_REGISTRY: (("display_name_prefix",), ()),
-    VersionKind.DPKG: (("package",), ()), VersionKind.RPM: (("package",), ()),
-    VersionKind.SNAP: ((), ("name",)), VersionKind.FLATPAK: ((), ("app_id",)),
-}
-
 
 class DeclarationError(InvalidFile):
     """A declaration broke a rule, in the form the documents use (SPEC 5.1):
@@ -316,12 +270,12 @@ def _candidate(value: Any, loc: Loc, os_name: str) -> Candidate:
         return Candidate(CandidateKind.PATH, path=rooted_path(value, loc, os_name))
     if not isinstance(value, dict):
         raise Invalid(loc, "must be a path or an object with 'kind'")
-    kind, values = _kinded(value, loc, os_name, _CANDIDATE_OS, _CANDIDATE_FIELDS)
+    kind, values = _kinded(value, loc, os_name, CANDIDATE_OS, CANDIDATE_FIELDS)
     return Candidate(kind, **values)
 
 
 def _version(value: Any, loc: Loc, os_name: str) -> VersionSource:
-    kind, values = _kinded(value, loc, os_name, _VERSION_OS, _VERSION_FIELDS)
+    kind, values = _kinded(value, loc, os_name, VERSION_OS, VERSION_FIELDS)
     return VersionSource(kind, **values)
 
 

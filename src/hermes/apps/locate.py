@@ -14,8 +14,9 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from hermes.apps.declaration import AppBlock, Candidate, CandidateKind, VersionKind, VersionSource
+from hermes.apps.declaration import AppBlock, Candidate, VersionSource
 from hermes.apps.host import Host
+from hermes.apps.kinds import CandidateKind, VersionKind
 from hermes.apps.versions import debian_upstream, sort_key
 
 _ENV_REFERENCE = re.compile(r"%([A-Za-z_][A-Za-z0-9_]*)%|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
