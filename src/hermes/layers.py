@@ -40,7 +40,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 
 # Standalone programs shipped with hermes; they import the SDK only, never hermes.
-STANDALONE: tuple[str, ...] = ("hermes.examples",)
+STANDALONE: tuple[str, ...] = ("hermes.examples", "hermes.builtin")
 
 
 def layer_of(module: str) -> int | None:

@@ -84,6 +84,11 @@ def shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def counted(count: int, noun: str) -> str:
+    """`1 tool`, `2 tools`: a count with its noun in the right number (nouns taking an -s)."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def suggestion(word: str, choices: Collection[str]) -> str:
     """` (did you mean 'client'?)` when a close match exists, else nothing."""
     import difflib  # only when a suggestion is needed: a start-up cost every command would pay

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from hermes.errors import ConfigError
 from hermes.home import Home
 from hermes.session.core import Session, SessionSettings
 from tests.support import CANARY, fast_entry, stdio_entry, unavailable, write_config
@@ -157,15 +158,32 @@ async def test_disabled_and_global_switches(home: Home) -> None:
         assert "enabled: false" in (await session.call("mcp__off__echo", {})).text
 
 
-async def test_platform_toolsets(home: Home) -> None:
-    write_config(home, {"mcp_servers": {"a": fast_entry("--lean"), "b": fast_entry("--lean")},
-                        "platform_toolsets": {"telegram": ["mcp-a", "web"], "discord": ["no_mcp"],
-                                              "slack": ["web"]}})
-    # The documents: `discord: [hermes-gateway]` means no GitHub tools on Discord.
-    expected = {"telegram": {"a"}, "discord": set(), "slack": set(), "cli": {"a", "b"}, None: {"a", "b"}}
+async def test_platform_toolsets_as_the_documents_write_them(home: Home) -> None:
+    # The user's documents (seed 002), word for word, plus a server no platform names.
+    write_config(home, {"mcp_servers": {"github": fast_entry("--lean"), "linear": fast_entry("--lean"),
+                                        "other": fast_entry("--lean")},
+                        "platform_toolsets": {"cli": ["hermes-cli", "file", "terminal", "mcp-github", "mcp-linear"],
+                                              "telegram": ["hermes-gateway", "mcp-github"],
+                                              "discord": ["hermes-gateway"]}})
+    own = {"builtin:file", "builtin:terminal"}
+    # `discord: [hermes-gateway]` means no GitHub tools on Discord; slack is not listed: every server.
+    expected = {"cli": {"github", "linear", *own}, "telegram": {"github", *own}, "discord": own,
+                "slack": {"github", "linear", "other", *own}, None: {"github", "linear", "other"}}
     for platform, servers in expected.items():
         async with Session(home, SessionSettings(platform=platform)) as session:
-            assert {t.server for t in session.surface().tools.values()} == servers, platform
+            tools = session.surface().tools.values()
+            assert {t.server for t in tools} == servers, platform
+            if own <= servers:
+                assert {"file_read", "file_edit", "terminal_run"} <= {t.name for t in tools}
+
+
+async def test_a_misspelt_toolset_is_refused_with_a_suggestion(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"github": fast_entry("--lean")},
+                        "platform_toolsets": {"cli": ["hermes-cli", "mcp-githb"]}})
+    with pytest.raises(ConfigError, match=r"platform_toolsets\.cli: unknown toolset 'mcp-githb' \(did you mean "
+                                          r"'mcp-github'\?\)"):
+        async with Session(home, SessionSettings(platform="cli")):
+            pass
 
 
 async def test_http_with_bearer_header_and_token_redacted(home: Home, http_server: Any,

@@ -40,7 +40,7 @@ def test_catalog_is_sorted_stable_and_keeps_hidden_lines() -> None:
     assert text == ("Tools available through tool_search, by source:\n"
                     "alpha (2 tools): create_issue, list_issues\n"
                     "blender (26 tools unavailable: Blender is not running. Start Blender, then try again.)\n"
-                    "zeta (1 tools): send-message\n")
+                    "zeta (1 tool): send-message\n")
     assert catalog_text(surface, list(reversed(HIDDEN))) == text  # type: ignore[arg-type]
     unknown = HiddenServer("blender", None, "Blender is not installed.")
     assert "blender (tools unavailable: Blender is not installed.)" in catalog_text(surface, [unknown])  # type: ignore[arg-type]
@@ -64,7 +64,7 @@ def test_search_finds_by_service_and_action_and_explains_misses() -> None:
     assert found[0].original == "create_issue" and text == ""
     found, text = search(surface, HIDDEN, "render a teapot")  # type: ignore[arg-type]
     assert found == []
-    assert "Available sources: alpha (2 tools), zeta (1 tools)." in text
+    assert "Available sources: alpha (2 tools), zeta (1 tool)." in text
     assert "- blender (26 tools unavailable: Blender is not running." in text and SEARCH_HINT in text
 
 
@@ -107,8 +107,9 @@ async def test_serve_deferred_offers_tool_search(home: Home) -> None:
 def test_cli_catalog_and_search(home: Home) -> None:
     write_config(home, {"mcp_servers": {"box": fast_entry("--lean")}})
     catalog = hermes("tools", "catalog", home=home)
-    assert catalog.returncode == 0 and "box (1 tools): ping" in catalog.stdout
+    assert catalog.returncode == 0 and "box (1 tool): ping" in catalog.stdout
     hit = hermes("tools", "search", "ping", "--json", home=home)
     assert json.loads(hit.stdout)["tools"][0]["name"] == "mcp__box__ping"
     miss = hermes("tools", "search", "teleport", home=home)
-    assert "No tool matched 'teleport'" in miss.stdout and "Available sources: box (1 tools)." in miss.stdout
+    assert "No tool matched 'teleport'" in miss.stdout
+    assert "Available sources: box (1 tool), file (6 tools), terminal (4 tools)." in miss.stdout

@@ -10,10 +10,10 @@ import pytest
 from hermes.config.model import ToolFilter
 from hermes.home import Home
 from hermes.tools.filters import filter_warnings, tool_allowed
-from hermes.tools.naming import registered_name, sanitize
+from hermes.tools.naming import owners, registered_name, sanitize
 from hermes.tools.results import MAX_OUTPUT, cap
 from hermes.tools.surface import ServerTools, build_surface
-from hermes.tools.toolsets import servers_for_platform
+from hermes.tools.toolsets import builtin_server, builtin_toolsets, servers_for_platform, toolset_problems
 
 
 def test_sanitize_and_register() -> None:
@@ -50,14 +50,39 @@ def test_both_include_and_exclude_warns() -> None:
     assert filter_warnings("s", ToolFilter(include=("a",))) == []
 
 
+FILE, TERMINAL = builtin_server("file"), builtin_server("terminal")
+
+
 def test_platform_toolsets() -> None:
-    servers = ["a", "b"]
-    config = {"tg": ("mcp-a", "web"), "dc": ("no_mcp", "mcp-a"), "sl": ("web",)}
-    assert servers_for_platform(servers, config, "tg") == {"a"}
-    assert servers_for_platform(servers, config, "dc") == set()
-    assert servers_for_platform(servers, config, "sl") == set()  # listed, naming no mcp-* toolset: none
-    assert servers_for_platform(servers, config, "other") == {"a", "b"}
-    assert servers_for_platform(servers, config, None) == {"a", "b"}
+    servers = ["a", "b", FILE, TERMINAL]
+    config = {"tg": ("mcp-a", "terminal"), "dc": ("no_mcp", "mcp-a", "hermes-gateway"), "sl": ("file",),
+              "cli": ("hermes-cli", "mcp-b")}
+    assert servers_for_platform(servers, config, "tg") == {"a", TERMINAL}
+    assert servers_for_platform(servers, config, "dc") == {FILE, TERMINAL}  # no_mcp: the agent's own only
+    assert servers_for_platform(servers, config, "sl") == {FILE}  # listed, naming no mcp-* toolset: no server
+    assert servers_for_platform(servers, config, "cli") == {"b", FILE, TERMINAL}
+    assert servers_for_platform(servers, config, "other") == {"a", "b", FILE, TERMINAL}  # unlisted: its preset
+    assert servers_for_platform(servers, config, None) == {"a", "b"}  # `mcp serve`: MCP servers only
+    assert builtin_toolsets(config, "sl") == ("file",)
+    assert builtin_toolsets({}, "cli") == ("file", "terminal") == builtin_toolsets({}, "telegram")
+    assert builtin_toolsets({"cli": ("mcp-a",)}, "cli") == ()
+    assert builtin_toolsets({}, None) == ()
+
+
+def test_an_unknown_toolset_is_named_with_a_suggestion() -> None:
+    config = {"cli": ("hermes-cli", "mcp-githb", "termnal"), "discord": ("hermes-gateway",)}
+    problems = toolset_problems(config, ["github", "linear"])
+    assert [key for key, _ in problems] == ["platform_toolsets.cli", "platform_toolsets.cli"]
+    assert "unknown toolset 'mcp-githb' (did you mean 'mcp-github'?)" in problems[0][1]
+    assert "unknown toolset 'termnal' (did you mean 'terminal'?)" in problems[1][1]
+    assert toolset_problems({"cli": ("hermes-cli", "file", "terminal", "mcp-github", "no_mcp")}, ["github"]) == []
+
+
+def test_the_agents_own_tools_are_named_by_their_toolset() -> None:
+    assert registered_name(FILE, "read") == "file_read"
+    assert registered_name("file", "read") == "mcp__file__read"  # a configured server called `file`
+    assert owners("file_read", ["file", FILE, TERMINAL]) == [FILE]
+    assert owners("mcp__file__read", ["file", FILE]) == ["file"]
 
 
 def test_an_include_list_registers_only_what_it_names_utilities_too() -> None:

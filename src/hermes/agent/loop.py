@@ -35,6 +35,7 @@ from hermes.session.core import Session
 from hermes.tools.call_result import Outcome
 from hermes.tools.deferred import SEARCH_TOOL, found_tools
 from hermes.tools.surface import SurfaceTool
+from hermes.validation import counted
 
 SEARCH_DEFINITION = tool_definition(
     SEARCH_TOOL, "Find tools by service and action (for example 'github create issue'); it answers with each tool's "
@@ -114,7 +115,7 @@ class PlannedCall:
 
 def _server_states(session: Session) -> dict[str, str]:
     """Per server, one phrase a notice can compare: how many tools, or why none."""
-    states = {server: f"available ({len(tools)} tool{'' if len(tools) == 1 else 's'})"
+    states = {server: f"available ({counted(len(tools), 'tool')})"
               for server, tools in session.surface().servers()}
     for missing in session.unavailable():
         states[missing.server] = f"unavailable: {missing.sentence}"

@@ -37,7 +37,7 @@ Ctrl-C during an answer stops that turn (running tools are cancelled on their se
 @click.option("-r", "--resume", "resume", is_flag=False, flag_value="", default=None, metavar="[ID]",
               help="Take up a saved chat: its id (or the start of it); alone, a list to choose from.")
 @click.option("-c", "--continue", "keep_going", is_flag=True, help="Take up the newest saved chat of this folder.")
-@platform_option
+@platform_option()
 @wait_option
 @json_option
 def chat_command(query: str | None, model: str | None, base_url: str | None, yes: bool, deferred: bool | None,
@@ -228,8 +228,9 @@ def _banner(chat: Any) -> None:
         + (f", {len(missing)} servers unavailable (/status)" if missing else "")
         + (f", skills: {', '.join(loaded)}" if loaded else "") + ". /help lists commands.", err=True)
     from hermes.mcp.states import ConnectionState
+    from hermes.tools.toolsets import shown_server
 
-    slow = sorted(name for name, snapshot in chat.session.snapshots().items()
+    slow = sorted(shown_server(name) for name, snapshot in chat.session.snapshots().items()
                   if snapshot.state is ConnectionState.STARTING)
     if slow:
         say(f"still starting: {', '.join(slow)}; their tools join when they are ready.", err=True)

@@ -243,7 +243,7 @@ def login_command(name: str, timeout: float, no_browser: bool) -> None:
 @mcp_group.command("serve")
 @click.option("--http", "http", is_flag=True, help="Serve Streamable HTTP on loopback instead of stdio.")
 @click.option("--port", type=int, default=0, show_default=True, help="Port for --http (0 picks a free one).")
-@platform_option
+@platform_option(None)
 @click.option("--deferred", is_flag=True, help="Offer one tool_search tool with a catalog instead of every schema.")
 @click.option("--only", "only", metavar="NAME", shell_complete=complete_servers,
               help="Serve this one configured server only.")

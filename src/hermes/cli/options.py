@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 import click
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 
@@ -20,8 +25,12 @@ def _known_platform(ctx: click.Context, param: click.Parameter, value: str | Non
     return value
 
 
-platform_option = click.option("--platform", callback=_known_platform, expose_value=True,
-                               help="Platform whose toolsets apply (cli, telegram, discord, … or one named under "
-                                    "platform_toolsets).")
+def platform_option(default: str | None = "cli") -> Callable[[F], F]:
+    """`--platform`: whose `platform_toolsets` apply. The agent's commands are the CLI platform's;
+    `mcp serve` (default None) offers every MCP server and none of the agent's own toolsets."""
+    where = "cli" if default else "every MCP server, none of the agent's own toolsets"
+    return click.option("--platform", callback=_known_platform, default=default, expose_value=True,
+                        help=f"Platform whose toolsets apply (cli, telegram, discord, … or one named under "
+                             f"platform_toolsets; default: {where}).")
 wait_option = click.option("--wait", "wait", type=click.FloatRange(min=0), default=5.0, show_default=True,
                            help="Seconds to wait for slow servers; those still starting are shown as 'starting'.")

@@ -24,7 +24,7 @@ def tools_group() -> None:
 
 
 @tools_group.command("list")
-@platform_option
+@platform_option()
 @wait_option
 @json_option
 def list_command(platform: str | None, wait: float, as_json: bool) -> None:
@@ -70,8 +70,10 @@ def _server_for(name: str, home: Home) -> frozenset[str] | None:
     """Start only the server a registered name belongs to; None (all) when it is not clear."""
     from hermes.session.servers import configured_servers
     from hermes.tools.naming import owners
+    from hermes.tools.toolsets import BUILTIN_TOOLSETS, builtin_server
 
-    found = owners(name, configured_servers(home, ConfigStore(home).load()))
+    builtins = [builtin_server(toolset) for toolset in BUILTIN_TOOLSETS]
+    found = owners(name, [*configured_servers(home, ConfigStore(home).load()), *builtins])
     return frozenset(found) or None
 
 
@@ -79,7 +81,7 @@ def _server_for(name: str, home: Home) -> frozenset[str] | None:
 @click.argument("name", shell_complete=complete_tools)
 @click.option("--args", "raw_args", default="{}", help="Arguments as a JSON object.")
 @click.option("--yes", "-y", is_flag=True, help="Answer a server's questions with their defaults (no prompts).")
-@platform_option
+@platform_option()
 @json_option
 def call_command(name: str, raw_args: str, yes: bool, platform: str | None, as_json: bool) -> None:
     """Call one tool by its registered name; exit 1 if the tool reports an error.
@@ -141,7 +143,7 @@ def missing_arguments(schema: dict[str, Any], arguments: dict[str, Any], name: s
 
 @tools_group.command("describe")
 @click.argument("name", shell_complete=complete_tools)
-@platform_option
+@platform_option()
 @json_option
 def describe_command(name: str, platform: str | None, as_json: bool) -> None:
     """One tool: its description and parameters (--json: the whole definition, input schema included)."""
@@ -238,7 +240,7 @@ def _tags(meta: Any) -> list[str]:
 
 
 @tools_group.command("catalog")
-@platform_option
+@platform_option()
 @json_option
 def catalog_command(platform: str | None, as_json: bool) -> None:
     """The deferred tool catalog text a model would see (byte-stable for the same state)."""
@@ -258,7 +260,7 @@ def catalog_command(platform: str | None, as_json: bool) -> None:
 
 @tools_group.command("search")
 @click.argument("query")
-@platform_option
+@platform_option()
 @json_option
 def search_command(query: str, platform: str | None, as_json: bool) -> None:
     """What `tool_search` answers for QUERY: matching tools, or what exists and why not."""

@@ -27,10 +27,11 @@ from hermes.session.roster import Roster
 from hermes.tools import utilities
 from hermes.tools.call_result import CallResult, NotAvailable, Ok, ToolError
 from hermes.tools.filters import tool_allowed
-from hermes.tools.naming import owners, registered_name
+from hermes.tools.naming import owners, prefix, registered_name
 from hermes.tools.pins import ChangedTool
 from hermes.tools.results import RenderedResult, ResultFiles, budget_of, clean_result, render_result
 from hermes.tools.surface import Surface, SurfaceTool
+from hermes.tools.toolsets import BUILTIN_TOOLSETS, builtin_server
 from hermes.validation import suggestion
 
 
@@ -120,6 +121,11 @@ class Calls:
         roster = self._roster
         snapshots = roster.snapshots()
         surface = self._surface()
+        for toolset in BUILTIN_TOOLSETS:
+            if name.startswith(prefix(builtin_server(toolset))) and builtin_server(toolset) not in snapshots:
+                where = f"platform '{roster.platform}' (add it under platform_toolsets.{roster.platform} in " \
+                        f"config.yaml)" if roster.platform else "a session without a platform (`hermes mcp serve`)"
+                return self._failed(f"The agent's own toolset '{toolset}' is not enabled for {where}.")
         for server in owners(name, snapshots):
             snapshot = snapshots[server]
             if server not in roster.platform_servers():

@@ -102,6 +102,7 @@ class Session:
         config = self.store.load()
         variables = self.store.variables(self._environ)  # a broken .env fails here, whole
         self.home.ensure()
+        self.lifecycle.apply(config, variables)  # a config error is raised as itself, before any task runs
         async with AsyncExitStack() as stack:
             stack.enter_context(redacted_file_logging(self.home.logs / "hermes.log", self.redactor))
             tasks = await stack.enter_async_context(anyio.create_task_group())
@@ -109,7 +110,6 @@ class Session:
             stack.push_async_callback(self._stop_all)
             await tasks.start(self._background.run)
             try:
-                self.lifecycle.apply(config, variables)
                 await self.lifecycle.start(tasks, list(self.lifecycle.desired), wait=self.settings.start_wait)
             except BaseException as exc:
                 _hurry_if_interrupted(self._watchdog, type(exc))

@@ -25,6 +25,7 @@ from hermes.apps.status import AppStatus
 from hermes.config.model import HermesConfig, ServerConfig
 from hermes.config.project import load_project
 from hermes.config.resolve import ResolvedServer, resolve_server
+from hermes.errors import ConfigError
 from hermes.home import Home
 from hermes.mcp.connection import RestartPolicy, ServerConnection
 from hermes.mcp.endpoint import LiveEndpointSource
@@ -37,7 +38,7 @@ from hermes.security.redact import Redactor
 from hermes.session.servers import DesiredServer, desired_servers
 from hermes.session.why import PUBLISH_GRACE, why_unavailable
 from hermes.tools.filters import filter_warnings
-from hermes.tools.toolsets import servers_for_platform
+from hermes.tools.toolsets import builtin_toolsets, servers_for_platform, toolset_problems
 from hermes.tools.unavailable import Unavailable
 
 
@@ -136,14 +137,20 @@ class Lifecycle:
                                os_name=self.host.os_name, now=time.monotonic(), grace=self.settings.publish_grace)
 
     def apply(self, config: HermesConfig, variables: Mapping[str, str]) -> None:
-        """Which servers should run for this config (nothing starts or stops here)."""
+        """Which servers should run for this config (nothing starts or stops here); a toolset name
+        under platform_toolsets that names nothing is a ConfigError, and nothing changes."""
         plugins = load_enabled(self.home, config)
         project = load_project(self.home, self.settings.project) if self.settings.project else None
+        every = desired_servers(config, plugins, include_disabled=True, project=project)
+        names = {*every.servers, *(s.name for s in every.shadowed)}
+        for key, rule in toolset_problems(config.platform_toolsets, names):
+            raise ConfigError(rule, path=self.home.config, key=key)
         self.config = config
         self._opener.sandbox_mode = config.mcp.sandbox
         self._variables = dict(variables)
         self.desired = desired_servers(config, plugins, only=self.settings.only,
-                                       include_disabled=self.settings.include_disabled, project=project).servers
+                                       include_disabled=self.settings.include_disabled, project=project,
+                                       builtins=builtin_toolsets(config.platform_toolsets, self.platform)).servers
         self.plugins = plugins
         self.warnings = [w for d in self.desired.values() for w in filter_warnings(d.name, d.config.tools)]
         self.warnings += plugins.warnings

@@ -9,14 +9,16 @@ user's own server of the same name. No SDK import here: `list` must stay fast.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hermes.config.model import HermesConfig, ServerConfig
+from hermes.config.model import HermesConfig, PinPolicy, ServerConfig, ToolFilter
 from hermes.config.project import ProjectServers
 from hermes.home import Home
+from hermes.tools.toolsets import builtin_server
 
 if TYPE_CHECKING:  # types only: a listing without plugins must not pay for the app machinery
     from hermes.apps.declaration import ServerDeclaration
@@ -62,9 +64,24 @@ def _disabled_reason(config: HermesConfig, entry: ServerConfig, source: str) -> 
     return None
 
 
+BUILTIN_SOURCE = "built-in"
+_BUILTIN_FILES = Path(__file__).resolve().parent.parent / "builtin"
+# Longer than the terminal's own longest timeout, so that a command's timeout is the one that speaks.
+_BUILTIN_CALL_TIMEOUT = 3700.0
+
+
+def builtin_config(toolset: str) -> ServerConfig:
+    """The agent's own toolset as a stdio server: its file run by this Python, in the default sandbox."""
+    script = _BUILTIN_FILES / f"{'files' if toolset == 'file' else toolset}_server.py"
+    return ServerConfig(command=sys.executable, args=(str(script),), timeout=_BUILTIN_CALL_TIMEOUT,
+                        pin=PinPolicy.OFF, tools=ToolFilter(resources=False, prompts=False))
+
+
 def desired_servers(config: HermesConfig, plugins: LoadedPlugins | None = None, *,
                     only: frozenset[str] | set[str] | None = None,
-                    include_disabled: bool = False, project: ProjectServers | None = None) -> ServerSet:
+                    include_disabled: bool = False, project: ProjectServers | None = None,
+                    builtins: tuple[str, ...] = ()) -> ServerSet:
+    """`builtins`: the agent's own toolsets this session's platform gets (`file`, `terminal`)."""
     result = ServerSet()
 
     def add(server: DesiredServer) -> None:
@@ -103,6 +120,8 @@ def desired_servers(config: HermesConfig, plugins: LoadedPlugins | None = None, 
                               plugin.declarations.get(name), plugin.app_name))
     if project is not None and not project.trusted:
         add_project(project)
+    for toolset in builtins:
+        add(DesiredServer(builtin_server(toolset), builtin_config(toolset), BUILTIN_SOURCE))
     return result
 
 

@@ -21,7 +21,9 @@ from hermes.security.invisible import one_line
 from hermes.tools.naming import prefix
 from hermes.tools.search import ToolIndex, documents_of
 from hermes.tools.surface import Surface, SurfaceTool
+from hermes.tools.toolsets import shown_server
 from hermes.tools.vectors import Meaning, Recent, VectorFile
+from hermes.validation import counted
 
 if TYPE_CHECKING:
     from hermes.tools.encoder import SentenceEncoder
@@ -63,7 +65,7 @@ def catalog_text(surface: Surface, hidden: list[HiddenServer]) -> str:
     lines: list[tuple[str, str]] = []
     for server, tools in surface.servers():
         names = ", ".join(sorted(_catalog_name(t) for t in tools))
-        lines.append((server, f"{server} ({len(tools)} tools): {names}"))
+        lines.append((server, f"{shown_server(server)} ({counted(len(tools), 'tool')}): {names}"))
     lines += [(h.server, h.line()) for h in hidden]
     body = "\n".join(text for _, text in sorted(lines))
     return "Tools available through tool_search, by source:\n" + (body or "(none)") + "\n"
@@ -102,7 +104,8 @@ class SearchIndex:
         found = [self.surface.tools[d.key] for d in self._index.search(query, _MAX_RESULTS, closeness)]
         if found:
             return found, ""
-        sources = [f"{server} ({len(tools)} tools)" for server, tools in self.surface.servers()]
+        sources = [f"{shown_server(server)} ({counted(len(tools), 'tool')})"
+                   for server, tools in self.surface.servers()]
         lines = [f"No tool matched '{one_line(query, 200)}'."]
         lines.append("Available sources: " + (", ".join(sources) if sources else "none") + ".")
         if hidden:

@@ -1,10 +1,13 @@
-"""Registered tool names: `mcp__<server>__<tool>`, sanitized and at most 64 characters."""
+"""Registered tool names: `mcp__<server>__<tool>` (the agent's own: `<toolset>_<tool>`), sanitized
+and at most 64 characters."""
 
 from __future__ import annotations
 
 import hashlib
 import re
 from collections.abc import Iterable
+
+from hermes.tools.toolsets import is_builtin, toolset_name
 
 MAX_NAME = 64
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]")
@@ -23,7 +26,10 @@ def clamp(name: str) -> str:
 
 
 def prefix(server: str) -> str:
-    """`mcp__<server>__`: what every registered name of `server` starts with."""
+    """`mcp__<server>__` (`file_` for the built-in toolset `file`): what every registered name of
+    `server` starts with."""
+    if is_builtin(server):
+        return f"{toolset_name(server)}_"
     return f"mcp__{sanitize(server)}__"
 
 
