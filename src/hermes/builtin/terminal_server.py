@@ -159,7 +159,7 @@ class Jobs:
             return "No background commands."
         return "\n".join(f"{job.number}: {job.status()}: {job.command}" for job in self._jobs.values())
 
-    async def stop_all(self) -> None:
+    def stop_all(self) -> None:
         for job in self._jobs.values():
             if job.returncode is None:
                 _kill_group(job.process, signal.SIGKILL)
@@ -234,7 +234,7 @@ async def _jobs() -> AsyncIterator[Jobs]:
         try:
             yield jobs
         finally:
-            await jobs.stop_all()
+            jobs.stop_all()
 
 
 async def main() -> None:

@@ -42,13 +42,13 @@ class CatalogEntryError(InvalidFile):
     """A catalog manifest broke a rule."""
 
 
-
 class CatalogAuth(StrEnum):
     """How a catalog server's user proves who they are."""
 
     NONE = "none"
     API_KEY = "api_key"  # a key the user pastes, kept in .env
     OAUTH = "oauth"  # a sign-in in the browser
+
 
 @dataclass(frozen=True)
 class StdioLaunch:

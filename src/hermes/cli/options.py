@@ -28,7 +28,7 @@ def _known_platform(ctx: click.Context, param: click.Parameter, value: str | Non
 def platform_option(default: str | None = "cli") -> Callable[[F], F]:
     """`--platform`: whose `platform_toolsets` apply. The agent's commands are the CLI platform's;
     `mcp serve` (default None) offers every MCP server and none of the agent's own toolsets."""
-    where = "cli" if default else "every MCP server, none of the agent's own toolsets"
+    where = default or "every MCP server, none of the agent's own toolsets"
     return click.option("--platform", callback=_known_platform, default=default, expose_value=True,
                         help=f"Platform whose toolsets apply (cli, telegram, discord, … or one named under "
                              f"platform_toolsets; default: {where}).")

@@ -70,10 +70,9 @@ def _server_for(name: str, home: Home) -> frozenset[str] | None:
     """Start only the server a registered name belongs to; None (all) when it is not clear."""
     from hermes.session.servers import configured_servers
     from hermes.tools.naming import owners
-    from hermes.tools.toolsets import BUILTIN_TOOLSETS, builtin_server
+    from hermes.tools.toolsets import BUILTIN_SERVERS
 
-    builtins = [builtin_server(toolset) for toolset in BUILTIN_TOOLSETS]
-    found = owners(name, [*configured_servers(home, ConfigStore(home).load()), *builtins])
+    found = owners(name, [*configured_servers(home, ConfigStore(home).load()), *BUILTIN_SERVERS])
     return frozenset(found) or None
 
 

@@ -38,7 +38,7 @@ from hermes.mcp.outcomes import Ended, Exited, Failed, Mailbox, Stopped
 from hermes.mcp.requests import list_all_tools
 from hermes.mcp.task_extension import TasksExtension
 from hermes.mcp.transports import Link, TransportOpener
-from hermes.security.invisible import visible, visible_value
+from hermes.security.clean import clean_text, clean_value
 
 CLIENT_INFO = types.Implementation(name="hermes", version=__version__)
 _LISTEN_RETRY, _LISTEN_RETRY_MAX = 1.0, 30.0
@@ -250,7 +250,7 @@ class Attempt:
 
     def _clean(self, reason: str) -> str:
         """A failure reason may quote what a server said: redacted and visible, like its results."""
-        return visible(self._opener.redactor(reason))
+        return clean_text(reason, self._opener.redactor)
 
     def _redacted(self, tools: list[types.Tool]) -> list[types.Tool]:
         """Definitions as the server gave them, minus any secret it echoes (a token it was started
@@ -259,10 +259,10 @@ class Attempt:
         redact = self._opener.redactor
 
         def text(value: str) -> str:
-            return visible(redact(value))
+            return clean_text(value, redact)
 
         def value(data: Any) -> Any:
-            return visible_value(redact.value(data))
+            return clean_value(data, redact)
 
         clean = []
         for tool in tools:

@@ -119,7 +119,7 @@ def _sessions() -> dict[int, list[int]]:
     with contextlib.suppress(OSError):
         for entry in os.scandir("/proc"):
             if entry.name.isdigit():
-                with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+                with contextlib.suppress(OSError):  # gone, or another user's
                     members.setdefault(os.getsid(int(entry.name)), []).append(int(entry.name))
     return members
 

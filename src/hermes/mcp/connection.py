@@ -60,7 +60,7 @@ from hermes.mcp.snapshot import ConnectionSnapshot, ServerNotConnected
 from hermes.mcp.states import WAITING_FOR_RELOAD, ConnectionState
 from hermes.mcp.tasks import Progress, call_as_task, runs_as_task
 from hermes.mcp.transports import TransportOpener
-from hermes.security.invisible import visible
+from hermes.security.clean import clean_text
 
 __all__ = ["RestartPolicy", "ServerConnection", "ServerNotConnected"]
 T = TypeVar("T")
@@ -228,7 +228,7 @@ class ServerConnection:
         except Exception as exc:  # the watcher survives anything a runtime file holds
             identity, facts = None, AppFacts(Finding.FILE_INVALID,
                                              f"the runtime file could not be used ({type(exc).__name__})")
-        self._observed(identity, replace(facts, detail=visible(self._opener.redactor(facts.detail))))
+        self._observed(identity, replace(facts, detail=clean_text(facts.detail, self._opener.redactor)))
 
     def _observed(self, identity: Identity | None, facts: AppFacts) -> None:
         previous = self._last_look

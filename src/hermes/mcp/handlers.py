@@ -27,7 +27,8 @@ from pydantic import BaseModel
 
 from hermes.config.agent_settings import SamplingSettings
 from hermes.files import BoundedLog
-from hermes.security.invisible import visible, visible_value
+from hermes.security.clean import clean_text, clean_value
+from hermes.security.invisible import visible_value
 from hermes.security.redact import Redactor
 
 SamplingResult = types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData
@@ -132,14 +133,14 @@ class ServerCallbacks:
         """A server's log message goes into its log file, redacted, like its stderr."""
         data = params.data if isinstance(params.data, str) else json.dumps(params.data, default=str)
         source = f" {params.logger}" if params.logger else ""
-        line = visible(self.redactor(f"[{params.level}{source}] {data}"))
+        line = clean_text(f"[{params.level}{source}] {data}", self.redactor)
         with contextlib.suppress(OSError, ValueError):
             if self._log is None:
                 self._log = BoundedLog(self.log_path)
             self._log.write(line.replace("\n", "\n    ") + "\n")
             self._log.flush()
         if self.handlers.logging is not None:
-            redacted = params.model_copy(update={"data": visible_value(self.redactor.value(params.data))})
+            redacted = params.model_copy(update={"data": clean_value(params.data, self.redactor)})
             await self.handlers.logging(self.server, redacted)
 
     async def resource_updated(self, uri: str) -> None:

@@ -21,17 +21,17 @@ from hermes.mcp.sdk import connection_closed, timed_out
 from hermes.mcp.snapshot import ServerNotConnected
 from hermes.mcp.supervisor import Supervisor
 from hermes.mcp.tasks import Progress
-from hermes.security.invisible import visible, visible_value
+from hermes.security.clean import clean_text, clean_value
 from hermes.security.redact import Redactor
 from hermes.session.roster import Roster
 from hermes.tools import utilities
 from hermes.tools.call_result import CallResult, NotAvailable, Ok, ToolError
 from hermes.tools.filters import tool_allowed
-from hermes.tools.naming import owners, prefix, registered_name
+from hermes.tools.naming import owners, registered_name
 from hermes.tools.pins import ChangedTool
 from hermes.tools.results import RenderedResult, ResultFiles, budget_of, clean_result, render_result
 from hermes.tools.surface import Surface, SurfaceTool
-from hermes.tools.toolsets import BUILTIN_TOOLSETS, builtin_server
+from hermes.tools.toolsets import BUILTIN_SERVERS, shown_server
 from hermes.validation import suggestion
 
 
@@ -47,7 +47,7 @@ class Calls:
         self._held_back = held_back
 
     def _failed(self, text: str, **extra: Any) -> ToolError:
-        return ToolError(visible(self._redactor(text)), **extra)
+        return ToolError(clean_text(text, self._redactor), **extra)
 
     async def call(self, name: str, arguments: dict[str, Any], *, on_progress: Progress | None = None) -> CallResult:
         roster = self._roster
@@ -113,19 +113,19 @@ class Calls:
                                                         utilities.prompt_arguments(arguments)))
             rendered = utilities.prompt_messages(prompt)
         redact = self._redactor
-        structured = visible_value(redact.value(rendered.structured)) if rendered.structured is not None else None
-        return RenderedResult(visible(redact(rendered.text)), structured, rendered.is_error)
+        structured = clean_value(rendered.structured, redact) if rendered.structured is not None else None
+        return RenderedResult(clean_text(rendered.text, redact), structured, rendered.is_error)
 
     async def _not_on_surface(self, name: str) -> CallResult:
         """Why `name` is not a tool on the surface, as precisely as can be told."""
         roster = self._roster
         snapshots = roster.snapshots()
         surface = self._surface()
-        for toolset in BUILTIN_TOOLSETS:
-            if name.startswith(prefix(builtin_server(toolset))) and builtin_server(toolset) not in snapshots:
+        for server in owners(name, BUILTIN_SERVERS):
+            if server not in snapshots:
                 where = f"platform '{roster.platform}' (add it under platform_toolsets.{roster.platform} in " \
                         f"config.yaml)" if roster.platform else "a session without a platform (`hermes mcp serve`)"
-                return self._failed(f"The agent's own toolset '{toolset}' is not enabled for {where}.")
+                return self._failed(f"The agent's own toolset '{shown_server(server)}' is not enabled for {where}.")
         for server in owners(name, snapshots):
             snapshot = snapshots[server]
             if server not in roster.platform_servers():

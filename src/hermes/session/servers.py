@@ -72,7 +72,7 @@ _BUILTIN_CALL_TIMEOUT = 3700.0
 
 def builtin_config(toolset: str) -> ServerConfig:
     """The agent's own toolset as a stdio server: its file run by this Python, in the default sandbox."""
-    script = _BUILTIN_FILES / f"{'files' if toolset == 'file' else toolset}_server.py"
+    script = _BUILTIN_FILES / f"{toolset}_server.py"
     return ServerConfig(command=sys.executable, args=(str(script),), timeout=_BUILTIN_CALL_TIMEOUT,
                         pin=PinPolicy.OFF, tools=ToolFilter(resources=False, prompts=False))
 

@@ -25,7 +25,7 @@ from hermes.mcp.requests import (
 from hermes.mcp.snapshot import ServerNotConnected
 from hermes.mcp.states import ConnectionState
 from hermes.mcp.supervisor import Supervisor
-from hermes.security.invisible import visible
+from hermes.security.clean import clean_text
 from hermes.security.redact import Redactor
 from hermes.session.roster import Roster
 
@@ -96,7 +96,7 @@ class Upstream:
                                  f"it offers no {kind} now")
 
     def _text(self, value: str) -> str:
-        return visible(self._redactor(value))
+        return clean_text(value, self._redactor)
 
     async def read_resource(self, server: str, uri: str) -> types.ReadResourceResult:
         result = await self._server(server, "resources").request(ReadResource(uri))

@@ -15,7 +15,6 @@ import binascii
 import hashlib
 import json
 import mimetypes
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from typing import Any
 import mcp_types as types
 
 from hermes.files import trim_folder, write_private
-from hermes.security.invisible import visible
+from hermes.security.clean import Redact, clean_text, clean_value
 
 MAX_OUTPUT = 2_000_000
 MIN_BUDGET = 1_000  # a server's hint below this would leave the model nothing to read
@@ -137,37 +136,18 @@ def _fewer_blocks(result: types.CallToolResult) -> list[types.ContentBlock]:
             types.TextContent(type="text", text=f"[{omitted} more content blocks omitted by hermes]")]
 
 
-def _cleaned(data: Any, text: Callable[[str], str]) -> Any:
-    """A JSON value with `text` applied to every string in it, keys too; the very same object where
-    nothing changed (most results hold no secret: copying them would be most of a call's cost)."""
-    if isinstance(data, str):
-        return text(data)
-    if isinstance(data, dict):
-        pairs = [(text(str(key)), _cleaned(value, text)) for key, value in data.items()]
-        unchanged = all(new_key is key and new_value is value
-                        for (new_key, new_value), (key, value) in zip(pairs, data.items(), strict=True))
-        return data if unchanged else dict(pairs)
-    if isinstance(data, list | tuple):
-        items = [_cleaned(item, text) for item in data]
-        return data if all(new is old for new, old in zip(items, data, strict=True)) else items
-    return data
-
-
-def clean_result(result: types.CallToolResult, redact: Callable[[str], str]) -> types.CallToolResult:
+def clean_result(result: types.CallToolResult, redact: Redact) -> types.CallToolResult:
     """The result as it may leave hermes: every text in it redacted (a server may echo back what it
     was configured with, a token in its arguments, a header, on success as much as in an error)
     and made visible (no hidden characters, see `hermes.security.invisible`). A result with nothing
     to hide or cut is returned as it came."""
 
-    def text(value: str) -> str:
-        return visible(redact(value))
-
     def clean(block: types.ContentBlock) -> types.ContentBlock:
         if isinstance(block, types.TextContent):
-            cleaned = text(block.text)
+            cleaned = clean_text(block.text, redact)
             return block if cleaned is block.text else block.model_copy(update={"text": cleaned})
         if isinstance(block, types.EmbeddedResource) and isinstance(block.resource, types.TextResourceContents):
-            cleaned = text(block.resource.text)
+            cleaned = clean_text(block.resource.text, redact)
             if cleaned is block.resource.text:
                 return block
             return block.model_copy(update={"resource": block.resource.model_copy(update={"text": cleaned})})
@@ -180,7 +160,7 @@ def clean_result(result: types.CallToolResult, redact: Callable[[str], str]) -> 
         update["content"] = content
     for field in ("structured_content", "meta"):
         value = getattr(result, field)
-        cleaned = _cleaned(value, text) if value is not None else None
+        cleaned = clean_value(value, redact) if value is not None else None
         if cleaned is not value:
             update[field] = cleaned
     return result.model_copy(update=update) if update else result

@@ -47,13 +47,17 @@ def is_builtin(server: str) -> bool:
     return server.startswith(BUILTIN_PREFIX)
 
 
+# The server each built-in toolset runs as.
+BUILTIN_SERVERS = tuple(builtin_server(toolset) for toolset in BUILTIN_TOOLSETS)
+
+
 def shown_server(server: str) -> str:
     """A server's name as the user and the model read it: a built-in toolset by its own name (`file`)."""
     return server.removeprefix(BUILTIN_PREFIX)
 
 
 def toolset_name(server: str) -> str:
-    return server.removeprefix(BUILTIN_PREFIX) if is_builtin(server) else f"{PREFIX}{server}"
+    return shown_server(server) if is_builtin(server) else f"{PREFIX}{server}"
 
 
 def _named(platform_toolsets: Mapping[str, tuple[str, ...]], platform: str) -> tuple[str, ...] | None:

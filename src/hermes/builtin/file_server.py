@@ -1,6 +1,6 @@
 """The `file` toolset: the agent's own tools to read, write, edit, list, glob and grep files.
 
-Run by hermes as a stdio MCP server in the session's sandbox (`python files_server.py`): the
+Run by hermes as a stdio MCP server in the session's sandbox (`python file_server.py`): the
 sandbox decides what may be read and written (the working folder writable, secret stores hidden,
 what the user granted), so a path the sandbox hides is simply not there. It imports the SDK and
 the standard library only, never hermes. Paths are relative to the working folder unless absolute.
@@ -122,8 +122,14 @@ def read(path: str, offset: int = 1, limit: int = MAX_READ_LINES) -> str:
 
 
 def _write_atomically(target: Path, data: bytes, mode: int | None) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, scratch = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    """Replace `target` whole or not at all. (hermes.files.atomic_write does the same for hermes's own
+    files; this server imports nothing of hermes, and keeps the file's mode rather than making it private.)"""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, scratch = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except PermissionError:
+        raise FileToolError(f"{target} cannot be written here (no permission, or outside what the sandbox "
+                            f"lets the agent change)") from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -147,11 +153,7 @@ def write(path: str, content: str) -> str:
     if target.is_dir():
         raise FileToolError(f"{target} is a folder")
     mode = target.stat().st_mode if target.exists() else None
-    try:
-        _write_atomically(target, data, mode)
-    except PermissionError:
-        raise FileToolError(f"{target} cannot be written here (no permission, or outside what the sandbox "
-                            f"lets the agent change)") from None
+    _write_atomically(target, data, mode)
     return f"Wrote {len(data)} bytes to {target}."
 
 
@@ -178,11 +180,7 @@ def edit(path: str, old_text: str, new_text: str, replace_all: bool = False) -> 
         raise FileToolError(f"old_text occurs {found} times in {target}; give more surrounding text to make it "
                             f"unique, or set replace_all")
     changed = text.replace(old_text, new_text) if replace_all else text.replace(old_text, new_text, 1)
-    try:
-        _write_atomically(target, changed.encode("utf-8", errors="surrogateescape"), info.st_mode)
-    except PermissionError:
-        raise FileToolError(f"{target} cannot be written here (no permission, or outside what the sandbox "
-                            f"lets the agent change)") from None
+    _write_atomically(target, changed.encode("utf-8", errors="surrogateescape"), info.st_mode)
     return f"Replaced {found if replace_all else 1} occurrence{'s' if replace_all and found > 1 else ''} in {target}."
 
 
