@@ -75,6 +75,39 @@ async def test_a_long_file_is_read_in_pages(home: Home, work: Path) -> None:
         assert last.splitlines() == ["  4999\tline 4999", "  5000\tline 5000"]
 
 
+async def test_hostile_files_neither_hang_nor_exhaust_the_file_tools(home: Home, work: Path) -> None:
+    os.mkfifo(work / "pipe")  # opening it would block until a writer came
+    (work / "endless.txt").write_bytes(b"x" * 30_000_000)  # one line, no newline
+    (work / "second.txt").write_bytes(b"a\n" + b"y" * 300_000 + b"\nc\n")  # a line over a page
+    folders = [work / "d"]
+    for _ in range(1100):  # deeper than Python's recursion limit (made one folder at a time for that reason)
+        folders.append(folders[-1] / "d")
+    for folder in folders:
+        folder.mkdir()
+    (folders[-1] / "f.txt").write_text("hello from the depths\n")
+    try:
+        await _look_at_hostile_files(home)
+    finally:  # deepest first: pytest's own clean-up (shutil.rmtree) recurses and cannot remove it
+        (folders[-1] / "f.txt").unlink()
+        for folder in reversed(folders):
+            folder.rmdir()
+
+
+async def _look_at_hostile_files(home: Home) -> None:
+    async with Session(home, SessionSettings(platform="cli")) as session:
+        assert "not a regular file" in await _call(session, "file_read", path="pipe")
+        endless = await _call(session, "file_read", path="endless.txt")
+        assert endless.startswith("     1\txxx") and "more bytes]" in endless and len(endless) < 10_000
+        second = (await _call(session, "file_read", path="second.txt")).splitlines()
+        assert second[0] == "     1\ta" and second[1].startswith("     2\tyyy") and second[2] == "     3\tc"
+        found = await _call(session, "file_grep", pattern="depths")
+        assert "/d/f.txt:1:hello from the depths\n[1 file over 2097152 bytes not searched]" in found
+        assert (await _call(session, "file_glob", pattern="f.txt")).endswith("/d/f.txt")
+        assert "other   pipe" in await _call(session, "file_list")
+        typo = await _call(session, "file_raed", path="x")
+        assert typo == "The agent's own toolset 'file' has no tool named 'file_raed' (did you mean 'file_read'?)."
+
+
 async def test_the_terminal_runs_commands_stops_them_at_their_timeout_and_keeps_background_ones(
         home: Home, work: Path) -> None:
     async with Session(home, SessionSettings(platform="cli")) as session:

@@ -19,9 +19,9 @@ import re
 import stat
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import ParamSpec
+from typing import BinaryIO, ParamSpec
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -37,7 +37,9 @@ MAX_EDIT_FILE_BYTES = 10 * 1024 * 1024
 MAX_GREP_FILE_BYTES = 2 * 1024 * 1024
 MAX_MATCHES = 500
 MAX_ENTRIES = 1000
+MAX_WALKED = 100_000  # files glob and grep look at in one call
 MAX_LINE_SHOWN = 2000
+MAX_LINE_BYTES = 4 * MAX_LINE_SHOWN  # what is read of one line (UTF-8 takes up to four bytes a character)
 SNIFF_BYTES = 8192
 # Folders that are never what a search is about and can hold millions of files.
 SKIPPED_FOLDERS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache"})
@@ -91,6 +93,26 @@ def _shown(line: str) -> str:
     return line if len(line) <= MAX_LINE_SHOWN else line[:MAX_LINE_SHOWN] + f" [... {len(line) - MAX_LINE_SHOWN} more]"
 
 
+def _lines(handle: BinaryIO) -> Iterator[tuple[bytes, int]]:
+    """Each line's first MAX_LINE_BYTES and its whole length: a file of one endless line (a minified
+    bundle, a log without newlines) is never held in memory."""
+    while head := handle.readline(MAX_LINE_BYTES):
+        length = len(head)
+        if not head.endswith(b"\n"):
+            while rest := handle.readline(MAX_LINE_BYTES):
+                length += len(rest)
+                if rest.endswith(b"\n"):
+                    break
+        yield head, length
+
+
+def _line_text(head: bytes, length: int) -> str:
+    text = head.decode("utf-8", errors="replace").rstrip("\n").rstrip("\r")
+    if length > len(head):
+        return text[:MAX_LINE_SHOWN] + f" [... {length - min(len(head), MAX_LINE_SHOWN)} more bytes]"
+    return _shown(text)
+
+
 @app.tool(name="read", annotations=READS, description=(
     "Read a text file, with line numbers. `offset` is the first line (1-based), `limit` how many lines "
     f"(at most {MAX_READ_LINES}); the answer says where to continue when there is more. Binary files are "
@@ -107,14 +129,14 @@ def read(path: str, offset: int = 1, limit: int = MAX_READ_LINES) -> str:
         if _is_binary(handle.read(SNIFF_BYTES)):
             return f"{target} is a binary file ({info.st_size} bytes); it is not shown."
         handle.seek(0)
-        for number, raw in enumerate(handle, start=1):
+        for number, (head, length) in enumerate(_lines(handle), start=1):
             if number < first:
                 continue
-            if len(lines) == count or size + len(raw) > MAX_READ_BYTES:
+            if len(lines) == count or (lines and size + len(head) > MAX_READ_BYTES):
                 more = True
                 break
-            size += len(raw)
-            lines.append(f"{number:6}\t{_shown(raw.decode('utf-8', errors='replace').rstrip(chr(10)).rstrip(chr(13)))}")
+            size += len(head)
+            lines.append(f"{number:6}\t{_line_text(head, length)}")
     if not lines:
         return f"{target} has no line {first} (it has fewer lines)." if first > 1 else f"{target} is empty."
     tail = f"\n[more: continue with offset={first + len(lines)}]" if more else ""
@@ -209,21 +231,44 @@ def list_folder(path: str = ".") -> str:
                 rows.append(f"link    {entry.name} -> {os.readlink(entry.path)}")
             elif entry.is_dir():
                 rows.append(f"folder  {entry.name}/")
-            else:
+            elif entry.is_file():
                 rows.append(f"file    {entry.name}  ({entry.stat().st_size} bytes)")
+            else:
+                rows.append(f"other   {entry.name}  (a pipe, socket or device)")
         except OSError:
             rows.append(f"?       {entry.name}")
     more = f"\n[{len(entries) - MAX_ENTRIES} more entries not shown]" if len(entries) > MAX_ENTRIES else ""
     return ("\n".join(rows) if rows else f"{folder} is empty.") + more
 
 
-def _walk(root: Path) -> list[Path]:
-    """Every file under `root`, skipping the folders no search is about; unreadable folders are passed by."""
+def _walk(root: Path) -> tuple[list[Path], bool]:
+    """Every file under `root` in name order, and whether MAX_WALKED stopped the walk. The folders no
+    search is about are skipped, unreadable ones passed by, links to folders not followed; a stack of
+    its own (not os.walk's recursion), so a tree thousands of folders deep is walked too."""
     found: list[Path] = []
-    for folder, folders, files in os.walk(root, onerror=lambda _error: None):
-        folders[:] = sorted(f for f in folders if f not in SKIPPED_FOLDERS)
-        found += [Path(folder, name) for name in sorted(files)]
-    return found
+    pending = [root]
+    while pending:
+        folder = pending.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError:
+            continue
+        folders = []
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in SKIPPED_FOLDERS:
+                    folders.append(Path(entry.path))
+            else:
+                found.append(Path(entry.path))
+                if len(found) >= MAX_WALKED:
+                    return found, True
+        pending += reversed(folders)
+    return found, False
+
+
+def _cut_short(cut: bool) -> str:
+    return f"\n[only the first {MAX_WALKED} files were looked at: narrow the folder]" if cut else ""
 
 
 @app.tool(name="glob", annotations=READS, description=(
@@ -232,7 +277,8 @@ def _walk(root: Path) -> list[Path]:
 @worded
 def glob(pattern: str, path: str = ".") -> str:
     root = _folder(path)
-    matches = [p for p in _walk(root) if fnmatch.fnmatch(str(p.relative_to(root)), pattern)
+    walked, cut = _walk(root)
+    matches = [p for p in walked if fnmatch.fnmatch(str(p.relative_to(root)), pattern)
                or ("/" not in pattern and fnmatch.fnmatch(p.name, pattern))]
 
     def newest_first(p: Path) -> float:
@@ -244,7 +290,7 @@ def glob(pattern: str, path: str = ".") -> str:
     matches.sort(key=newest_first)
     shown = "\n".join(str(p) for p in matches[:MAX_ENTRIES])
     more = f"\n[{len(matches) - MAX_ENTRIES} more not shown]" if len(matches) > MAX_ENTRIES else ""
-    return (shown or f"No file under {root} matches {pattern!r}.") + more
+    return (shown or f"No file under {root} matches {pattern!r}.") + more + _cut_short(cut)
 
 
 @app.tool(name="grep", annotations=READS, description=(
@@ -257,14 +303,17 @@ def grep(pattern: str, path: str = ".", glob: str | None = None, ignore_case: bo
     except re.error as exc:
         raise FileToolError(f"the pattern is not a valid regular expression: {exc}") from None
     target = _path(path)
-    files = [target] if target.is_file() else _walk(_folder(path))
+    files, cut = ([target], False) if target.is_file() else _walk(_folder(path))
     if glob:
         files = [f for f in files if fnmatch.fnmatch(f.name, glob) or fnmatch.fnmatch(str(f), glob)]
     hits: list[str] = []
     skipped = 0
     for file in files:
         try:
-            if file.stat().st_size > MAX_GREP_FILE_BYTES:
+            info = file.stat()
+            if not stat.S_ISREG(info.st_mode):
+                continue  # a FIFO, a socket or a device: reading one could block for ever
+            if info.st_size > MAX_GREP_FILE_BYTES:
                 skipped += 1
                 continue
             raw = file.read_bytes()
@@ -277,8 +326,9 @@ def grep(pattern: str, path: str = ".", glob: str | None = None, ignore_case: bo
                 hits.append(f"{file}:{number}:{_shown(line)}")
                 if len(hits) == MAX_MATCHES:
                     return "\n".join(hits) + f"\n[stopped at {MAX_MATCHES} matches: narrow the pattern or the folder]"
-    note = f"\n[{skipped} files over {MAX_GREP_FILE_BYTES} bytes not searched]" if skipped else ""
-    return ("\n".join(hits) if hits else f"No line matches {pattern!r}.") + note
+    note = f"\n[{skipped} file{'' if skipped == 1 else 's'} over {MAX_GREP_FILE_BYTES} bytes not searched]" \
+        if skipped else ""
+    return ("\n".join(hits) if hits else f"No line matches {pattern!r}.") + note + _cut_short(cut)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ from hermes.tools.naming import owners, registered_name
 from hermes.tools.pins import ChangedTool
 from hermes.tools.results import RenderedResult, ResultFiles, budget_of, clean_result, render_result
 from hermes.tools.surface import Surface, SurfaceTool
-from hermes.tools.toolsets import BUILTIN_SERVERS, shown_server
+from hermes.tools.toolsets import BUILTIN_SERVERS, is_builtin, shown_server
 from hermes.validation import suggestion
 
 
@@ -143,7 +143,9 @@ class Calls:
                 if registered_name(server, offered.name) == name:
                     return self._failed(_filtered(offered.name, server))
             hint = suggestion(name, list(surface.tools))
-            return self._failed(f"MCP server '{server}' has no tool named '{name}'{hint}.", no_such_tool=True)
+            owner = f"The agent's own toolset '{shown_server(server)}'" if is_builtin(server) \
+                else f"MCP server '{server}'"
+            return self._failed(f"{owner} has no tool named '{name}'{hint}.", no_such_tool=True)
         hint = suggestion(name, list(surface.tools))
         return self._failed(f"No tool named '{name}'{hint}. Run `hermes tools list` to see the tool surface.",
                             no_such_tool=True)
