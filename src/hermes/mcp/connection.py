@@ -4,6 +4,7 @@
 loop is one `Attempt` (open, handshake, list tools, wait for the end), and what comes next is
 decided from how the attempt ended and the turns before (`restarts.decide`, a pure function):
 
+    idle -> starting ...   (a server whose tools are known beforehand: the first call starts it)
     starting -> connected -> Exited -> restarting (backoff) -> starting -> ...
     Failed on the first attempt, or the app is why -> failed, waits for revive() (or the app)
     Exited more than `RestartPolicy.attempts` times in a row -> parked, waits for revive()
@@ -70,7 +71,10 @@ class ServerConnection:
     def __init__(self, name: str, config: ServerConfig, resolve: Callable[[], ResolvedServer],
                  opener: TransportOpener, *, policy: RestartPolicy, on_change: Callable[[str], None],
                  callbacks: ServerCallbacks, endpoint: EndpointSource | None = None,
-                 disabled_reason: str | None = None, watch_interval: float = 0.5) -> None:
+                 disabled_reason: str | None = None, watch_interval: float = 0.5,
+                 idle_tools: tuple[types.Tool, ...] | None = None) -> None:
+        """`idle_tools`: the server's tools as known without starting it (a built-in toolset's
+        definitions); it then offers them idle and starts on the first call."""
         self.name = name
         self._config = config
         self._resolve = resolve
@@ -80,8 +84,9 @@ class ServerConnection:
         self._on_change = on_change
         self._endpoint: EndpointSource = endpoint or ConfiguredEndpoint()
         self._watch_interval = watch_interval
-        state = ConnectionState.DISABLED if disabled_reason else ConnectionState.STARTING
-        self._snapshot = ConnectionSnapshot(name, state, reason=disabled_reason or "",
+        state = ConnectionState.DISABLED if disabled_reason else \
+            ConnectionState.IDLE if idle_tools is not None else ConnectionState.STARTING
+        self._snapshot = ConnectionSnapshot(name, state, reason=disabled_reason or "", tools=idle_tools or (),
                                             app_bound=isinstance(self._endpoint, LiveEndpointSource))
         self._attempts = Counter()
         self._first_done = anyio.Event()
@@ -95,7 +100,7 @@ class ServerConnection:
         self._served_call = False
         self._connected_at: float | None = None
         self._rng = random.Random()
-        if disabled_reason:
+        if state is not ConnectionState.STARTING:
             self._first_done.set()
 
     @property
@@ -146,6 +151,8 @@ class ServerConnection:
             self._callbacks.close()
 
     async def _supervise(self) -> None:
+        if self._snapshot.state is ConnectionState.IDLE:
+            await self._wake.wait()  # the first call (or stop)
         history = History()
         while not self._stopping.is_set():
             outcome = await self._one_attempt()
@@ -260,7 +267,11 @@ class ServerConnection:
     # -- requests --------------------------------------------------------------------------------
 
     async def _send(self, request: Callable[[Client], Awaitable[T]]) -> T:
-        """One request on the live connection; one found closed is let go at once so the supervisor reconnects."""
+        """One request on the live connection; one found closed is let go at once so the supervisor
+        reconnects. An idle server is started first."""
+        if self._snapshot.state is ConnectionState.IDLE:
+            self._wake.set()
+            await self.next_attempt(self._attempts.count)
         attempt = self._attempt
         live = attempt.live if attempt is not None else None
         if attempt is None or live is None or not self._snapshot.connected:

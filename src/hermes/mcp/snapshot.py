@@ -14,7 +14,7 @@ import mcp_types as types
 
 from hermes.apps.liveness import AppFacts
 from hermes.errors import HermesError
-from hermes.mcp.states import ConnectionState
+from hermes.mcp.states import OFFERING_TOOLS, ConnectionState
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,11 @@ class ConnectionSnapshot:
     @property
     def connected(self) -> bool:
         return self.state is ConnectionState.CONNECTED
+
+    @property
+    def offers_tools(self) -> bool:
+        """Its tools belong on the surface: connected, or idle until the first call starts it."""
+        return self.state in OFFERING_TOOLS
 
     def tool(self, name: str) -> types.Tool | None:
         return next((t for t in self.tools if t.name == name), None)

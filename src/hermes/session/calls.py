@@ -58,7 +58,7 @@ class Calls:
         config = roster.server_config(tool.server)
         if connection is None or config is None:
             return self._failed(f"MCP server '{tool.server}' was removed; run `hermes tools list`.")
-        if not connection.snapshot.connected:
+        if not connection.snapshot.offers_tools:
             return await self._unavailable(connection)
         if tool.kind == "tool" and not tool_allowed(tool.original, config.tools):
             return self._failed(_filtered(tool.original, tool.server))
@@ -131,7 +131,7 @@ class Calls:
             if server not in roster.platform_servers():
                 return self._failed(f"MCP server '{server}' is not enabled for platform '{roster.platform}'.")
             connection = roster.supervisor(server)
-            if not snapshot.connected and connection is not None:
+            if not snapshot.offers_tools and connection is not None:
                 return await self._unavailable(connection)
             for skipped in surface.skipped:
                 if skipped.name == name:

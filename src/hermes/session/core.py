@@ -178,7 +178,7 @@ class Session:
         """Servers on this platform whose tools are missing from the surface, with the reason."""
         allowed = self.platform_servers()
         return [self.why(name) for name, snapshot in self.snapshots().items()
-                if name in allowed and not snapshot.connected]
+                if name in allowed and not snapshot.offers_tools]
 
     def status(self) -> list[ServerStatus]:
         """Per server: state, tools on the surface, last error and why it is unavailable."""

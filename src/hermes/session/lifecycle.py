@@ -35,10 +35,10 @@ from hermes.mcp.supervisor import Supervisor
 from hermes.mcp.transports import TransportOpener
 from hermes.plugins.registry import LoadedPlugins, load_enabled
 from hermes.security.redact import Redactor
-from hermes.session.servers import DesiredServer, desired_servers
+from hermes.session.servers import BUILTIN_SOURCE, DesiredServer, builtin_definitions, desired_servers
 from hermes.session.why import PUBLISH_GRACE, why_unavailable
 from hermes.tools.filters import filter_warnings
-from hermes.tools.toolsets import builtin_toolsets, servers_for_platform, toolset_problems
+from hermes.tools.toolsets import builtin_toolsets, servers_for_platform, shown_server, toolset_problems
 from hermes.tools.unavailable import Unavailable
 
 
@@ -196,9 +196,13 @@ class Lifecycle:
         callbacks = ServerCallbacks(desired.name, self._handlers, roots=desired.config.roots,
                                     log=self.home.server_log(desired.name), redactor=self._redactor,
                                     sampling=desired.config.sampling)
+        # The agent's own toolsets start on their first call: a session that never reads a file
+        # does not pay for a server that would (the suite runs thousands of sessions).
+        idle_tools = builtin_definitions(shown_server(desired.name)) if desired.source == BUILTIN_SOURCE else None
         return ServerConnection(desired.name, desired.config, resolve, self._opener, policy=self.settings.policy,
                                 on_change=self._on_change, callbacks=callbacks, endpoint=endpoint,
-                                disabled_reason=disabled, watch_interval=self.settings.watch_interval)
+                                disabled_reason=disabled, watch_interval=self.settings.watch_interval,
+                                idle_tools=idle_tools)
 
     async def stop(self, names: list[str]) -> None:
         """Stop these servers all at once and wait until every one has let go of its process."""

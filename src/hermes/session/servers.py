@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hermes.config.model import HermesConfig, PinPolicy, ServerConfig, ToolFilter
 from hermes.config.project import ProjectServers
@@ -21,6 +21,8 @@ from hermes.home import Home
 from hermes.tools.toolsets import builtin_server
 
 if TYPE_CHECKING:  # types only: a listing without plugins must not pay for the app machinery
+    import mcp_types as types
+
     from hermes.apps.declaration import ServerDeclaration
     from hermes.plugins.registry import LoadedPlugins
 
@@ -75,6 +77,22 @@ def builtin_config(toolset: str) -> ServerConfig:
     script = _BUILTIN_FILES / f"{toolset}_server.py"
     return ServerConfig(command=sys.executable, args=(str(script),), timeout=_BUILTIN_CALL_TIMEOUT,
                         pin=PinPolicy.OFF, tools=ToolFilter(resources=False, prompts=False))
+
+
+def builtin_definitions(toolset: str) -> tuple[types.Tool, ...] | None:
+    """The toolset's tools as its server lists them, kept beside it (`<toolset>_tools.json`, checked
+    against the running server by the suite), so a session offers them without starting it; None
+    when the file is missing or unreadable: the server then starts with the session, as any does."""
+    import json
+
+    import mcp_types as types
+    from pydantic import ValidationError
+
+    try:
+        listed: Any = json.loads((_BUILTIN_FILES / f"{toolset}_tools.json").read_text(encoding="utf-8"))
+        return tuple(types.Tool.model_validate(tool) for tool in listed)
+    except (OSError, ValueError, TypeError, ValidationError):
+        return None
 
 
 def desired_servers(config: HermesConfig, plugins: LoadedPlugins | None = None, *,

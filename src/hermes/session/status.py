@@ -125,7 +125,7 @@ def status_rows(servers: Lifecycle, surface: Surface) -> list[ServerStatus]:
     for name, snapshot in servers.snapshots().items():
         state: ConnectionState | AppState = snapshot.state
         unavailable: dict[str, Any] | None = None
-        if not snapshot.connected:
+        if not snapshot.offers_tools:
             missing = servers.why(name)
             unavailable = missing.payload()
             if isinstance(missing, AppStatus):

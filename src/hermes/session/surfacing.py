@@ -67,7 +67,7 @@ class ToolSurface:
     def _look_at(self, server: str) -> None:
         connection = self._roster.supervisor(server)
         config = self._roster.server_config(server)
-        if connection is None or config is None or not connection.snapshot.connected:
+        if connection is None or config is None or not connection.snapshot.offers_tools:
             return
         snapshot = connection.snapshot
         self._changed_tools[server] = [] if config.pin is PinPolicy.OFF else self._pins.check(server, snapshot.tools)
@@ -86,7 +86,7 @@ class ToolSurface:
             servers = []
             for name, snapshot in self._roster.snapshots().items():
                 config = self._roster.server_config(name)
-                if name in allowed and snapshot.connected and config is not None:
+                if name in allowed and snapshot.offers_tools and config is not None:
                     servers.append(server_tools(snapshot, config, self._held(name, config)))
             self._surface = build_surface(servers)
         return self._surface
@@ -96,12 +96,12 @@ class ToolSurface:
         allowed = self._roster.platform_servers()
         snapshots = self._roster.snapshots()
         return [changed for server, found in sorted(self._changed_tools.items())
-                if server in allowed and server in snapshots and snapshots[server].connected for changed in found]
+                if server in allowed and server in snapshots and snapshots[server].offers_tools for changed in found]
 
     def accept(self, server: str, names: Iterable[str] | None = None) -> list[str]:
         """Accept the current definitions of these tools of `server` (all changed ones when None)."""
         snapshot = self._roster.snapshots().get(server)
-        if snapshot is None or not snapshot.connected:
+        if snapshot is None or not snapshot.offers_tools:
             return []
         accepted = self._pins.approve(server, snapshot.tools, names)
         self.changed(server)
@@ -122,7 +122,7 @@ class ToolSurface:
         allowed = roster.platform_servers()
         hidden = []
         for name, snapshot in roster.snapshots().items():
-            if name in allowed and not snapshot.connected and roster.app_bound(name):
+            if name in allowed and not snapshot.offers_tools and roster.app_bound(name):
                 hidden.append(HiddenServer(name, self._known.counts.get(name), roster.why(name).sentence))
         return hidden
 

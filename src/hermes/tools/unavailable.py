@@ -19,6 +19,7 @@ _ACTIONS = {
     ConnectionState.RESTARTING: "Wait until the server has restarted, then try again.",
     ConnectionState.STOPPED: "Run `hermes mcp reload` to start it again.",
     ConnectionState.CONNECTED: "Run `hermes mcp reload`, then try again.",
+    ConnectionState.IDLE: "Try again: the first call starts it.",
 }
 _PHRASES = {
     ConnectionState.FAILED: "could not be connected",
@@ -28,6 +29,7 @@ _PHRASES = {
     ConnectionState.RESTARTING: "is restarting",
     ConnectionState.STOPPED: "is stopped",
     ConnectionState.CONNECTED: "is not connected",
+    ConnectionState.IDLE: "has not started yet",
 }
 
 
