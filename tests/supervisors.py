@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import mcp_types as types
 
 from hermes.apps.status import AppStatus
+from hermes.config.agent_settings import Permissions
 from hermes.config.model import ServerConfig
 from hermes.mcp.requests import UpstreamRequest
 from hermes.mcp.snapshot import ConnectionSnapshot, ServerNotConnected
@@ -77,6 +78,7 @@ class FakeRoster:
     configs: dict[str, ServerConfig] = field(default_factory=dict)
     platform: str | None = None
     on_platform: set[str] | None = None  # None: every server
+    rules: Permissions = field(default_factory=Permissions)
 
     def add(self, supervisor: FakeSupervisor, config: ServerConfig | None = None) -> FakeSupervisor:
         self.supervisors[supervisor.name] = supervisor
@@ -91,6 +93,9 @@ class FakeRoster:
 
     def server_config(self, name: str) -> ServerConfig | None:
         return self.configs.get(name)
+
+    def permissions(self) -> Permissions:
+        return self.rules
 
     def app_bound(self, name: str) -> bool:
         return False

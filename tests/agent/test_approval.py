@@ -18,12 +18,17 @@ import mcp_types as types
 import pexpect
 import pytest
 
-from hermes.agent.approval import needs_approval
-from hermes.config.agent_settings import Approval
+from hermes.config.agent_settings import Approval, Permissions
 from hermes.home import Home
+from hermes.tools.permissions import Permission, verdict
 from hermes.tools.surface import SurfaceTool
 from tests.agent.conftest import model_config
 from tests.support import PATIENCE, PYTHON, START_WAIT, fast_entry, hermes, stdio_entry, write_config
+
+
+def needs_approval(tool: SurfaceTool, approval: Approval) -> bool:
+    """What chat does: a model chose the call."""
+    return verdict(tool, approval, Permissions(), cautious=True).permission is Permission.ASK
 
 
 def _tool(kind: str = "tool", **annotations: bool) -> SurfaceTool:
@@ -125,3 +130,32 @@ def test_the_question_shows_every_argument_folded_with_a_way_to_see_all(home: Ho
     child.expect("›")
     child.sendeof()
     child.expect(pexpect.EOF)
+
+
+def test_always_keeps_the_tool_allowed_in_config_yaml_unless_a_rule_says_ask(home: Home, scripted_model: Any,
+                                                                            tmp_path: Path) -> None:
+    from ruamel.yaml import YAML
+
+    call = {"tool_calls": [{"name": "mcp__box__delete", "arguments": {"what": "old"}}]}
+    model = scripted_model([call, {"content": "first done"}, call, {"content": "second done"}])
+    write_config(home, {"model": model_config(model), "mcp_servers": {"box": fast_entry()}})
+    child = pexpect.spawn(PYTHON, ["-m", "hermes", "chat"], encoding="utf-8", timeout=PATIENCE, cwd=str(tmp_path),
+                          env={**os.environ, "HERMES_HOME": str(home.root), "TERM": "xterm", "NO_COLOR": "1"},
+                          dimensions=(40, 160))
+    child.expect("›")
+    child.send("delete it\r")
+    child.expect(r"no readOnlyHint")
+    child.expect(r"\[a\]lways \(kept in config.yaml\)")
+    child.send("a\r")
+    child.expect("is allowed from now on")
+    child.expect("first done")
+    child.expect("›")
+    child.send("again\r")
+    child.expect("second done")  # no question this time
+    assert "Allow mcp__box__delete?" not in (child.before or "")
+    child.expect("›")  # an end of input sent before the prompt is back would be lost
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    kept = YAML(typ="safe").load(home.config.read_text())
+    assert kept["permissions"] == {"allow": ["mcp__box__delete"]}
+    assert kept["mcp_servers"]["box"]["args"] == fast_entry()["args"]

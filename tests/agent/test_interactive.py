@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from pathlib import Path
 from typing import Any
 
 import pexpect
+from ruamel.yaml import YAML
 
 from hermes.home import Home
 from tests.agent.conftest import ScriptedModel, model_config
@@ -118,9 +118,7 @@ def test_slash_commands(home: Home, scripted_model: Any, tmp_path: Path) -> None
     child.expect("›")
     write_config(home, {"model": model_config(model),
                         "mcp_servers": {"box": fast_entry(), "gone": fast_entry("--exit-at-start", "3")}})
-    _say(child, "/reload-mcp")
-    child.expect("Reload the MCP servers")
-    _say(child, "a")
+    _say(child, "/reload-mcp")  # what the user typed is done, not asked about again
     child.expect("added: gone")
     child.expect("unavailable: MCP server 'gone'")
     child.expect("›")
@@ -138,12 +136,30 @@ def test_slash_commands(home: Home, scripted_model: Any, tmp_path: Path) -> None
     assert [m["role"] for m in second] == ["system", "user"]
     assert "MCP server 'gone' was added: unavailable" in second[1]["content"]
     assert second[1]["content"].endswith("hello again")
-    assert json.loads((home.root / "chat-preferences.json").read_text()) == {"reload_without_asking": True}
     _say(child, "/nonsense")
-    child.expect("Unknown command /nonsense")
+    child.expect("Unknown command /nonsense; /help lists them")
     child.expect("›")  # keys typed before the prompt is back could be lost
+    _say(child, "/stauts")
+    child.expect(r"Unknown command /stauts \(did you mean '/status'\?\)")
+    child.expect("›")
+    _say(child, "/mcp")
+    child.expect(r"box: connected, \d+ tools \(stdio\)")
+    child.expect("gone: failed, 0 tools")
+    child.expect("›")
+    _say(child, "/mcp disable gone")
+    child.expect("Disabled MCP server 'gone'")
+    child.expect("removed: gone|restarted: gone")
+    child.expect("›")
+    _say(child, "/mcp reconnect box")
+    child.expect("Reconnected 'box': connected")
+    child.expect("›")
+    _say(child, "/mcp reconnect bx")
+    child.expect("No MCP server 'bx' in this chat \\(did you mean 'box'\\?\\)")
+    child.expect("›")
     child.sendeof()
+    child.expect(r"This chat is saved: `hermes chat --resume [0-9a-z-]+`")
     child.expect(pexpect.EOF)
+    assert YAML(typ="safe").load(home.config.read_text())["mcp_servers"]["gone"]["enabled"] is False
     # What was typed is the user's alone.
     assert "hello again" in home.chat_history.read_text()
     assert stat.S_IMODE(home.chat_history.stat().st_mode) == 0o600

@@ -161,6 +161,12 @@ def answer(message: dict[str, object]) -> None:
         TASKS[task_id] = str(arguments.get("marker", ""))  # type: ignore[union-attr]
         result = {"task": task_state(task_id, "working")}
     elif method == "tools/call":
+        # Every call that reached the server, one name per line, in `calls.txt` of this folder (a
+        # folder: a file named in a server's arguments is shared read-only, as its code would be).
+        trace = option("--calls")
+        if trace:
+            with open(os.path.join(trace, "calls.txt"), "a") as handle:
+                handle.write(f"{params.get('name')}\n")
         arguments = params.get("arguments") if isinstance(params.get("arguments"), dict) else {}
         assert isinstance(arguments, dict)
         result = call(request_id, str(params.get("name")), arguments)

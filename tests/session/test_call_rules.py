@@ -36,7 +36,8 @@ def _calls(roster: FakeRoster, tmp_path: Path, redactor: Redactor | None = None)
                           tool_vectors=tmp_path / "vectors.bin")
     surface.changed(None)
     calls = Calls(roster, redactor or Redactor(), ResultFiles(tmp_path / "cache", tmp_path / "results"),
-                  surface=surface.current, held_back=surface.changed_tools)
+                  surface=surface.current, held_back=surface.changed_tools,
+                  verdict=lambda tool, cautious: surface.verdict(tool, cautious=cautious))
     return calls, surface
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import anyio
+import mcp_types as types
 
 from hermes.agent.loop import Agent, Turn
 from hermes.agent.prompt import MissingServer, system_prompt
@@ -17,7 +18,7 @@ from hermes.agent.sampling import SamplingBroker
 from hermes.agent.skills import SkillEntry, all_skills
 from hermes.agent.transcripts import Summary, Transcript, load
 from hermes.agent.ui import ChatUI
-from hermes.config.agent_settings import MODEL_BLOCK, Approval, ModelSettings
+from hermes.config.agent_settings import MODEL_BLOCK, ModelSettings
 from hermes.config.store import ConfigStore
 from hermes.config.trust import TrustKind, TrustStore
 from hermes.errors import ConfigError, HermesError
@@ -25,6 +26,9 @@ from hermes.home import Home
 from hermes.mcp.handlers import ClientHandlers
 from hermes.security.redact import Redactor
 from hermes.session.core import ReloadReport, Session, SessionSettings
+from hermes.tools.naming import registered_name
+from hermes.tools.permissions import Verdict
+from hermes.tools.surface import SurfaceTool
 from hermes.validation import http_url_problem
 
 RELOAD_BUDGET = 30.0
@@ -124,14 +128,31 @@ async def open_chat(home: Home, options: ChatOptions, ui: ChatUI) -> AsyncIterat
     redactor = Redactor()
     provider = Provider(settings, redactor)
     # What the session's servers ask of their client goes to this chat's model and user.
-    handlers = ClientHandlers(sampling=SamplingBroker(provider, ui.approve_sampling if ui.interactive else None),
-                              elicitation=ui.elicit, sampling_with_tools=True)
+    def judge(server: str, tool: types.Tool) -> tuple[SurfaceTool, Verdict]:
+        """A sampling tool round's tool (the server's own) under the same permissions as its calls."""
+        seen = SurfaceTool(registered_name(server, tool.name), server, "tool", tool.name, tool.description or "",
+                           tool.input_schema, tool)
+        return seen, session.tools.verdict(seen, cautious=False)
+
+    broker = SamplingBroker(provider, ui.approve_sampling if ui.interactive else None, judge=judge,
+                            approve_tool=ui.approve_tool)
+    handlers = ClientHandlers(sampling=broker, elicitation=ui.elicit, sampling_with_tools=True)
     session = Session(home, SessionSettings(platform=options.platform, start_wait=options.wait),
                       handlers=handlers, redactor=redactor)
 
-    def approval_for(server: str) -> Approval:
-        config = session.server_config(server)
-        return config.approval if config is not None else Approval()
+    async def remember(name: str) -> str | None:
+        """"Always" for a tool no rule asks for: kept in config.yaml, as `hermes tools allow` would."""
+        from hermes.config.edit import set_permission
+
+        def write() -> None:
+            with ConfigStore(home).edit() as doc:
+                set_permission(doc, name, "allow")
+
+        try:
+            await anyio.to_thread.run_sync(write)
+        except (HermesError, OSError) as exc:
+            return f"{name} is allowed for this chat; keeping it in config.yaml failed: {exc}"
+        return f"{name} is allowed from now on (permissions.allow in {home.config})."
     from hermes.live.control import publish_control
 
     try:
@@ -144,7 +165,7 @@ async def open_chat(home: Home, options: ChatOptions, ui: ChatUI) -> AsyncIterat
             prompt = system_prompt(catalog=session.tools.catalog() if deferred else None, skills=skills,
                                    missing=missing_servers(session))
             agent = Agent(session, provider, ui, system_prompt=prompt, settings=settings, deferred=deferred,
-                          yes=options.yes, approval_for=approval_for)
+                          yes=options.yes, remember=remember)
             chat = Chat(agent, session, skills, home, options.folder,
                         Transcript(home, folder=options.folder, model=settings.name))
             if options.resume is not None:

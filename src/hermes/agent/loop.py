@@ -19,21 +19,22 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 
-from hermes.agent.approval import Decision, denied_text, needs_approval
+from hermes.agent.approval import Decision, denied_text
 from hermes.agent.context import ContextBudget
 from hermes.agent.conversation import PLACEHOLDER_ARGUMENTS, Arguments, Conversation, parse_arguments, short_id
 from hermes.agent.provider import ModelError, ModelReply, Provider, ToolCallRequest, tool_definition
 from hermes.agent.ui import ChatUI, RunStatus
-from hermes.config.agent_settings import Approval, ModelSettings
+from hermes.config.agent_settings import ModelSettings
 from hermes.session.core import Session
 from hermes.tools.call_result import Outcome
 from hermes.tools.deferred import SEARCH_TOOL, found_tools
+from hermes.tools.permissions import Permission, Verdict
 from hermes.tools.surface import SurfaceTool
 from hermes.validation import counted
 
@@ -142,7 +143,8 @@ def change_notice(before: dict[str, str], after: dict[str, str]) -> str | None:
 class Agent:
     def __init__(self, session: Session, provider: Provider, ui: ChatUI, *, system_prompt: str,
                  settings: ModelSettings, deferred: bool = False, yes: bool = False,
-                 approval_for: Callable[[str], Approval] | None = None) -> None:
+                 remember: Callable[[str], Awaitable[str | None]] | None = None) -> None:
+        """`remember`: keep a tool allowed for good ("always"); says where it was written, or None."""
         self.session = session
         self.provider = provider
         self.ui = ui
@@ -150,7 +152,7 @@ class Agent:
         self.budget = ContextBudget(settings.context_window, settings.max_tokens or 4096)
         self.deferred = deferred
         self.yes = yes
-        self.approval_for = approval_for or (lambda server: Approval())
+        self.remember = remember
         # Redacted once, when the session starts, and then sent byte for byte on every request.
         self.system = {"role": "system", "content": session.redactor(system_prompt)}
         self.conversation = Conversation(session.redactor)
@@ -306,22 +308,38 @@ class Agent:
                 return await self._finish(call, arguments, RunStatus.INVALID, text, started)
             call, arguments = ToolCallRequest(call.id, arguments["name"][:MAX_TOOL_NAME], json.dumps(inner)), inner
         tool = self.session.surface().tools.get(call.name)
-        if tool is not None and not await self._approved(tool, arguments):
-            text = denied_text(tool, one_shot=not self.ui.interactive)
-            return await self._finish(call, arguments, RunStatus.DENIED, json.dumps({"error": text}), started)
+        refusal = await self._approval(tool, arguments) if tool is not None else None
+        if refusal is not None:
+            return await self._finish(call, arguments, RunStatus.DENIED, json.dumps({"error": refusal}), started)
+        started = time.monotonic()  # the time the user took to answer is not the tool's
+
+        async def asked(asked_for: SurfaceTool, _: dict[str, Any], found: Verdict) -> str | None:
+            # The question was put (and answered yes) above; anything else asking now was not.
+            return None if tool is not None and asked_for.name == tool.name else \
+                denied_text(asked_for, found, one_shot=not self.ui.interactive)
+
         await self.ui.tool_started(call.id, call.name, self.session.redactor.value(arguments))
-        result = await self.session.call(call.name, arguments, on_progress=self.ui.progress(call.id, call.name))
+        result = await self.session.call(call.name, arguments, on_progress=self.ui.progress(call.id, call.name),
+                                         asker=asked, cautious=True)
         return await self._finish(call, arguments, _STATUS[result.outcome], result.for_model(), started)
 
-    async def _approved(self, tool: SurfaceTool, arguments: dict[str, Any]) -> bool:
-        if tool.name in self._always or not needs_approval(tool, self.approval_for(tool.server)):
-            return True
+    async def _approval(self, tool: SurfaceTool, arguments: dict[str, Any]) -> str | None:
+        """Ask for a tool that asks (None: go ahead; a text: why it did not run, for the model)."""
+        found = self.session.tools.verdict(tool, cautious=True)
+        if found.permission is not Permission.ASK or tool.name in self._always:
+            return None
         if not self.ui.interactive:
-            return self.yes
-        decision = await self.ui.approve_tool(tool, arguments)
+            return None if self.yes else denied_text(tool, found, one_shot=True)
+        decision = await self.ui.approve_tool(tool, arguments, found)
+        if decision is Decision.DENY:
+            return denied_text(tool, found, one_shot=False)
         if decision is Decision.ALWAYS:
             self._always.add(tool.name)
-        return decision is not Decision.DENY
+            if not found.ruled and self.remember is not None:
+                where = await self.remember(tool.name)
+                if where is not None:
+                    await self.ui.notice(where)
+        return None
 
     async def _finish(self, call: ToolCallRequest, arguments: Any, status: RunStatus, text: str,
                       started: float) -> ToolRun:
@@ -338,4 +356,5 @@ class Agent:
         return json.dumps(found_tools(tools), ensure_ascii=False)
 
 
-_STATUS = {Outcome.OK: RunStatus.OK, Outcome.ERROR: RunStatus.ERROR, Outcome.UNAVAILABLE: RunStatus.UNAVAILABLE}
+_STATUS = {Outcome.OK: RunStatus.OK, Outcome.ERROR: RunStatus.ERROR, Outcome.UNAVAILABLE: RunStatus.UNAVAILABLE,
+           Outcome.DECLINED: RunStatus.DENIED}

@@ -4,6 +4,10 @@ Every request gets a protocol-correct answer, never a hang: refused with the rea
 for the server, over its rate, a model it does not allow, too many tool rounds, the user said no,
 no one to ask), or the model's reply within `sampling.timeout`. What the server sends is the
 server's prompt; the reply goes back to that server only.
+
+Tool rounds (the server offers the model its own tools, and runs the one the model picks) follow
+the same permissions as every other path: a denied tool is not offered, and a pick of a tool that
+asks goes back to the server only after the user's yes (never in a one-shot run).
 """
 
 from __future__ import annotations
@@ -19,10 +23,15 @@ from hermes.agent.approval import Decision
 from hermes.agent.provider import ModelError, Provider, tool_definition
 from hermes.config.agent_settings import SamplingSettings
 from hermes.mcp.sampling_limits import SamplingLimits, blocks, refusal
+from hermes.tools.permissions import Permission, Verdict
+from hermes.tools.surface import SurfaceTool
 
 # JSON-RPC error code MCP suggests for "the user rejected the sampling request".
 USER_REJECTED = -1
 SamplingApproval = Callable[[str, types.CreateMessageRequestParams], Awaitable[Decision]]
+# A server's own tool as the permission rules see it (registered under that server's name).
+ToolJudge = Callable[[str, types.Tool], tuple[SurfaceTool, Verdict]]
+ToolApproval = Callable[[SurfaceTool, dict[str, Any], Verdict], Awaitable[Decision]]
 
 
 _refusal = refusal
@@ -62,10 +71,14 @@ def openai_messages(params: types.CreateMessageRequestParams) -> list[dict[str, 
 class SamplingBroker:
     """Answers every server's sampling requests with the chat's model."""
 
-    def __init__(self, provider: Provider, approve: SamplingApproval | None) -> None:
-        """`approve` asks the user (interactive chat); None means no one can be asked (one-shot)."""
+    def __init__(self, provider: Provider, approve: SamplingApproval | None, *, judge: ToolJudge | None = None,
+                 approve_tool: ToolApproval | None = None) -> None:
+        """`approve` asks the user (interactive chat); None means no one can be asked (one-shot).
+        `judge` gives a tool round's tools their permission; `approve_tool` asks for one that asks."""
         self.provider = provider
         self.approve = approve
+        self.judge = judge
+        self.approve_tool = approve_tool if approve is not None else None
         self._limits = SamplingLimits()
         self._always: set[str] = set()
 
@@ -93,7 +106,10 @@ class SamplingBroker:
             why = "the user declined it" if self.approve is not None else \
                 "no one can approve it in a one-shot run (set sampling.auto_approve: true for this server)"
             return _refusal(f"Sampling request of MCP server '{server}' refused: {why}.", USER_REJECTED)
-        tools = [tool_definition(t.name, t.description or "", t.input_schema) for t in params.tools or []]
+        judged = {t.name: self.judge(server, t) for t in params.tools or []} if self.judge else {}
+        offered = [t for t in params.tools or []
+                   if t.name not in judged or judged[t.name][1].permission is not Permission.DENY]
+        tools = [tool_definition(t.name, t.description or "", t.input_schema) for t in offered]
         try:
             with anyio.fail_after(settings.timeout):
                 reply = await self.provider.complete(openai_messages(params), tools or None,
@@ -104,15 +120,37 @@ class SamplingBroker:
                             f"(sampling.timeout).", types.INTERNAL_ERROR)
         except ModelError as exc:
             return _refusal(str(exc), types.INTERNAL_ERROR)
-        if reply.tool_calls and params.tools:
+        if reply.tool_calls and tools:
             uses: list[types.SamplingMessageContentBlock] = [
                 types.ToolUseContent(type="tool_use", id=call.id, name=call.name, input=_object(call.arguments))
                 for call in reply.tool_calls]
+            for use in uses:
+                assert isinstance(use, types.ToolUseContent)
+                refusal_text = await self._tool_refused(server, use, judged, {t.name for t in offered})
+                if refusal_text is not None:
+                    return _refusal(refusal_text, USER_REJECTED)
             return types.CreateMessageResultWithTools(role="assistant", content=uses, model=reply.model or model,
                                                       stop_reason="toolUse")
         stop = "maxTokens" if reply.finish_reason == "length" else "endTurn"
         return types.CreateMessageResult(role="assistant", content=types.TextContent(type="text", text=reply.content),
                                          model=reply.model or model, stop_reason=stop)
+
+
+    async def _tool_refused(self, server: str, use: types.ToolUseContent,
+                            judged: dict[str, tuple[SurfaceTool, Verdict]], offered: set[str]) -> str | None:
+        """Why the model's pick of a server tool may not go back to the server (None: it may)."""
+        if use.name not in offered:
+            return f"The model picked '{use.name}', which MCP server '{server}' did not offer it (or a rule denies)."
+        if use.name not in judged:
+            return None
+        tool, found = judged[use.name]
+        if found.permission is not Permission.ASK:
+            return None
+        if self.approve_tool is None:
+            return f"The model picked {tool.name}, which asks first ({found.because}); no one can be asked here."
+        if await self.approve_tool(tool, use.input, found) is Decision.DENY:
+            return f"The model picked {tool.name}, and the user declined it."
+        return None
 
 
 def _object(arguments: str) -> dict[str, Any]:

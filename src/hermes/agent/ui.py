@@ -14,6 +14,7 @@ import mcp_types as types
 
 from hermes.agent.approval import Decision
 from hermes.mcp.tasks import Progress
+from hermes.tools.permissions import Verdict
 from hermes.tools.surface import SurfaceTool
 
 
@@ -48,7 +49,11 @@ class ChatUI(Protocol):
     def progress(self, call_id: str, name: str) -> Progress | None:
         """Where a running tool's progress goes, if anywhere."""
 
-    async def approve_tool(self, tool: SurfaceTool, arguments: dict[str, Any]) -> Decision: ...
+    async def approve_tool(self, tool: SurfaceTool, arguments: dict[str, Any], verdict: Verdict) -> Decision:
+        """Once, always or deny; `verdict` says why it asks (a rule, or what the tool does not say)."""
+
+    async def notice(self, text: str) -> None:
+        """A line for the user from hermes itself (not the model), e.g. where "always" was kept."""
 
     async def approve_sampling(self, server: str, params: types.CreateMessageRequestParams) -> Decision: ...
 

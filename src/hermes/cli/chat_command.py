@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,17 +13,7 @@ from hermes.cli.output import print_json, printable, say
 from hermes.errors import UsageError
 from hermes.files import PRIVATE_FILE, open_private_append
 from hermes.home import Home
-
-HELP = """Commands:
-  /help         this list
-  /tools        the tools the model has, and what is unavailable (with why)
-  /status       the MCP servers: state, tools, last error
-  /reload-mcp   re-read config.yaml and plugins; the model hears what changed
-  /model NAME   another model of the same endpoint for the next turns
-  /new          a fresh conversation (same session, same system prompt)
-  /resume [ID]  the saved chats; with an ID, take that one up
-  /exit         leave (so do Ctrl-D, and Ctrl-C at an empty prompt)
-Ctrl-C during an answer stops that turn (running tools are cancelled on their servers)."""
+from hermes.validation import counted
 
 
 @click.command("chat")
@@ -155,11 +144,15 @@ async def _interactive(home: Home, options: Any) -> int:
             try:
                 text = (await prompt.prompt_async("› ", handle_sigint=False)).strip()
             except EOFError:
+                _resume_hint(chat)
                 return 0
             if not text:
                 continue
             if text.startswith("/"):
-                if await _slash(text, chat, home) == "exit":
+                from hermes.cli.chat_slash import slash
+
+                if await slash(text, chat, home) == "exit":
+                    _resume_hint(chat)
                     return 0
                 continue
             await _review_changes(chat, asked)
@@ -225,7 +218,7 @@ def _banner(chat: Any) -> None:
     missing = chat.session.unavailable()
     loaded = [s.name for s in chat.skills if s.loaded]
     say(f"hermes chat with {chat.agent.provider.settings.name} at {chat.agent.provider.where}: {tools} tools"
-        + (f", {len(missing)} servers unavailable (/status)" if missing else "")
+        + (f", {counted(len(missing), 'server')} unavailable (/mcp)" if missing else "")
         + (f", skills: {', '.join(loaded)}" if loaded else "") + ". /help lists commands.", err=True)
     from hermes.mcp.states import ConnectionState
     from hermes.tools.toolsets import shown_server
@@ -245,6 +238,7 @@ async def _turn(chat: Any, ui: Any, text: str) -> None:
     from hermes.agent.provider import ModelError
     from hermes.interrupts import interruptible
 
+    ui.tools_running.clear()
     with interruptible() as caught:
         try:
             turn = await chat.turn(text, stream=True)
@@ -267,112 +261,13 @@ async def _turn(chat: Any, ui: Any, text: str) -> None:
             ui.close()  # a cancelled tool may never report its end: take the status line away
     if caught.hit:
         ui.streamed = False
-        say("\n(interrupted: the turn stopped; running tools were cancelled)", err=True)
+        cancelled = "; running tools were cancelled on their servers" if ui.tools_running else ""
+        say(f"\n(interrupted: the turn stopped{cancelled})", err=True)
 
 
-async def _slash(text: str, chat: Any, home: Home) -> str | None:
-    command = text.split()[0].lower()
-    if command in ("/exit", "/quit"):
-        return "exit"
-    if command == "/help":
-        say(HELP)
-    elif command == "/tools":
-        _show_tools(chat)
-    elif command == "/status":
-        for status in chat.session.status():
-            why = f": {status.why_unavailable}" if status.why_unavailable else ""
-            say(f"{status.name}: {status.state}, {status.tools} tools ({status.transport}){why}")
-        say(_usage_line(chat))
-    elif command == "/model":
-        _switch_model(chat, text)
-    elif command == "/new":
-        chat.new()
-        say("A fresh conversation (same tools, same system prompt).")
-    elif command == "/resume":
-        from hermes.cli.chat_resume import slash_resume
-
-        slash_resume(chat, text, home)
-    elif command == "/reload-mcp":
-        await _reload(chat, home)
-    else:
-        say(f"Unknown command {command}; /help lists them.")
-    return None
-
-
-def _usage_line(chat: Any) -> str:
-    turn = chat.agent.last_turn
-    model = f"model {chat.agent.provider.settings.name} at {chat.agent.provider.where}"
-    if turn is None or not turn.usage:
-        return f"{model}; no turn yet."
-    usage = turn.usage
-    share = turn.cached_share
-    cached = f", {usage['cached_prompt_tokens']} served from the provider's prompt cache ({share:.0%})" \
-        if share is not None else ", no cache figures from the provider"
-    return f"{model}; last turn: {usage.get('prompt_tokens', '?')} prompt tokens{cached}, " \
-           f"{usage.get('completion_tokens', '?')} completion tokens."
-
-
-def _switch_model(chat: Any, text: str) -> None:
-    from dataclasses import replace
-
-    parts = text.split()
-    if len(parts) != 2:
-        say(f"Model: {chat.agent.provider.settings.name}. `/model NAME` switches to another model of the same "
-            f"endpoint for the next turns.")
-        return
-    chat.agent.provider.settings = replace(chat.agent.provider.settings, name=parts[1])
-    say(f"Switched to {parts[1]} for the next turns (same endpoint, same system prompt).")
-
-
-def _show_tools(chat: Any) -> None:
-    surface = chat.session.surface()
-    for tool in surface.tools.values():
-        first = tool.description.strip().splitlines()[0][:90] if tool.description.strip() else ""
-        say(f"{tool.name}  {first}")
-    if not surface.tools:
-        say("No tools.")
-    if chat.agent.deferred:
-        say("(deferred: the model finds these with tool_search)")
-    for missing in chat.session.unavailable():
-        say(f"unavailable: {missing.sentence}")
-    for changed in chat.session.tools.changed_tools():
-        say(f"held back: {changed.sentence()}")
-
-
-def _preferences(home: Home) -> Path:
-    return home.root / "chat-preferences.json"
-
-
-async def _reload(chat: Any, home: Home) -> None:
-    from prompt_toolkit import PromptSession
-
-    from hermes.files import atomic_write, read_bounded
-
-    try:
-        always = json.loads(read_bounded(_preferences(home), 65536)).get("reload_without_asking") is True
-    except (OSError, ValueError, AttributeError, RecursionError):
-        always = False
-    if not always:
-        try:
-            answer = await PromptSession[str]().prompt_async(
-                "Reload the MCP servers from config.yaml? [o]nce / [a]lways (for this HERMES_HOME) / [c]ancel: ",
-                handle_sigint=False)
-        except (EOFError, KeyboardInterrupt):
-            answer = "c"
-        choice = answer.strip().lower()[:1]
-        if choice not in ("o", "a"):
-            say("Reload cancelled.")
-            return
-        if choice == "a":
-            atomic_write(_preferences(home), json.dumps({"reload_without_asking": True}) + "\n")
-    report, notice = await chat.reload()
-    if report is None:
-        say("The reload did not finish within 30 s; servers still starting keep starting in the background.")
-        return
-    changed = [f"{kind}: {', '.join(names)}" for kind, names in report.to_json().items() if names and
-               kind != "unchanged"]
-    say("Reloaded. " + ("; ".join(changed) if changed else "Nothing changed."))
-    if notice:
-        say("The model will be told:\n" + notice)
-    for missing in chat.session.unavailable():
-        say(f"unavailable: {missing.sentence}")
+def _resume_hint(chat: Any) -> None:
+    """On leaving a chat that said anything: how to take it up again."""
+    transcript = chat.transcript
+    if chat.agent.conversation.messages and transcript is not None:
+        say(f"This chat is saved: `hermes chat --resume {transcript.id}` takes it up again "
+            f"(`hermes chat -c` in this folder).", err=True)

@@ -28,6 +28,7 @@ from hermes.cli.markdown_stream import MarkdownStream
 from hermes.cli.output import colour_output, printable
 from hermes.cli.status_line import StatusLine
 from hermes.mcp.tasks import Progress
+from hermes.tools.permissions import Verdict
 from hermes.tools.surface import SurfaceTool
 
 # An approval question shows every argument; past this many lines, a head and a tail, and [v]iew.
@@ -68,8 +69,11 @@ class OneShotUI:
     def progress(self, call_id: str, name: str) -> Progress | None:
         return None
 
-    async def approve_tool(self, tool: SurfaceTool, arguments: dict[str, Any]) -> Decision:
+    async def approve_tool(self, tool: SurfaceTool, arguments: dict[str, Any], verdict: Verdict) -> Decision:
         return Decision.DENY
+
+    async def notice(self, text: str) -> None:
+        click.echo(printable(text), err=True)
 
     async def approve_sampling(self, server: str, params: types.CreateMessageRequestParams) -> Decision:
         return Decision.DENY
@@ -89,6 +93,7 @@ class TerminalUI:
         self._asking = anyio.Lock()  # one question on the screen at a time
         self._elicit = elicitation_handler(yes=False)
         self.streamed = False
+        self.tools_running: set[str] = set()  # calls started and not finished (cancelled ones stay)
         # A live line while tools run when stderr is a terminal; plain lines otherwise.
         self._status = StatusLine(sys.stderr) if sys.stderr.isatty() else None
         # Answers rendered as markdown on a colour terminal; as written with NO_COLOR or no terminal.
@@ -128,6 +133,7 @@ class TerminalUI:
             self._status.started(_MODEL_REQUEST, f"waiting for {printable(model)}")
 
     async def tool_started(self, call_id: str, name: str, arguments: dict[str, Any] | None) -> None:
+        self.tools_running.add(call_id)
         self._end_line()
         detail, name = _brief(arguments, 60), printable(name)
         if self._status is not None:
@@ -136,6 +142,7 @@ class TerminalUI:
             click.echo(_style(f"  ⋯ {name} {detail}".rstrip(), dim=True), err=True)
 
     async def tool_finished(self, call_id: str, name: str, status: RunStatus, seconds: float, summary: str) -> None:
+        self.tools_running.discard(call_id)
         if self._status is not None:
             self._status.finished(call_id)
         detail = f": {printable(summary)}" if status is not RunStatus.OK and summary else ""
@@ -182,8 +189,8 @@ class TerminalUI:
             sys.stdout.flush()
             self.streamed = False
 
-    async def _choose(self, question: str, shown: list[str] | None = None, whole: list[str] | None = None
-                      ) -> Decision:
+    async def _choose(self, question: str, shown: list[str] | None = None, whole: list[str] | None = None, *,
+                      always: str = "[a]lways") -> Decision:
         """Ask once / always / deny. `shown` is printed first; when it is a folded form of `whole`,
         [v]iew prints everything and asks again: nothing is ever cut without a way to see it."""
         from prompt_toolkit import PromptSession
@@ -196,7 +203,7 @@ class TerminalUI:
                     view = " / [v]iew all" if whole is not None else ""
                     try:
                         answer = await PromptSession[str]().prompt_async(
-                            f"{question} [o]nce / [a]lways / [d]eny{view}: ", handle_sigint=False)
+                            f"{question} [o]nce / {always} / [d]eny{view}: ", handle_sigint=False)
                     except (EOFError, KeyboardInterrupt):
                         return Decision.DENY
                     choice = answer.strip().lower()[:1]
@@ -206,13 +213,21 @@ class TerminalUI:
                         continue
                     return Decision.ONCE if choice == "o" else Decision.ALWAYS if choice == "a" else Decision.DENY
 
-    async def approve_tool(self, tool: SurfaceTool, arguments: dict[str, Any]) -> Decision:
+    async def approve_tool(self, tool: SurfaceTool, arguments: dict[str, Any], verdict: Verdict) -> Decision:
         lines = json.dumps(arguments, indent=2, ensure_ascii=False).splitlines()
+        heading = f"{tool.name} wants to run with ({'asks: ' if verdict.ruled else ''}{verdict.because}):"
+        # "always" is kept in config.yaml unless a rule there says ask: then it holds for this chat.
+        always = "[a]lways (this chat)" if verdict.ruled else "[a]lways (kept in config.yaml)"
         if len(lines) <= FOLD_AFTER:
-            return await self._choose(f"Allow {tool.name}?", [f"{tool.name} wants to run with:", *lines])
+            return await self._choose(f"Allow {tool.name}?", [heading, *lines], always=always)
         hidden = len(lines) - FOLD_HEAD - FOLD_TAIL
         folded = [*lines[:FOLD_HEAD], f"  … {hidden} more lines (answer v to see every line) …", *lines[-FOLD_TAIL:]]
-        return await self._choose(f"Allow {tool.name}?", [f"{tool.name} wants to run with:", *folded], lines)
+        return await self._choose(f"Allow {tool.name}?", [heading, *folded], lines, always=always)
+
+    async def notice(self, text: str) -> None:
+        async with self._asking:
+            with self._question():
+                click.echo(printable(text), err=True)
 
     async def approve_sampling(self, server: str, params: types.CreateMessageRequestParams) -> Decision:
         lines = [f"MCP server '{server}' asks the model (up to {params.max_tokens} tokens):"]

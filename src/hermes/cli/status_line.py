@@ -39,7 +39,9 @@ class StatusLine:
         self._timer: asyncio.TimerHandle | None = None
 
     def started(self, call_id: str, name: str, detail: str = "") -> None:
-        self._running[call_id] = _Running(name, detail, time.monotonic())
+        """Something began (or says again that it runs: its clock keeps counting from its start)."""
+        earlier = self._running.get(call_id)
+        self._running[call_id] = _Running(name, detail, earlier.started if earlier else time.monotonic())
         self._draw()
 
     def advanced(self, call_id: str, progress: str) -> None:

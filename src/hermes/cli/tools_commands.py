@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -16,6 +16,10 @@ from hermes.cli.progress import progress
 from hermes.config.store import ConfigStore
 from hermes.errors import HermesError, UsageError
 from hermes.home import Home
+
+if TYPE_CHECKING:  # the command modules load on every invocation: types only
+    from hermes.tools.permissions import Verdict
+    from hermes.tools.surface import SurfaceTool
 
 
 @click.group("tools")
@@ -37,7 +41,9 @@ def list_command(platform: str | None, wait: float, as_json: bool) -> None:
             surface = session.surface()
             return {
                 "platform": platform,
-                "tools": [t.to_json() for t in surface.tools.values()],
+                # What chat does with each tool (a model chose the call): allow, ask or deny, and why.
+                "tools": [t.to_json() | session.tools.verdict(t, cautious=True).to_json()
+                          for t in surface.tools.values()],
                 "skipped": [s.to_json() for s in surface.skipped],
                 "unavailable": [u.payload() for u in session.unavailable()],
                 "changed": [c.to_json() for c in session.tools.changed_tools()],
@@ -50,12 +56,14 @@ def list_command(platform: str | None, wait: float, as_json: bool) -> None:
         print_json(data)
         return
     if data["tools"]:
-        print_table(["TOOL", "TOOLSET", "DESCRIPTION"],
-                    [[t["name"], t["toolset"], first_line(t["description"])[:80]] for t in data["tools"]])
+        print_table(["TOOL", "TOOLSET", "PERMISSION", "DESCRIPTION"],
+                    [[t["name"], t["toolset"], t["permission"], first_line(t["description"])[:80]]
+                     for t in data["tools"]], shrink=["DESCRIPTION"])
     else:
         say("No tools on the surface.")
     for skipped in data["skipped"]:
-        say(f"skipped: {skipped['original']} ({skipped['server']}): {skipped['why']}")
+        say(f"{'denied' if skipped.get('denied') else 'skipped'}: {skipped['original']} ({skipped['server']}): "
+            f"{skipped['why']}")
     for missing in data["unavailable"]:
         say(f"unavailable: {missing['server']}: {missing['error']}")
     for changed in data["changed"]:
@@ -79,7 +87,8 @@ def _server_for(name: str, home: Home) -> frozenset[str] | None:
 @tools_group.command("call")
 @click.argument("name", shell_complete=complete_tools)
 @click.option("--args", "raw_args", default="{}", help="Arguments as a JSON object.")
-@click.option("--yes", "-y", is_flag=True, help="Answer a server's questions with their defaults (no prompts).")
+@click.option("--yes", "-y", is_flag=True, help="Say yes to a tool a rule says asks first, and answer a server's "
+                                                "questions with their defaults (no prompts).")
 @platform_option()
 @json_option
 def call_command(name: str, raw_args: str, yes: bool, platform: str | None, as_json: bool) -> None:
@@ -87,7 +96,8 @@ def call_command(name: str, raw_args: str, yes: bool, platform: str | None, as_j
 
     Progress the server reports is shown on stderr. If the server asks for input (elicitation), a
     terminal gets a form with the defaults filled in; `--yes` accepts the defaults; otherwise hermes
-    declines.
+    declines. A tool that a permission rule says asks first asks here too (y/N on a terminal, or
+    `--yes`); a denied tool never runs.
     """
     from hermes.cli.interaction import elicitation_handler, progress_reporter
     from hermes.mcp.handlers import ClientHandlers
@@ -108,8 +118,13 @@ def call_command(name: str, raw_args: str, yes: bool, platform: str | None, as_j
             tool = session.surface().tools.get(name)
             if tool is not None:
                 missing_arguments(tool.input_schema, arguments, name)
+            said_yes = tool is not None and await _yes_to(tool, session.tools.verdict(tool, cautious=False), yes)
+
+            async def asked(*_: Any) -> str | None:
+                return None if said_yes else f"Not run: {name} asks first; say yes on a terminal or run with --yes."
+
             with progress_reporter(name) as on_progress, interrupts.stops_the_command():
-                result = await session.call(name, arguments, on_progress=on_progress)
+                result = await session.call(name, arguments, on_progress=on_progress, asker=asked)
             snapshot = session.snapshots().get(tool.server) if tool is not None else None
             return result, snapshot.denials if snapshot is not None else ()
 
@@ -128,6 +143,20 @@ def call_command(name: str, raw_args: str, yes: bool, platform: str | None, as_j
         if result.structured is not None and not result.text:
             print_json(result.structured)
     sys.exit(3 if result.no_such_tool else 1 if result.is_error else 0)
+
+
+async def _yes_to(tool: SurfaceTool, verdict: Verdict, yes: bool) -> bool:
+    """A tool a rule says asks first: `--yes`, or the user's y on a terminal."""
+    import anyio.to_thread
+
+    from hermes.tools.permissions import Permission
+
+    if verdict.permission is not Permission.ASK or yes:
+        return True
+    if not sys.stdin.isatty():
+        return False
+    question = f"{tool.name} asks first ({verdict.because}). Run it?"
+    return bool(await anyio.to_thread.run_sync(lambda: click.confirm(question, default=False, err=True)))
 
 
 def missing_arguments(schema: dict[str, Any], arguments: dict[str, Any], name: str) -> None:
@@ -321,3 +350,24 @@ def approve_command(server: str, tool: str | None, as_json: bool) -> None:
         say(item.diff() or "(only in ways that do not change its meaning)")
     say(f"Accepted {len(accepted)} tool definition(s) of '{server}': {', '.join(accepted)}. Running sessions use "
         f"them after `hermes mcp reload`.")
+
+
+@tools_group.command("permit")
+@click.argument("pattern")
+@click.argument("permission", type=click.Choice(["allow", "ask", "deny", "default"]))
+def permit_command(pattern: str, permission: str) -> None:
+    """Set PATTERN's PERMISSION in config.yaml (`permissions:`): allow, ask or deny; default removes it.
+
+    PATTERN is a registered name (mcp__github__delete_repo, file_write), a tool's own name on every
+    server (delete_*), or a toolset (terminal, mcp-github); globs allowed. A deny anywhere wins, then
+    an ask, then an allow. Running chats and `serve` pick the change up by themselves.
+    """
+    from hermes.config.edit import set_permission
+
+    if not pattern.strip() or len(pattern) > 200 or any(c in pattern for c in "\n\r\t"):
+        raise UsageError("PATTERN must be a tool name, a toolset or a glob on one line (at most 200 characters).")
+    home = Home.from_env()
+    with ConfigStore(home).edit() as doc:
+        changed = set_permission(doc, pattern, None if permission == "default" else permission)
+    where = f"permissions.{permission}" if permission != "default" else "no permission rule"
+    say(f"{pattern}: {where} in {home.config}." if changed else f"{pattern} already has {where}; nothing changed.")

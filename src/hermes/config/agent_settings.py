@@ -133,36 +133,63 @@ class ApprovalMode(StrEnum):
 
 @dataclass(frozen=True)
 class Approval:
-    """Which of a server's tools ask before they run in chat (original MCP names, globs allowed).
+    """Which of a server's tools run, ask first, or never run (original MCP names, globs allowed).
 
     `auto` (the default) asks for every tool that does not say it only reads, the way careful agent
     CLIs do: most real servers annotate nothing, and an unannotated tool may change anything.
     `ask` covers every model-initiated request, resources and prompts included; `never` none.
     `ask: [...]` always asks for these tools (a plugin declares its code-running tools so);
-    `allow: [...]` never asks for these (also in one-shot runs, which refuse what would ask).
+    `allow: [...]` never asks for these (also in one-shot runs, which refuse what would ask);
+    `deny: [...]` never runs these, on any path (they leave the tool surface).
 
         approval: ask                       # or auto, never
         approval: [execute_*]               # = {ask: [execute_*]}
-        approval: {allow: [get_*, list_*], ask: [run_query]}
+        approval: {allow: [get_*, list_*], ask: [run_query], deny: [drop_*]}
     """
 
     mode: ApprovalMode = ApprovalMode.AUTO
     ask: tuple[str, ...] = ()
     allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
 
     @classmethod
     def read(cls, value: Any, loc: Loc) -> Approval:
         if isinstance(value, list):
             return cls(ApprovalMode.AUTO, texts(value, loc))
         if isinstance(value, dict):
-            data = mapping(value, loc, {"mode", "ask", "allow"})
+            data = mapping(value, loc, {"mode", "ask", "allow", "deny"})
             mode = optional(data, "mode", loc, lambda v, at: _mode(v, at), ApprovalMode.AUTO)
-            return cls(mode, optional(data, "ask", loc, texts, ()), optional(data, "allow", loc, texts, ()))
+            return cls(mode, optional(data, "ask", loc, texts, ()), optional(data, "allow", loc, texts, ()),
+                       optional(data, "deny", loc, texts, ()))
         return cls(_mode(value, loc))
 
     def with_asked(self, names: tuple[str, ...]) -> Approval:
         """These settings, also asking for `names` (what a plugin or catalog entry declares)."""
         return dataclasses.replace(self, ask=tuple(dict.fromkeys((*self.ask, *names))))
+
+
+@dataclass(frozen=True)
+class Permissions:
+    """The top-level `permissions:` of config.yaml: which tools of any server or toolset run, ask
+    first, or never run. An entry is a registered name (`mcp__github__delete_repo`, `file_write`),
+    an original name on every server (`delete_*`), or a toolset (`terminal`, `mcp-github`); globs
+    allowed. A `deny` anywhere wins, then an `ask`, then an `allow` (see `hermes.tools.permissions`).
+
+        permissions:
+          deny: [mcp__github__delete_*]
+          ask: [terminal]
+          allow: [file_read, mcp-linear]
+    """
+
+    allow: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+
+    @classmethod
+    def read(cls, value: Any, loc: Loc) -> Permissions:
+        data = mapping(value, loc, {"allow", "ask", "deny"})
+        return cls(optional(data, "allow", loc, texts, ()), optional(data, "ask", loc, texts, ()),
+                   optional(data, "deny", loc, texts, ()))
 
 
 def _mode(value: Any, loc: Loc) -> ApprovalMode:

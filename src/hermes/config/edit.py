@@ -130,3 +130,31 @@ def add_sandbox_paths(doc: CommentedMap, name: str, read: list[str], write: list
             listed = _child(sandbox, key, CommentedSeq)
             listed.fa.set_flow_style()
             listed.extend(path for path in dict.fromkeys(paths) if path not in listed)
+
+
+PERMISSION_KEYS = ("allow", "ask", "deny")
+
+
+def set_permission(doc: CommentedMap, pattern: str, permission: str | None) -> bool:
+    """Put `pattern` under `permissions.<permission>` and out of the other two (None: out of all);
+    returns whether anything changed. An emptied list, and an emptied `permissions:`, go away."""
+    rules = doc.get("permissions")
+    if permission is None and not isinstance(rules, dict):
+        return False
+    rules = _child(doc, "permissions", CommentedMap)
+    changed = False
+    for key in PERMISSION_KEYS:
+        listed = rules.get(key)
+        if key == permission:
+            listed = _child(rules, key, CommentedSeq)
+            if pattern not in listed:
+                listed.append(pattern)
+                changed = True
+        elif isinstance(listed, list) and pattern in listed:
+            listed.remove(pattern)
+            changed = True
+            if not listed:
+                del rules[key]
+    if not rules:
+        del doc["permissions"]
+    return changed

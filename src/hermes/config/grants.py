@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from hermes.config.agent_settings import Approval, ApprovalMode
+from hermes.config.agent_settings import ApprovalMode
 from hermes.config.interpolate import referenced_variables
 from hermes.config.model import Auth, ServerConfig, config_strings
 from hermes.config.resolve import PLAIN_VARIABLES
@@ -107,8 +107,8 @@ def confined(config: ServerConfig, folder: Path) -> ServerConfig:
     """The entry as it runs without the user's grant: its folder, nothing beyond it, no network."""
     sandbox = replace(config.sandbox, enabled=True, read=(), write=(), ports=(), network=Network.NONE,
                       confinement=Confinement.PROJECT)
-    approval = Approval(ApprovalMode.AUTO if config.approval.mode is ApprovalMode.NEVER else config.approval.mode,
-                        config.approval.ask, ())
+    approval = replace(config.approval, allow=(), mode=ApprovalMode.AUTO if config.approval.mode is ApprovalMode.NEVER
+                       else config.approval.mode)
     cwd = config.cwd if config.cwd is not None and not _outside(config.cwd, folder) else None
     roots = tuple(r for r in config.roots or () if not _outside(r.removeprefix("file://"), folder)) or None
     return replace(config, sandbox=sandbox, cwd=cwd, roots=roots, approval=approval,

@@ -203,10 +203,13 @@ async def _ask_agent(session: Any, question: str) -> tuple[str, list[str]]:
         def progress(self, call_id: str, name: str) -> None:
             return None
 
-        async def approve_tool(self, tool: Any, arguments: Any) -> Any:
+        async def approve_tool(self, *asked: Any) -> Any:
             raise AssertionError("the scene tool needs no approval")
 
         approve_sampling = elicit = approve_tool
+
+        async def notice(self, text: str) -> None:
+            say(f"   {text}")
 
     say("   the model here is a " + LABEL.format(tool=TOOL))
     sock = bind_loopback()

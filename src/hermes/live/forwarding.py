@@ -13,7 +13,7 @@ import json
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import mcp_types as types
 from mcp.server.connection import Connection
@@ -31,8 +31,12 @@ from hermes.session.calls import Calls
 from hermes.session.surfacing import ToolSurface
 from hermes.session.upstream import Upstream
 from hermes.tools.deferred import SEARCH_TOOL, found_tools
+from hermes.tools.permissions import Verdict
+from hermes.tools.surface import SurfaceTool
 
 T = TypeVar("T")
+# How much of a call's arguments the question shows the client's user.
+_SHOWN_ARGUMENTS = 600
 R = TypeVar("R", bound=types.Result)
 
 
@@ -133,10 +137,26 @@ class Forwarder:
                 await ctx.session.report_progress(progress, total, message)
 
         async def work() -> types.CallToolResult:
-            result = await self.session.calls.call(registered, dict(params.arguments or {}), on_progress=relay)
+            result = await self.session.calls.call(registered, dict(params.arguments or {}), on_progress=relay,
+                                                   asker=self._confirm)
             return result.to_mcp()
 
         return await self._asking(ctx, "tools/call", params, server, work)
+
+    async def _confirm(self, tool: SurfaceTool, arguments: dict[str, Any], verdict: Verdict) -> str | None:
+        """A tool a rule says asks: the calling client's user is asked (an elicitation form in that
+        call), since the client agent's own approval knows nothing of hermes's rules."""
+        shown = json.dumps(arguments, ensure_ascii=False)
+        shown = shown if len(shown) <= _SHOWN_ARGUMENTS else shown[:_SHOWN_ARGUMENTS] + "…"
+        question = types.ElicitRequestFormParams(
+            message=f"hermes asks before running {tool.name} ({verdict.because}) with {shown}. Accept to run it.",
+            requested_schema={"type": "object", "properties": {}})
+        answer = await self.router.elicitation(tool.server, question)
+        if isinstance(answer, types.ElicitResult) and answer.action == "accept":
+            return None
+        # A client that cannot show a form declines for its user, so no yes was given either way.
+        return f"Not run: {tool.name} asks first ({verdict.because}) and the client's user did not accept it " \
+               f"(a client without elicitation cannot be asked)."
 
     async def _asking(self, ctx: Ctx, method: str, params: types.InputResponseRequestParams, server: str | None,
                       work: Callable[[], Awaitable[R]]) -> R | types.InputRequiredResult:

@@ -25,9 +25,10 @@ from hermes.security.clean import clean_text, clean_value
 from hermes.security.redact import Redactor
 from hermes.session.roster import Roster
 from hermes.tools import utilities
-from hermes.tools.call_result import CallResult, NotAvailable, Ok, ToolError
+from hermes.tools.call_result import CallResult, Declined, NotAvailable, Ok, ToolError
 from hermes.tools.filters import tool_allowed
 from hermes.tools.naming import owners, registered_name
+from hermes.tools.permissions import Asker, Permission, Verdict
 from hermes.tools.pins import ChangedTool
 from hermes.tools.results import RenderedResult, ResultFiles, budget_of, clean_result, render_result
 from hermes.tools.surface import Surface, SurfaceTool
@@ -37,7 +38,7 @@ from hermes.validation import suggestion
 
 class Calls:
     def __init__(self, roster: Roster, redactor: Redactor, files: ResultFiles, *, surface: Callable[[], Surface],
-                 held_back: Callable[[], list[ChangedTool]]) -> None:
+                 held_back: Callable[[], list[ChangedTool]], verdict: Callable[[SurfaceTool, bool], Verdict]) -> None:
         """`files`: where long results are kept (computed once: building paths shows in per-call
         cost); `surface`: what a model sees now; `held_back`: tools whose definitions changed."""
         self._roster = roster
@@ -45,11 +46,15 @@ class Calls:
         self._files = files
         self._surface = surface
         self._held_back = held_back
+        self._verdict = verdict
 
     def _failed(self, text: str, **extra: Any) -> ToolError:
         return ToolError(clean_text(text, self._redactor), **extra)
 
-    async def call(self, name: str, arguments: dict[str, Any], *, on_progress: Progress | None = None) -> CallResult:
+    async def call(self, name: str, arguments: dict[str, Any], *, on_progress: Progress | None = None,
+                   asker: Asker | None = None, cautious: bool = False) -> CallResult:
+        """`asker` answers for a tool that asks (None: nobody can, so it does not run); `cautious`: a
+        model chose the call, so a tool that may change things asks (`hermes.tools.permissions`)."""
         roster = self._roster
         tool = self._surface().tools.get(name)
         if tool is None:
@@ -62,6 +67,14 @@ class Calls:
             return await self._unavailable(connection)
         if tool.kind == "tool" and not tool_allowed(tool.original, config.tools):
             return self._failed(_filtered(tool.original, tool.server))
+        found = self._verdict(tool, cautious)
+        if found.permission is Permission.DENY:
+            return Declined(f"Not run: {name} is denied by {found.because}.")
+        if found.permission is Permission.ASK:
+            refusal = f"Not run: {name} needs a yes ({found.because}) and nobody can be asked here." \
+                if asker is None else await asker(tool, arguments, found)
+            if refusal is not None:
+                return Declined(clean_text(refusal, self._redactor))
         try:
             if tool.kind == "tool":
                 return await self._tool(connection, tool, arguments, on_progress)
@@ -134,6 +147,8 @@ class Calls:
             if not snapshot.offers_tools and connection is not None:
                 return await self._unavailable(connection)
             for skipped in surface.skipped:
+                if skipped.name == name and skipped.denied:
+                    return Declined(f"Not run: {name} is {skipped.why}.")
                 if skipped.name == name:
                     return self._failed(f"Tool '{name}' was skipped: {skipped.why}.")
             for changed in self._held_back():

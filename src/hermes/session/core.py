@@ -46,9 +46,10 @@ from hermes.session.status import ServerStatus, status_rows
 from hermes.session.surfacing import ToolSurface
 from hermes.session.upstream import Upstream
 from hermes.tools.call_result import CallResult
+from hermes.tools.permissions import Asker, Verdict
 from hermes.tools.pins import ChangedTool
 from hermes.tools.results import ResultFiles
-from hermes.tools.surface import Surface
+from hermes.tools.surface import Surface, SurfaceTool
 from hermes.tools.unavailable import Unavailable
 
 __all__ = ["ReloadReport", "Session", "SessionSettings"]
@@ -79,7 +80,8 @@ class Session:
                                  tool_vectors=home.tool_vectors, start=self._background.submit)
         lifecycle.listen(self.tools.changed)
         self.calls = Calls(lifecycle, self.redactor, ResultFiles(home.cache, home.results),
-                           surface=self.tools.current, held_back=self.tools.changed_tools)
+                           surface=self.tools.current, held_back=self.tools.changed_tools,
+                           verdict=self._verdict)
         self.upstream = Upstream(lifecycle, self.redactor)
         self._stack: AsyncExitStack | None = None
 
@@ -143,6 +145,10 @@ class Session:
         variables = self.store.variables(self._environ)
         return await self.lifecycle.reload(config, variables)
 
+    async def reconnect(self, name: str) -> ConnectionSnapshot:
+        """Restart one server now (a fresh process or connection); its snapshot once it connected or failed."""
+        return await self.lifecycle.restart(name)
+
     # -- what is configured and what runs -------------------------------------------------------
 
     def snapshots(self) -> dict[str, ConnectionSnapshot]:
@@ -186,9 +192,14 @@ class Session:
 
     # -- calls -----------------------------------------------------------------------------------
 
-    async def call(self, name: str, arguments: dict[str, Any], *, on_progress: Progress | None = None) -> CallResult:
-        """Call a tool of the surface by its registered name; `on_progress` hears the server's progress."""
-        return await self.calls.call(name, arguments, on_progress=on_progress)
+    async def call(self, name: str, arguments: dict[str, Any], *, on_progress: Progress | None = None,
+                   asker: Asker | None = None, cautious: bool = False) -> CallResult:
+        """Call a tool of the surface by its registered name; `on_progress` hears the server's progress;
+        a tool that asks runs only on `asker`'s yes (see `hermes.tools.permissions`)."""
+        return await self.calls.call(name, arguments, on_progress=on_progress, asker=asker, cautious=cautious)
+
+    def _verdict(self, tool: SurfaceTool, cautious: bool) -> Verdict:
+        return self.tools.verdict(tool, cautious=cautious)
 
     async def roots_changed(self) -> None:
         """The roots the client offers changed: every connected server is told, and asks again."""

@@ -22,6 +22,7 @@ from hermes.apps.declaration import LivenessKind
 from hermes.apps.gate import Gate, app_gate
 from hermes.apps.host import Host
 from hermes.apps.status import AppStatus
+from hermes.config.agent_settings import Permissions
 from hermes.config.model import HermesConfig, ServerConfig
 from hermes.config.project import load_project
 from hermes.config.resolve import ResolvedServer, resolve_server
@@ -123,6 +124,9 @@ class Lifecycle:
         desired = self.desired.get(name)
         return desired.source if desired else "unknown"
 
+    def permissions(self) -> Permissions:
+        return self.config.permissions
+
     def app_bound(self, name: str) -> bool:
         desired = self.desired.get(name)
         return desired is not None and desired.declaration is not None
@@ -215,6 +219,13 @@ class Lifecycle:
                 finished.append(event)
         for event in finished:
             await event.wait()
+
+    async def restart(self, name: str) -> ConnectionSnapshot:
+        """Stop one server and start it afresh (`/mcp reconnect`); waits for its first attempt."""
+        assert self._tasks is not None, "start() first"
+        await self.stop([name])
+        await self.start(self._tasks, [name])
+        return self._connections[name].snapshot
 
     async def stop_all(self) -> None:
         await self.stop(list(self._connections))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from hermes.apps.status import AppStatus
+from hermes.config.agent_settings import Permissions
 from hermes.config.model import ServerConfig
 from hermes.mcp.snapshot import ConnectionSnapshot
 from hermes.mcp.supervisor import Supervisor
@@ -28,6 +29,10 @@ class Roster(Protocol):
     def supervisor(self, name: str) -> Supervisor | None: ...
 
     def server_config(self, name: str) -> ServerConfig | None: ...
+
+    def permissions(self) -> Permissions:
+        """config.yaml's top-level `permissions:` (allow / ask / deny across servers)."""
+        ...
 
     def app_bound(self, name: str) -> bool:
         """Whether the server is a plugin's, bound to a desktop app."""

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from hermes.background import Job, run_inline
+from hermes.config.agent_settings import Approval
 from hermes.config.model import ServerConfig
 from hermes.mcp.snapshot import ConnectionSnapshot
 from hermes.session.known_tools import KnownToolCounts
@@ -19,6 +20,7 @@ from hermes.session.roster import Roster
 from hermes.tools import encoder
 from hermes.tools.deferred import HiddenServer, SearchIndex, catalog_text
 from hermes.tools.filters import unmatched_includes
+from hermes.tools.permissions import Permission, Verdict, verdict
 from hermes.tools.pins import ChangedTool, PinPolicy, PinStore
 from hermes.tools.surface import ServerTools, Surface, SurfaceTool, build_surface, server_entries
 from hermes.tools.vectors import Recent, VectorFile
@@ -88,8 +90,18 @@ class ToolSurface:
                 config = self._roster.server_config(name)
                 if name in allowed and snapshot.offers_tools and config is not None:
                     servers.append(server_tools(snapshot, config, self._held(name, config)))
-            self._surface = build_surface(servers)
+            self._surface = build_surface(servers, self._denied)
         return self._surface
+
+    def verdict(self, tool: SurfaceTool, *, cautious: bool) -> Verdict:
+        """Whether `tool` runs, asks or is denied (`hermes.tools.permissions`); `cautious`: a model chose it."""
+        config = self._roster.server_config(tool.server)
+        approval = config.approval if config is not None else Approval()
+        return verdict(tool, approval, self._roster.permissions(), cautious=cautious)
+
+    def _denied(self, tool: SurfaceTool) -> str | None:
+        found = self.verdict(tool, cautious=False)
+        return f"denied by {found.because}" if found.permission is Permission.DENY else None
 
     def changed_tools(self) -> list[ChangedTool]:
         """Tools of connected servers on this platform whose definitions differ from their pins."""

@@ -26,6 +26,7 @@ class Outcome(StrEnum):
     OK = "ok"
     ERROR = "error"  # the tool reported an error, or the call could not be made
     UNAVAILABLE = "unavailable"  # its server or app is not there
+    DECLINED = "declined"  # a `deny` rule, or an `ask` without a yes: the tool did not run
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,13 @@ class ToolError:
         payload = {"error": self.text}
         return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(payload))],
                                     structured_content=payload, is_error=True)
+
+
+@dataclass(frozen=True)
+class Declined(ToolError):
+    """The tool did not run: a permission rule denies it, or it asks and got no yes (`text` says which)."""
+
+    outcome = Outcome.DECLINED
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -67,9 +67,11 @@ class SkippedTool:
     original: str
     name: str
     why: str
+    denied: bool = False  # a `deny` rule keeps it off (not a collision)
 
-    def to_json(self) -> dict[str, str]:
-        return {"server": self.server, "original": self.original, "name": self.name, "why": self.why}
+    def to_json(self) -> dict[str, str | bool]:
+        return {"server": self.server, "original": self.original, "name": self.name, "why": self.why,
+                "denied": self.denied}
 
 
 @dataclass
@@ -112,11 +114,17 @@ def server_entries(server: ServerTools) -> Iterator[SurfaceTool]:
                           description.format(server=server.name), copy.deepcopy(schema))
 
 
-def build_surface(servers: Iterable[ServerTools]) -> Surface:
+def build_surface(servers: Iterable[ServerTools], refused: Callable[[SurfaceTool], str | None] = lambda _: None
+                  ) -> Surface:
+    """`refused`: why a tool may not be on the surface at all (a `deny` rule), or None."""
     surface = Surface()
     by_name: dict[str, list[SurfaceTool]] = defaultdict(list)
     for server in servers:
         for entry in server_entries(server):
+            why = refused(entry)
+            if why is not None:
+                surface.skipped.append(SkippedTool(entry.server, entry.original, entry.name, why, denied=True))
+                continue
             by_name[entry.name].append(entry)
     for name in sorted(by_name):
         entries = by_name[name]

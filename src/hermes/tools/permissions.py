@@ -1,0 +1,87 @@
+"""Whether a tool runs, asks first, or never runs: allow, ask or deny.
+
+The rules come from config.yaml's top-level `permissions:` (registered names, original names or
+toolsets) and the server's own `approval:` (its original names, or a mode for all of its tools).
+The strongest rule wins, whatever its scope:
+
+    deny   anywhere   the tool leaves the surface and no path calls it
+    ask    anywhere   a yes is needed for each call (or "always", for the session)
+    allow  anywhere   it runs
+    otherwise         the tool's own annotations: `readOnlyHint` runs; anything else may change
+                      anything (MCP's `destructiveHint` defaults to true) and asks where a model
+                      chose the call. Where a person did (`hermes tools call`) or a client agent
+                      with its own approvals did (`hermes mcp serve`), only the rules ask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from fnmatch import fnmatchcase
+from typing import Any
+
+from hermes.config.agent_settings import Approval, ApprovalMode, Permissions
+from hermes.tools.surface import SurfaceTool
+
+
+class Permission(StrEnum):
+    ALLOW = "allow"
+    ASK = "ask"
+    DENY = "deny"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    permission: Permission
+    because: str  # the rule, as the user wrote it and where, or the annotation it came from
+    ruled: bool  # a rule in config.yaml (or a plugin) said so, not the tool's annotations
+
+    def to_json(self) -> dict[str, Any]:
+        return {"permission": self.permission.value, "because": self.because}
+
+
+# Asks whoever can answer for this call (a person, the client of `serve`): None is a yes; a text
+# says why the tool did not run, in words for whoever called it (a model reads it as the result).
+Asker = Callable[[SurfaceTool, dict[str, Any], Verdict], Awaitable[str | None]]
+
+
+def _top_level(tool: SurfaceTool, patterns: tuple[str, ...]) -> str | None:
+    for pattern in patterns:
+        if pattern == tool.toolset or fnmatchcase(tool.name, pattern) or fnmatchcase(tool.original, pattern):
+            return pattern
+    return None
+
+
+def _server_level(tool: SurfaceTool, patterns: tuple[str, ...]) -> str | None:
+    return next((p for p in patterns if fnmatchcase(tool.original, p)), None)
+
+
+def reads_only(tool: SurfaceTool) -> bool:
+    """A tool that says it changes nothing: `readOnlyHint` (without `destructiveHint`), or one of
+    hermes's own listings and reads of a server's resources and prompts."""
+    if tool.kind != "tool":
+        return True
+    annotations = tool.definition.annotations if tool.definition is not None else None
+    return bool(annotations and annotations.read_only_hint and not annotations.destructive_hint)
+
+
+def verdict(tool: SurfaceTool, approval: Approval, rules: Permissions, *, cautious: bool) -> Verdict:
+    """`cautious`: a model chose this call, so a tool that may change things asks by default."""
+    server = f"mcp_servers.{tool.server}.approval"
+    for permission in (Permission.DENY, Permission.ASK, Permission.ALLOW):
+        found = _top_level(tool, getattr(rules, permission.value))
+        if found is not None:
+            return Verdict(permission, f"permissions.{permission.value}: {found}", True)
+        found = _server_level(tool, getattr(approval, permission.value))
+        if found is not None:
+            return Verdict(permission, f"{server}.{permission.value}: {found}", True)
+        if permission is Permission.ASK and approval.mode is ApprovalMode.ASK:
+            return Verdict(Permission.ASK, f"{server}: ask", True)
+    if approval.mode is ApprovalMode.NEVER:
+        return Verdict(Permission.ALLOW, f"{server}: never", True)
+    if reads_only(tool):
+        return Verdict(Permission.ALLOW, "it says it only reads" if tool.kind == "tool" else "a read", False)
+    if not cautious:
+        return Verdict(Permission.ALLOW, "no rule: the caller decides", False)
+    return Verdict(Permission.ASK, "it does not say it only reads (no readOnlyHint)", False)
