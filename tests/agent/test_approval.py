@@ -55,6 +55,13 @@ def test_what_asks(tool: SurfaceTool, approval: Approval, asks: bool) -> None:
     assert needs_approval(tool, approval) is asks
 
 
+def _chat(home: Home, folder: Path) -> pexpect.spawn:
+    """`hermes chat` in a real terminal, plain text."""
+    return pexpect.spawn(PYTHON, ["-m", "hermes", "chat"], encoding="utf-8", timeout=PATIENCE, cwd=str(folder),
+                         env={**os.environ, "HERMES_HOME": str(home.root), "TERM": "xterm", "NO_COLOR": "1"},
+                         dimensions=(40, 160))
+
+
 def _one_shot(home: Home, model: Any, servers: dict[str, Any], *args: str) -> dict[str, Any]:
     write_config(home, {"model": model_config(model), "mcp_servers": servers})
     ran = hermes("chat", "-q", "go", "--json", *START_WAIT, *args, home=home)
@@ -112,9 +119,7 @@ def test_the_question_shows_every_argument_folded_with_a_way_to_see_all(home: Ho
     model = scripted_model([{"tool_calls": [{"name": "mcp__box__delete", "arguments": {"what": lines}}]},
                             {"content": "ok"}])
     write_config(home, {"model": model_config(model), "mcp_servers": {"box": fast_entry()}})
-    child = pexpect.spawn(PYTHON, ["-m", "hermes", "chat"], encoding="utf-8", timeout=PATIENCE, cwd=str(tmp_path),
-                          env={**os.environ, "HERMES_HOME": str(home.root), "TERM": "xterm", "NO_COLOR": "1"},
-                          dimensions=(40, 160))
+    child = _chat(home, tmp_path)
     child.expect("/help lists commands")
     child.expect("›")
     child.send("delete\r")
@@ -139,9 +144,7 @@ def test_always_keeps_the_tool_allowed_in_config_yaml_unless_a_rule_says_ask(hom
     call = {"tool_calls": [{"name": "mcp__box__delete", "arguments": {"what": "old"}}]}
     model = scripted_model([call, {"content": "first done"}, call, {"content": "second done"}])
     write_config(home, {"model": model_config(model), "mcp_servers": {"box": fast_entry()}})
-    child = pexpect.spawn(PYTHON, ["-m", "hermes", "chat"], encoding="utf-8", timeout=PATIENCE, cwd=str(tmp_path),
-                          env={**os.environ, "HERMES_HOME": str(home.root), "TERM": "xterm", "NO_COLOR": "1"},
-                          dimensions=(40, 160))
+    child = _chat(home, tmp_path)
     child.expect("›")
     child.send("delete it\r")
     child.expect(r"no readOnlyHint")

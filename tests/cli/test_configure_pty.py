@@ -60,6 +60,13 @@ def test_checklist_without_a_terminal_says_so(home: Home) -> None:
     write_config(home, {"mcp_servers": {"box": fast_entry()}})
     result = hermes("mcp", "configure", "box", home=home)
     assert result.returncode == 2 and "needs a terminal" in result.stderr
+    # Said before anything heavy loads: the MCP SDK's import alone takes seconds on a loaded machine.
+    from tests.support import hermes_process
+
+    ran = hermes_process("mcp", "configure", "box", home=home, input="", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert ran.returncode == 2 and "needs a terminal" in ran.stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in ran.stderr.splitlines() if line.startswith("import time:")}
+    assert "mcp" not in imported and "questionary" not in imported, sorted(imported)[:20]
 
 
 def test_the_picker_fits_the_terminal_and_ctrl_c_leaves_it_interrupted(home: Home) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ruamel.yaml import YAML
 
 from hermes.config.store import ConfigStore
 from hermes.home import Home
@@ -61,6 +62,24 @@ def test_add_json_takes_other_clients_shape_and_moves_secrets_to_dotenv(home: Ho
     assert broken.returncode == 2 and "not valid JSON" in broken.stderr
     neither = hermes("mcp", "add-json", "x", '{"args": []}', home=home)
     assert neither.returncode == 2 and "needs 'command' (stdio) or 'url' (HTTP)" in neither.stderr
+    misspelt = hermes("mcp", "add-json", "x", '{"comand": "npx", "args": []}', home=home)
+    assert misspelt.returncode == 2 and "'comand' (did you mean 'command'?)" in misspelt.stderr
+    assert "x:" not in home.config.read_text()
+
+
+def test_add_json_takes_the_mcpservers_block_a_readme_shows(home: Home) -> None:
+    block = {"mcpServers": {"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}}}
+    ran = hermes("mcp", "add-json", "mem", json.dumps(block), home=home)
+    assert ran.returncode == 0 and "the block calls it 'memory'; it is added as 'mem'" in ran.stderr
+    vscode = {"servers": {"a": {"command": "a-server"}, "b": {"url": "https://b.example.org/mcp"}}}
+    assert hermes("mcp", "add-json", "b", json.dumps(vscode), home=home).returncode == 0
+    entries = YAML(typ="safe").load(home.config.read_text())["mcp_servers"]
+    assert entries == {"mem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]},
+                       "b": {"url": "https://b.example.org/mcp"}}
+    before = home.config.read_text()
+    many = hermes("mcp", "add-json", "c", json.dumps(vscode), home=home)
+    assert many.returncode == 2 and "holds 2 servers (a, b) and none is called 'c'" in many.stderr
+    assert "hermes mcp import" in many.stderr and home.config.read_text() == before
 
 
 @pytest.fixture

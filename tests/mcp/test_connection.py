@@ -184,3 +184,34 @@ async def test_an_answer_that_cannot_be_read_ends_the_call_now_not_at_the_timeou
         # The supervisor starts it again: the next call works.
         await wait_until(lambda: session.snapshots()["box"].connected)
         assert (await session.call("mcp__box__echo", {"text": "back"})).text == "back"
+
+
+def test_an_http_server_s_401_names_the_authorization_header(home: Home) -> None:
+    """A real loopback server that refuses every request with 401 and says nothing more."""
+    import http.server
+    import threading
+
+    from tests.support import hermes, write_config
+
+    class Refusing(http.server.BaseHTTPRequestHandler):
+        def _refuse(self) -> None:
+            self.send_response(401)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST = do_DELETE = _refuse
+
+        def log_message(self, *_: object) -> None:
+            return None
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        write_config(home, {"mcp_servers": {"remote": {"url": f"http://127.0.0.1:{server.server_port}/mcp"}}})
+        tested = hermes("mcp", "test", "remote", home=home)
+    finally:
+        server.shutdown()
+        thread.join()
+    said = tested.stdout + tested.stderr
+    assert tested.returncode != 0 and "HTTP 401" in said and "Authorization header" in said, said

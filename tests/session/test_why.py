@@ -147,3 +147,21 @@ def test_the_app_answer_names_the_app_and_what_the_gate_found() -> None:
     payload = answer.payload()
     assert payload["app"] == {"name": "Blender", "version": "5.1.2", "path": "/usr/bin/blender"}
     assert payload["server"] == "blender" and payload["retry"] == "after_user_action"
+
+
+def test_a_variable_the_shell_has_but_the_entry_does_not_pass_is_named_with_the_env_line(home: Any) -> None:
+    """A real server that exits with "WIDGET_TOKEN is not set": the shell has it, hermes withheld it."""
+    import json
+
+    from tests.support import PYTHON, hermes, write_config
+
+    script = "import os, sys\nif 'WIDGET_TOKEN' not in os.environ: sys.exit('error: WIDGET_TOKEN is not set')"
+    write_config(home, {"mcp_servers": {"widget": {"command": PYTHON, "args": ["-c", script]}}})
+    listed = hermes("tools", "list", "--json", home=home, env={"WIDGET_TOKEN": "in-the-shell", "OTHER_SET": "x"})
+    missing = json.loads(listed.stdout)["unavailable"][0]
+    assert "your shell has WIDGET_TOKEN: add `env: {WIDGET_TOKEN: ${WIDGET_TOKEN}}` to 'widget'" \
+        in missing["user_action"]
+    assert "in-the-shell" not in listed.stdout + listed.stderr and "OTHER_SET" not in missing["user_action"]
+    # Without it in the shell, it really is missing: no such hint.
+    plain = json.loads(hermes("tools", "list", "--json", home=home).stdout)["unavailable"][0]
+    assert "WIDGET_TOKEN: ${WIDGET_TOKEN}" not in plain["user_action"]

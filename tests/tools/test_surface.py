@@ -127,3 +127,13 @@ def test_an_include_entry_that_matches_no_tool_warns_with_the_close_match(home: 
     assert "tools.include names 'nothing*'" in listed.stderr and "'echo'" not in listed.stderr
     tested = hermes("mcp", "test", "box", home=home)
     assert "did you mean 'get-weather'?" in tested.stdout + tested.stderr
+
+
+def test_an_exclude_written_with_hermes_s_names_warns_with_the_server_s_own_name(home: Home) -> None:
+    from tests.support import fast_entry, hermes, write_config
+
+    write_config(home, {"mcp_servers": {"box": fast_entry(tools={"exclude": ["mcp__box__get_weather", "delete"]})}})
+    listed = hermes("tools", "list", home=home)
+    assert "tools.exclude names 'mcp__box__get_weather', which matches none of its tools (filters take the " \
+           "server's own names: write 'get-weather')" in listed.stderr
+    assert "'delete'" not in listed.stderr and "mcp__box__get_weather" in listed.stdout  # not excluded

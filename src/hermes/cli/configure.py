@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import questionary
 
 from hermes.cli.output import say
@@ -15,10 +13,6 @@ from hermes.session.probe import probe_server
 
 
 def configure_tools(home: Home, name: str) -> int:
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        say(f"`hermes mcp configure` is an interactive checklist and needs a terminal; in scripts, set "
-            f"tools.include for '{name}' in config.yaml.", err=True)
-        return 2
     with progress(f"Listing the tools of '{name}'…"):
         report = probe_server(home, name)
     if not report.ok:

@@ -183,6 +183,9 @@ def configure_command(name: str, sandbox_read: tuple[str, ...], sandbox_write: t
     if sandbox_read or sandbox_write:
         grant_sandbox_paths(name, scope, sandbox_read, sandbox_write)
         return
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):  # said before the checklist's imports (the SDK)
+        raise UsageError(f"`hermes mcp configure` is an interactive checklist and needs a terminal; in scripts, set "
+                         f"tools.include for '{name}' in config.yaml (or use --sandbox-read/--sandbox-write).")
     from hermes.cli.configure import configure_tools
 
     sys.exit(configure_tools(home, name))

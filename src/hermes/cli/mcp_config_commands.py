@@ -204,16 +204,18 @@ def add_command(name: str, command_line: tuple[str, ...], command: str | None, a
 @click.option("--replace", is_flag=True, help="Overwrite an existing server of that name.")
 @scope_option
 def add_json_command(name: str, json_text: str, replace: bool, scope: str) -> None:
-    """Add a server from the JSON other clients use: {"command", "args", "env"} or {"url", "headers", "type"}."""
-    from hermes.config.client_json import translate
+    """Add a server from the JSON other clients use: {"command", "args", "env"} or {"url", "headers", "type"},
+    or the whole {"mcpServers": {...}} block a server's README shows (its one server, or the one named NAME)."""
+    from hermes.config.client_json import one_server, translate
 
     try:
         data = json.loads(json_text)
     except ValueError as exc:
         raise UsageError(f"The JSON for '{name}' is not valid JSON ({exc}).") from None
+    data, renamed = one_server(name, data)
     translated = translate(name, data)
     store = _add_entry(Home.from_env(), scope, name, translated.entry, translated.secrets, replace=replace)
-    for note in translated.notes:
+    for note in [*([renamed] if renamed else []), *translated.notes]:
         say(f"note: {note}", err=True)
     say(f"Added MCP server '{name}' to {store.path}.")
 

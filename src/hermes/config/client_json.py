@@ -85,6 +85,29 @@ def _kept(result: Translated, server: str, key: str, value: str, name: str, move
     return f"{scheme} ${{{name}}}" if scheme else f"${{{name}}}"
 
 
+# Where clients keep their servers: Claude Desktop, Cursor and most READMEs (`mcpServers`), VS Code (`servers`).
+BLOCK_KEYS = ("mcpServers", "servers")
+
+
+def one_server(name: str, data: Any) -> tuple[Any, str | None]:
+    """The server in a pasted `{"mcpServers": {...}}` block (as most servers' READMEs show it):
+    the only one there, or the one called `name`; plain entries pass as they are. Also a note to
+    show when the block names the server otherwise."""
+    if not isinstance(data, Mapping) or len(data) != 1:
+        return data, None
+    key, block = next(iter(data.items()))
+    if key not in BLOCK_KEYS or not isinstance(block, Mapping):
+        return data, None
+    if name in block:
+        return block[name], None
+    if len(block) == 1:
+        inner = next(iter(block))
+        return block[inner], f"the block calls it '{inner}'; it is added as '{name}'"
+    names = ", ".join(sorted(str(n) for n in block)[:10])
+    raise UsageError(f"The {key} block holds {len(block)} servers ({names}) and none is called '{name}': give one "
+                     f"of those names, or add them all with `hermes mcp import FILE`.")
+
+
 def translate(server: str, data: Any, *, move_secrets: bool = True) -> Translated:
     """One server of another client's config as a hermes entry (raises `UsageError` with the rule)."""
     if not isinstance(data, Mapping):
@@ -131,7 +154,12 @@ def translate(server: str, data: Any, *, move_secrets: bool = True) -> Translate
             if legacy:
                 notes.append(f"{server}: its url ends in /sse, so it is imported as an SSE server (transport: sse)")
     else:
-        raise UsageError(f"Server '{server}' needs 'command' (stdio) or 'url' (HTTP).")
+        from hermes.validation import suggestion
+
+        # A misspelt key (`comand`) is the likeliest reason neither is there: name it.
+        hints = [f"; '{key}'{hint}" for key in data if isinstance(key, str) and key not in _KNOWN
+                 for hint in [suggestion(key, _KNOWN)] if hint]
+        raise UsageError(f"Server '{server}' needs 'command' (stdio) or 'url' (HTTP){''.join(hints[:3])}.")
     if data.get("disabled") is True or data.get("enabled") is False:
         entry["enabled"] = False
     ignored = sorted(k for k in data if k not in _KNOWN)

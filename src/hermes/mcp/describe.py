@@ -62,8 +62,7 @@ def describe_failure(exc: BaseException, *, command: str | None = None, url: str
             return f"could not resolve host {host}" if host else "could not resolve the server's host name"
         return f"nothing answered at {url}" if url else "the connection was refused"
     if isinstance(exc, httpx2.HTTPStatusError):
-        response = exc.response
-        return f"the server answered HTTP {response.status_code} {response.reason_phrase}".rstrip()
+        return http_status_words(exc.response.status_code, exc.response.reason_phrase)
     if isinstance(exc, httpx2.TimeoutException):
         return "the HTTP request timed out"
     if isinstance(exc, MCPError):
@@ -76,3 +75,15 @@ def describe_failure(exc: BaseException, *, command: str | None = None, url: str
         return f"the server's answer does not follow the MCP protocol ({_first_problem(exc)})"
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def http_status_words(code: int, phrase: str) -> str:
+    """An HTTP server's refusal, with where to look when it is about credentials."""
+    said = f"the server answered HTTP {code} {phrase}".rstrip()
+    if code == 401:
+        return (f"{said}: it wants credentials; set its Authorization header under `headers:` in config.yaml "
+                f"(`Authorization: Bearer ${{TOKEN}}`, the token in HERMES_HOME/.env), or `auth: oauth` and "
+                f"`hermes mcp login` when it signs in with OAuth")
+    if code == 403:
+        return f"{said}: the credentials were refused or lack a permission; check the token in its Authorization header"
+    return said

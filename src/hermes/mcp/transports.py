@@ -29,6 +29,7 @@ from hermes.config.sandbox import Confinement, SandboxMode
 from hermes.errors import HermesError
 from hermes.files import BoundedLog
 from hermes.mcp.children import Watchdog
+from hermes.mcp.describe import http_status_words
 from hermes.mcp.endpoint import Endpoint, EndpointSource, Identity
 from hermes.mcp.sandbox import SandboxRequest, launcher_cache
 from hermes.mcp.sandbox_support import sandboxed, support
@@ -59,7 +60,7 @@ class HttpStatus:
 
     def observe(self, response: httpx2.Response) -> None:
         if response.status_code >= 400:
-            self.failure = f"the server answered HTTP {response.status_code} {response.reason_phrase}".rstrip()
+            self.failure = http_status_words(response.status_code, response.reason_phrase)
 
 
 @dataclass

@@ -19,7 +19,7 @@ from hermes.session.known_tools import KnownToolCounts
 from hermes.session.roster import Roster
 from hermes.tools import encoder
 from hermes.tools.deferred import HiddenServer, SearchIndex, catalog_text
-from hermes.tools.filters import unmatched_includes
+from hermes.tools.filters import unmatched_filter_entries
 from hermes.tools.permissions import Permission, Verdict, verdict
 from hermes.tools.pins import ChangedTool, PinPolicy, PinStore
 from hermes.tools.surface import ServerTools, Surface, SurfaceTool, build_surface, server_entries
@@ -73,7 +73,8 @@ class ToolSurface:
             return
         snapshot = connection.snapshot
         self._changed_tools[server] = [] if config.pin is PinPolicy.OFF else self._pins.check(server, snapshot.tools)
-        self._include_warnings[server] = unmatched_includes(server, config.tools, [t.name for t in snapshot.tools])
+        offered = [t.name for t in snapshot.tools]
+        self._include_warnings[server] = unmatched_filter_entries(server, config.tools, offered)
         entries = server_entries(server_tools(snapshot, config))
         self._known.remember(server, [t.name for t in entries])
 

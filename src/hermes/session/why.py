@@ -23,6 +23,10 @@ The rules, in order:
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Mapping
+
 from hermes.apps.gate import Gate
 from hermes.apps.liveness import AppFacts, Finding
 from hermes.apps.states import AppState
@@ -69,9 +73,30 @@ def why_unavailable(snapshot: ConnectionSnapshot, server: DesiredServer | None, 
             return _app_status(server, gate, AppState.ENDPOINT_UNAVAILABLE, snapshot.reason or facts.detail, os_name)
         if snapshot.app_bound and not server.config.is_stdio and snapshot.state in _FAILING:
             return _app_status(server, gate, AppState.HERMES_NOT_CONNECTED, snapshot.reason, os_name)
+    withheld = withheld_variables(f"{snapshot.reason}\n{snapshot.stderr_tail}", server.config.env, os.environ) \
+        if server is not None and server.config.is_stdio and snapshot.state in _FAILING else ()
     return Unavailable(snapshot.name, snapshot.state, snapshot.reason or "it has not connected yet",
                        snapshot.stderr_tail, remote=server is not None and not server.config.is_stdio,
-                       untrusted=server is not None and server.untrusted)
+                       untrusted=server is not None and server.untrusted, withheld=withheld)
+
+
+# A line of a failed start that says a variable is missing ("GITHUB_TOKEN is not set", "Missing
+# required environment variable: API_KEY", "process.env.X is undefined").
+_MISSING_SIGNS = re.compile(r"not set|is required|required environment|missing|must be set|undefined|not defined|"
+                            r"not provided|no .{0,20}(key|token)", re.IGNORECASE)
+_VARIABLE = re.compile(r"\b[A-Z][A-Z0-9_]{2,}\b")
+
+
+def withheld_variables(said: str, configured: Mapping[str, str], shell: Mapping[str, str]) -> tuple[str, ...]:
+    """Variables a failed stdio server says it lacks that the user's shell has and its entry does
+    not pass: hermes gives a server only what its entry names, so these were withheld, not missing."""
+    found: dict[str, None] = {}
+    for line in said.splitlines()[-40:]:
+        if _MISSING_SIGNS.search(line):
+            for name in _VARIABLE.findall(line):
+                if name in shell and name not in configured:
+                    found[name] = None
+    return tuple(found)[:5]
 
 
 def _app_status(server: DesiredServer, gate: Gate | None, state: AppState, detail: str, os_name: str) -> AppStatus:

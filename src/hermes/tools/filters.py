@@ -28,16 +28,25 @@ def filter_warnings(server: str, rule: ToolFilter) -> list[str]:
     return []
 
 
-def unmatched_includes(server: str, rule: ToolFilter, names: list[str]) -> list[str]:
-    """An include entry that matches no tool of the server is almost always a typo (`get_sum` for
-    `get-sum`): say so, with the closest name, instead of silently registering nothing."""
+def unmatched_filter_entries(server: str, rule: ToolFilter, names: list[str]) -> list[str]:
+    """An include or exclude entry that matches no tool of the server is almost always a typo
+    (`get_sum` for `get-sum`) or hermes's own name for the tool (`mcp__s__get_sum`): say so, with
+    the closest name, instead of silently registering nothing or excluding nothing."""
     from hermes.validation import suggestion
 
-    if rule.include is None or not names:
+    if not names:
         return []
+    from hermes.tools.naming import registered_name
     from hermes.tools.utilities import UTILITIES
 
     known = [*names, *UTILITIES]
-    return [f"Server '{server}': tools.include names '{pattern}', which matches none of its tools"
-            f"{suggestion(pattern, known)}."
-            for pattern in rule.include if not any(fnmatchcase(name, pattern) for name in known)]
+    by_registered = {registered_name(server, name): name for name in known}
+    found = []
+    for key, patterns in (("include", rule.include), ("exclude", rule.exclude)):
+        for pattern in patterns or ():
+            if any(fnmatchcase(name, pattern) for name in known):
+                continue
+            own = by_registered.get(pattern)
+            hint = f" (filters take the server's own names: write '{own}')" if own else suggestion(pattern, known)
+            found.append(f"Server '{server}': tools.{key} names '{pattern}', which matches none of its tools{hint}.")
+    return found

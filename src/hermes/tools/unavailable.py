@@ -56,6 +56,7 @@ class Unavailable:
     stderr_tail: str = ""
     remote: bool = False  # an HTTP server (no local log to point at)
     untrusted: bool = False  # a project's server waiting for the user to trust its folder
+    withheld: tuple[str, ...] = ()  # variables it says it lacks, which the shell has and its entry does not pass
 
     @property
     def user_action(self) -> str:
@@ -64,6 +65,11 @@ class Unavailable:
         advice = npx_cache_advice(self.stderr_tail, self.server)
         if advice:
             return advice
+        if self.withheld:
+            lines = ", ".join(f"{name}: ${{{name}}}" for name in self.withheld)
+            return (f"hermes passes a server only the variables its entry names, and your shell has "
+                    f"{', '.join(self.withheld)}: add `env: {{{lines}}}` to '{self.server}' in config.yaml "
+                    f"(or put the values in HERMES_HOME/.env), then run `hermes mcp reload`.")
         if self.remote and self.state in (ConnectionState.FAILED, ConnectionState.PARKED):
             return _FIX_REMOTE
         return _ACTIONS[self.state].format(server=self.server)
