@@ -171,3 +171,38 @@ def test_a_sampling_round_never_offers_a_denied_tool_and_never_hands_back_an_una
     write_config(home, {"model": model_config(allowed), "mcp_servers": {"rounds": rounds},
                         "permissions": {"deny": ["wipe_disk"], "ask": ["mcp__rounds__send_mail"]}})
     assert "picked: read_note" in _turn(home)["answer"]
+
+
+async def test_serve_keeps_a_denied_server_s_resources_and_prompts_from_its_client(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"tb": stdio_entry()}, "permissions": {"deny": ["mcp-*"]}})
+    async with Client(serve_params(home), mode="legacy") as client:
+        assert (await client.list_tools()).tools == []
+        assert (await client.list_resources()).resources == []
+        assert (await client.list_prompts()).prompts == []
+        with pytest.raises(Exception, match="No MCP server behind hermes offers the resource"):
+            await client.read_resource("test://hello")
+    # Denying only the reading tool keeps the tools and drops the resources.
+    write_config(home, {"mcp_servers": {"tb": stdio_entry()}, "permissions": {"deny": ["mcp__tb__read_resource"]}})
+    async with Client(serve_params(home), mode="legacy") as client:
+        assert "mcp__tb__echo" in {tool.name for tool in (await client.list_tools()).tools}
+        assert (await client.list_resources()).resources == []
+        assert (await client.list_prompts()).prompts != []
+
+
+def test_a_rule_that_matches_nothing_but_resembles_a_tool_warns_and_bad_rules_are_refused(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"my-box": fast_entry(approval={"deny": ["get_weather"]})},
+                        "permissions": {"deny": ["mcp__my-box__delete", "mcp__elsewhere__x"]}})
+    listed = hermes("tools", "list", *START_WAIT, home=home)
+    assert "permissions.deny names 'mcp__my-box__delete', which matches no tool (did you mean " \
+           "'mcp__my_box__delete'?)" in listed.stderr
+    assert "mcp_servers.my-box.approval.deny names 'get_weather', which matches none of its tools (did you mean " \
+           "'get-weather'?)" in listed.stderr
+    assert "mcp__elsewhere__x" not in listed.stderr  # a rule for a server not here is not news
+    write_config(home, {"permissions": {"deny": [f"tool_{n}" for n in range(1001)]}})
+    too_many = hermes("tools", "list", home=home)
+    assert too_many.returncode == 2 and "permissions.deny" in too_many.stderr and "at most 1000" in too_many.stderr
+    home.config.write_text("permissions:\n  deny: mcp__box__delete   # meant as a list\n")
+    before = home.config.read_text()
+    refused = hermes("tools", "permit", "mcp__box__crash", "deny", home=home)
+    assert refused.returncode != 0 and "permissions.deny must be a list" in refused.stderr
+    assert home.config.read_text() == before

@@ -54,3 +54,12 @@ def test_without_a_rule_only_a_model_s_call_asks() -> None:
     assert person.permission is Permission.ALLOW and not person.ruled
     ruled = verdict(_tool(), Approval(), Permissions(ask=("delete_repo",)), cautious=False)
     assert ruled.permission is Permission.ASK and ruled.ruled
+
+
+def test_a_tool_s_own_name_reaches_mcp_servers_not_the_agent_s_toolsets() -> None:
+    rules = Permissions(allow=("run",), deny=("mcp-*",))
+    terminal = verdict(_tool("builtin:terminal", "run"), Approval(), rules, cautious=True)
+    assert terminal.permission is Permission.ASK  # `run` meant some server's tool, not the terminal's
+    assert verdict(_tool("builtin:terminal", "run"), Approval(), Permissions(allow=("terminal_run",)),
+                   cautious=True).permission is Permission.ALLOW
+    assert verdict(_tool("shell", "run"), Approval(), rules, cautious=True).because == "permissions.deny: mcp-*"

@@ -371,3 +371,7 @@ def permit_command(pattern: str, permission: str) -> None:
         changed = set_permission(doc, pattern, None if permission == "default" else permission)
     where = f"permissions.{permission}" if permission != "default" else "no permission rule"
     say(f"{pattern}: {where} in {home.config}." if changed else f"{pattern} already has {where}; nothing changed.")
+    if changed:
+        from hermes.cli.mcp_config_commands import reload_running
+
+        reload_running(home)

@@ -155,12 +155,12 @@ class Approval:
     @classmethod
     def read(cls, value: Any, loc: Loc) -> Approval:
         if isinstance(value, list):
-            return cls(ApprovalMode.AUTO, texts(value, loc))
+            return cls(ApprovalMode.AUTO, rule_list(value, loc))
         if isinstance(value, dict):
             data = mapping(value, loc, {"mode", "ask", "allow", "deny"})
             mode = optional(data, "mode", loc, lambda v, at: _mode(v, at), ApprovalMode.AUTO)
-            return cls(mode, optional(data, "ask", loc, texts, ()), optional(data, "allow", loc, texts, ()),
-                       optional(data, "deny", loc, texts, ()))
+            return cls(mode, optional(data, "ask", loc, rule_list, ()), optional(data, "allow", loc, rule_list, ()),
+                       optional(data, "deny", loc, rule_list, ()))
         return cls(_mode(value, loc))
 
     def with_asked(self, names: tuple[str, ...]) -> Approval:
@@ -172,8 +172,9 @@ class Approval:
 class Permissions:
     """The top-level `permissions:` of config.yaml: which tools of any server or toolset run, ask
     first, or never run. An entry is a registered name (`mcp__github__delete_repo`, `file_write`),
-    an original name on every server (`delete_*`), or a toolset (`terminal`, `mcp-github`); globs
-    allowed. A `deny` anywhere wins, then an `ask`, then an `allow` (see `hermes.tools.permissions`).
+    a tool's own name on every MCP server (`delete_*`), or a toolset (`terminal`, `mcp-*`); globs
+    allowed; at most 1000 entries a list. A `deny` anywhere wins, then an `ask`, then an `allow`
+    (see `hermes.tools.permissions`).
 
         permissions:
           deny: [mcp__github__delete_*]
@@ -188,8 +189,19 @@ class Permissions:
     @classmethod
     def read(cls, value: Any, loc: Loc) -> Permissions:
         data = mapping(value, loc, {"allow", "ask", "deny"})
-        return cls(optional(data, "allow", loc, texts, ()), optional(data, "ask", loc, texts, ()),
-                   optional(data, "deny", loc, texts, ()))
+        return cls(optional(data, "allow", loc, rule_list, ()), optional(data, "ask", loc, rule_list, ()),
+                   optional(data, "deny", loc, rule_list, ()))
+
+
+# A rule list is read on every call: thousands of globs would make each call slow, and no one
+# writes them by hand.
+MAX_RULES = 1000
+
+
+def rule_list(value: Any, loc: Loc) -> tuple[str, ...]:
+    if isinstance(value, list) and len(value) > MAX_RULES:
+        raise Invalid(loc, f"has {len(value)} entries; at most {MAX_RULES} (use a glob or a toolset name)")
+    return texts(value, loc)
 
 
 def _mode(value: Any, loc: Loc) -> ApprovalMode:

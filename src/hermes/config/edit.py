@@ -139,8 +139,14 @@ def set_permission(doc: CommentedMap, pattern: str, permission: str | None) -> b
     """Put `pattern` under `permissions.<permission>` and out of the other two (None: out of all);
     returns whether anything changed. An emptied list, and an emptied `permissions:`, go away."""
     rules = doc.get("permissions")
-    if permission is None and not isinstance(rules, dict):
+    if permission is None and rules is None:
         return False
+    # What the user wrote there is never dropped for them: a value of the wrong shape is theirs to fix.
+    if rules is not None and not isinstance(rules, dict):
+        raise UsageError("config.yaml: permissions must be a mapping with allow, ask and deny lists; fix it first.")
+    for key in PERMISSION_KEYS:
+        if isinstance(rules, dict) and rules.get(key) is not None and not isinstance(rules.get(key), list):
+            raise UsageError(f"config.yaml: permissions.{key} must be a list of tool names; fix it first.")
     rules = _child(doc, "permissions", CommentedMap)
     changed = False
     for key in PERMISSION_KEYS:

@@ -19,7 +19,7 @@ import os
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import anyio.to_thread
@@ -46,11 +46,13 @@ from hermes.session.status import ServerStatus, status_rows
 from hermes.session.surfacing import ToolSurface
 from hermes.session.upstream import Upstream
 from hermes.tools.call_result import CallResult
-from hermes.tools.permissions import Asker, Verdict
+from hermes.tools.naming import registered_name
+from hermes.tools.permissions import Asker, Permission, Verdict
 from hermes.tools.pins import ChangedTool
 from hermes.tools.results import ResultFiles
 from hermes.tools.surface import Surface, SurfaceTool
 from hermes.tools.unavailable import Unavailable
+from hermes.tools.utilities import UtilityKind
 
 __all__ = ["ReloadReport", "Session", "SessionSettings"]
 
@@ -82,7 +84,7 @@ class Session:
         self.calls = Calls(lifecycle, self.redactor, ResultFiles(home.cache, home.results),
                            surface=self.tools.current, held_back=self.tools.changed_tools,
                            verdict=self._verdict)
-        self.upstream = Upstream(lifecycle, self.redactor)
+        self.upstream = Upstream(lifecycle, self.redactor, denied=self._upstream_denied)
         self._stack: AsyncExitStack | None = None
 
     @property
@@ -200,6 +202,12 @@ class Session:
 
     def _verdict(self, tool: SurfaceTool, cautious: bool) -> Verdict:
         return self.tools.verdict(tool, cautious=cautious)
+
+    def _upstream_denied(self, server: str, kind: Literal["resources", "prompts"]) -> bool:
+        """Resources and prompts served as MCP (`serve`) follow the rules of the tools that read them."""
+        reader: UtilityKind = "read_resource" if kind == "resources" else "get_prompt"
+        tool = SurfaceTool(registered_name(server, reader), server, reader, reader, "", {})
+        return self._verdict(tool, False).permission is Permission.DENY
 
     async def roots_changed(self) -> None:
         """The roots the client offers changed: every connected server is told, and asks again."""

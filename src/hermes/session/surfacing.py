@@ -20,7 +20,7 @@ from hermes.session.roster import Roster
 from hermes.tools import encoder
 from hermes.tools.deferred import HiddenServer, SearchIndex, catalog_text
 from hermes.tools.filters import unmatched_filter_entries
-from hermes.tools.permissions import Permission, Verdict, verdict
+from hermes.tools.permissions import Permission, Verdict, unmatched_rules, verdict
 from hermes.tools.pins import ChangedTool, PinPolicy, PinStore
 from hermes.tools.surface import ServerTools, Surface, SurfaceTool, build_surface, server_entries
 from hermes.tools.vectors import Recent, VectorFile
@@ -121,9 +121,18 @@ class ToolSurface:
         return accepted
 
     def warnings(self) -> list[str]:
-        """What the connected servers' own tool lists say about the configuration (an include entry
-        that matches nothing)."""
-        return [w for _, found in sorted(self._include_warnings.items()) for w in found]
+        """What the connected servers' own tool lists say about the configuration (an include entry,
+        or a permission rule, that matches nothing)."""
+        found = [w for _, found in sorted(self._include_warnings.items()) for w in found]
+        roster = self._roster
+        offered: dict[str, list[SurfaceTool]] = {}
+        approvals: dict[str, Approval] = {}
+        for name, snapshot in roster.snapshots().items():
+            config = roster.server_config(name)
+            if snapshot.offers_tools and config is not None:
+                offered[name] = list(server_entries(server_tools(snapshot, config)))
+                approvals[name] = config.approval
+        return found + unmatched_rules(roster.permissions(), approvals, offered)
 
     def known_counts(self) -> dict[str, int]:
         """How many tools each server offered when it was last connected (in this or an earlier session)."""

@@ -35,9 +35,12 @@ Kind = Literal["resources", "prompts"]
 
 
 class Upstream:
-    def __init__(self, roster: Roster, redactor: Redactor) -> None:
+    def __init__(self, roster: Roster, redactor: Redactor, *,
+                 denied: Callable[[str, Kind], bool] = lambda server, kind: False) -> None:
+        """`denied`: a permission rule keeps this server's resources (or prompts) from everyone."""
         self._roster = roster
         self._redactor = redactor
+        self._denied = denied
 
     def _offering(self, kind: Kind) -> list[Supervisor]:
         """Connected servers on this platform that offer `kind` and may show it."""
@@ -49,6 +52,8 @@ class Upstream:
             connection = roster.supervisor(name)
             caps = snapshot.capabilities
             if name not in allowed or not snapshot.connected or caps is None or config is None or connection is None:
+                continue
+            if self._denied(name, kind):
                 continue
             rule = config.tools
             if (caps.resources and rule.resources) if kind == "resources" else (caps.prompts and rule.prompts):

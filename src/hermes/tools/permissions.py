@@ -1,7 +1,8 @@
 """Whether a tool runs, asks first, or never runs: allow, ask or deny.
 
-The rules come from config.yaml's top-level `permissions:` (registered names, original names or
-toolsets) and the server's own `approval:` (its original names, or a mode for all of its tools).
+The rules come from config.yaml's top-level `permissions:` (registered names, a tool's own name on
+every MCP server, or toolsets, globs on each) and the server's own `approval:` (its original
+names, or a mode for all of its tools).
 The strongest rule wins, whatever its scope:
 
     deny   anywhere   the tool leaves the surface and no path calls it
@@ -15,7 +16,7 @@ The strongest rule wins, whatever its scope:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from fnmatch import fnmatchcase
@@ -23,6 +24,7 @@ from typing import Any
 
 from hermes.config.agent_settings import Approval, ApprovalMode, Permissions
 from hermes.tools.surface import SurfaceTool
+from hermes.tools.toolsets import is_builtin
 
 
 class Permission(StrEnum):
@@ -47,8 +49,12 @@ Asker = Callable[[SurfaceTool, dict[str, Any], Verdict], Awaitable[str | None]]
 
 
 def _top_level(tool: SurfaceTool, patterns: tuple[str, ...]) -> str | None:
+    # A tool's own name reaches every MCP server's tool of that name, not the agent's own toolsets:
+    # `allow: [run]` meant for a server's `run` must not let the terminal's `run` through.
+    own = not is_builtin(tool.server)
     for pattern in patterns:
-        if pattern == tool.toolset or fnmatchcase(tool.name, pattern) or fnmatchcase(tool.original, pattern):
+        if fnmatchcase(tool.toolset, pattern) or fnmatchcase(tool.name, pattern) or \
+                (own and fnmatchcase(tool.original, pattern)):
             return pattern
     return None
 
@@ -85,3 +91,38 @@ def verdict(tool: SurfaceTool, approval: Approval, rules: Permissions, *, cautio
     if not cautious:
         return Verdict(Permission.ALLOW, "no rule: the caller decides", False)
     return Verdict(Permission.ASK, "it does not say it only reads (no readOnlyHint)", False)
+
+
+def unmatched_rules(rules: Permissions, approvals: Mapping[str, Approval],
+                    offered: Mapping[str, list[SurfaceTool]]) -> list[str]:
+    """Rules that match no tool of the servers offering tools now, when a close name shows what was
+    meant (`mcp__my-box__x` for `mcp__my_box__x`, hermes's name in a server's own list): a rule
+    that silently matches nothing is worse than none. A rule for a server not running is not news."""
+    from hermes.validation import suggestion
+
+    tools = [tool for listed in offered.values() for tool in listed]
+    registered = [*(t.name for t in tools), *sorted({t.toolset for t in tools})]
+    found = []
+    for permission in Permission:
+        for pattern in getattr(rules, permission.value):
+            if _top_level_matches_any(tools, pattern):
+                continue
+            hint = suggestion(pattern, registered)
+            if hint:
+                found.append(f"permissions.{permission.value} names '{pattern}', which matches no tool{hint}.")
+    for server, listed in sorted(offered.items()):
+        approval = approvals.get(server)
+        own = {t.name: t.original for t in listed}
+        for permission in Permission:
+            for pattern in getattr(approval, permission.value, ()) if approval else ():
+                if any(fnmatchcase(t.original, pattern) for t in listed):
+                    continue
+                hint = f" (the server's own names go here: write '{own[pattern]}')" if pattern in own else \
+                    suggestion(pattern, [t.original for t in listed])
+                found.append(f"mcp_servers.{server}.approval.{permission.value} names '{pattern}', which matches "
+                             f"none of its tools{hint}.")
+    return found
+
+
+def _top_level_matches_any(tools: list[SurfaceTool], pattern: str) -> bool:
+    return any(_top_level(tool, (pattern,)) is not None for tool in tools)
