@@ -29,6 +29,7 @@ from hermes.agent.approval import Decision, denied_text
 from hermes.agent.context import ContextBudget
 from hermes.agent.conversation import PLACEHOLDER_ARGUMENTS, Arguments, Conversation, parse_arguments, short_id
 from hermes.agent.provider import ModelError, ModelReply, Provider, ToolCallRequest, tool_definition
+from hermes.agent.text_calls import text_calls
 from hermes.agent.ui import ChatUI, RunStatus
 from hermes.config.agent_settings import ModelSettings
 from hermes.session.core import Session
@@ -184,6 +185,10 @@ class Agent:
         """What the next request sends: the fixed system prompt, then the (redacted) conversation."""
         return [self.system, *self.conversation.messages]
 
+    def _offered(self) -> list[str]:
+        """The names of the tools the last request offered (what a call written as text may name)."""
+        return [SEARCH_TOOL, CALL_TOOL] if self.deferred else list(self.session.surface().tools)
+
     def tool_definitions(self) -> list[dict[str, Any]]:
         if self.deferred:
             return DEFERRED_DEFINITIONS
@@ -219,7 +224,7 @@ class Agent:
 
     async def _rounds(self, turn: Turn, stream: bool) -> Turn:
         while True:
-            reply = await self._ask(turn, stream)
+            reply = text_calls(await self._ask(turn, stream), self._offered())
             calls = self._record(reply)
             if not calls:
                 turn.answer, turn.finish_reason = reply.content, reply.finish_reason

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import sys
 import warnings
 from typing import Any
@@ -23,6 +24,7 @@ from hermes.config.dotenv import exposure_warning
 from hermes.errors import HermesError, leaf
 from hermes.files import open_private_append
 from hermes.home import Home
+from hermes.security.redacted_log import DEBUG_VARIABLE, debugging
 
 
 def unexpected(exc: BaseException) -> str:
@@ -38,6 +40,8 @@ def unexpected(exc: BaseException) -> str:
         where = f"; details are in {log}"
     except OSError:
         where = ""
+    if debugging():
+        click.echo(_redacted("".join(traceback.format_exception(exc)), home), err=True)
     return f"hermes hit an unexpected error ({type(exc).__name__}){where}. Please report it."
 
 
@@ -74,6 +78,7 @@ LAZY_COMMANDS = {
     "skills": "hermes.cli.plugins_commands:skills_group",
     "chat": "hermes.cli.chat_command:chat_command",
     "model": "hermes.cli.model_command:model_command",
+    "doctor": "hermes.cli.doctor_command:doctor_command",
     "completion": "hermes.cli.completion:completion_command",
 }
 
@@ -101,6 +106,19 @@ class HermesGroup(click.Group):
                                                  ctx=ctx) from None
 
     def invoke(self, ctx: click.Context) -> Any:
+        # `--debug` reaches the session's logging (and its own processes) through the environment;
+        # the command's own setting, so it is taken back when the command ends (in-process runs).
+        debug = bool(ctx.params.get("debug"))
+        before = os.environ.get(DEBUG_VARIABLE)
+        if debug:
+            os.environ[DEBUG_VARIABLE] = "1"
+        try:
+            return self._invoke(ctx)
+        finally:
+            if debug and before is None:
+                os.environ.pop(DEBUG_VARIABLE, None)
+
+    def _invoke(self, ctx: click.Context) -> Any:
         home = Home.from_env()
         exposed = exposure_warning(home.dotenv)
         if exposed:
@@ -137,7 +155,9 @@ class HermesGroup(click.Group):
 
 @click.group(cls=HermesGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="hermes")
-def cli() -> None:
+@click.option("--debug", is_flag=True, help="Also show the log (debug lines, redacted) on stderr, and an "
+                                            "unexpected error's details.")
+def cli(debug: bool) -> None:
     """hermes: many MCP servers, one clean, safe and honest tool surface."""
 
 

@@ -25,6 +25,7 @@ file before saying why its tools are missing).
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import random
 import warnings
@@ -65,6 +66,7 @@ from hermes.security.clean import clean_text
 
 __all__ = ["RestartPolicy", "ServerConnection", "ServerNotConnected"]
 T = TypeVar("T")
+log = logging.getLogger(__name__)  # debug lines: what `hermes --debug` shows of each server
 
 
 class ServerConnection:
@@ -183,6 +185,7 @@ class ServerConnection:
         self._served_call = False
         self._connected_at = None
         self._publish(state=ConnectionState.STARTING)
+        log.debug("server %s: starting (attempt %d)", self.name, self._attempts.count + 1)
         attempt = self._attempt = Attempt(self.name, self._config, self._resolve, self._opener, self._endpoint,
                                           self._callbacks, connected=self._connected,
                                           tools_changed=lambda tools: self._publish(tools=tuple(tools)),
@@ -200,6 +203,8 @@ class ServerConnection:
             self._attempts.bump()
             changes["attempts"] = self._attempts.count
         self._publish(**changes)
+        log.debug("server %s: the attempt ended: %s %s", self.name, type(outcome).__name__,
+                  getattr(outcome, "reason", ""))
         return outcome
 
     def _connected(self, live: Live) -> None:
@@ -214,6 +219,8 @@ class ServerConnection:
                       pid=process.pid if process else None, sandbox=process.sandbox_state if process else "",
                       live_pid=live.link.identity[1] if live.link.identity else None)
         self._first_done.set()
+        log.debug("server %s: connected in %.0f ms, protocol %s, %d tools, sandbox %s", self.name,
+                  live.seconds * 1000, self._snapshot.protocol, len(live.tools), self._snapshot.sandbox or "-")
 
     # -- the app behind an app-bound server ------------------------------------------------------
 
@@ -293,6 +300,7 @@ class ServerConnection:
                    on_progress: Progress | None = None) -> types.CallToolResult:
         """Call one tool: as an MCP task when the tool says it runs as one; progress goes to `on_progress`."""
         timeout = self._config.timeout
+        log.debug("server %s: calling %s", self.name, tool)
         if runs_as_task(self._snapshot.tool(tool)):
             result = await self._send(lambda c: call_as_task(c, tool, arguments, timeout=timeout,
                                                              on_progress=on_progress))

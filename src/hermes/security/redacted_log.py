@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +20,14 @@ _LOGGERS = ("mcp", "hermes", "httpx2", "uvicorn", "asyncio")  # asyncio: "Task e
 # httpx2 says every request it makes at INFO ("HTTP Request: POST …"): a line and a write for every
 # call to an HTTP server, which says nothing the server's own state does not. Its warnings stay.
 _LEVELS = {"httpx2": logging.WARNING}
+
+
+# Set by `hermes --debug` (or by hand): the log also goes to stderr, debug lines included.
+DEBUG_VARIABLE = "HERMES_DEBUG"
+
+
+def debugging() -> bool:
+    return os.environ.get(DEBUG_VARIABLE, "") not in ("", "0")
 
 
 class _RedactingFilter(logging.Filter):
@@ -41,19 +51,29 @@ def redacted_file_logging(path: Path, redactor: Redactor) -> Iterator[None]:
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(_RedactingFilter(redactor))
     handler.setLevel(logging.INFO)
+    handlers: list[logging.Handler] = [handler]
+    debug = debugging()
+    if debug:
+        shown = logging.StreamHandler(sys.stderr)
+        shown.setFormatter(logging.Formatter("debug: %(name)s %(levelname)s: %(message)s"))
+        shown.addFilter(_RedactingFilter(redactor))
+        shown.setLevel(logging.DEBUG)
+        handlers.append(shown)
     loggers = [logging.getLogger(name) for name in _LOGGERS]
     saved = [(lg.propagate, lg.level) for lg in loggers]
     for logger in loggers:
-        logger.addHandler(handler)
+        for added in handlers:
+            logger.addHandler(added)
         logger.propagate = False
-        wanted = _LEVELS.get(logger.name, logging.INFO)
+        wanted = logging.DEBUG if debug else _LEVELS.get(logger.name, logging.INFO)
         if logger.level == logging.NOTSET or logger.level > wanted:
             logger.setLevel(wanted)
     try:
         yield
     finally:
         for logger, (propagate, level) in zip(loggers, saved, strict=True):
-            logger.removeHandler(handler)
+            for added in handlers:
+                logger.removeHandler(added)
             logger.propagate = propagate
             logger.setLevel(level)
         handler.close()

@@ -1,0 +1,74 @@
+"""Tool calls a model wrote as text: small local models often answer with the call itself instead of
+the API's `tool_calls` (a llama.cpp server parses only its template's own format).
+
+Recognised, only in a reply without native tool calls and only when every such call names a tool
+the request offered (anything else is an answer that happens to contain JSON):
+
+    <tool_call>{"name": "...", "arguments": {...}}</tool_call>      (Qwen, Hermes templates)
+    ```json {"name": "...", "arguments": {...}} ```                  (a JSON code block)
+    {"name": "...", "arguments": {...}}                              (the whole reply)
+
+`parameters` is taken for `arguments` (Llama's spelling). The calls then run through the same
+loop, gate and approval as native ones, and the conversation records them as native calls, so
+the history sent back is valid for the API and for the model's template.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Collection
+from dataclasses import replace
+from typing import Any
+
+from hermes.agent.provider import ModelReply, ToolCallRequest
+
+# A reply longer than this is an answer, not a call (and is never parsed as one).
+MAX_TEXT = 64 * 1024
+MAX_CALLS = 16
+_TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
+_FENCED = re.compile(r"```(?:json|tool_call|tool)?\s*\n?(.*?)\n?\s*```", re.DOTALL)
+
+
+def _call(text: str, offered: Collection[str]) -> tuple[str, dict[str, Any]] | None:
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str) or value["name"] not in offered:
+        return None
+    arguments = value.get("arguments", value.get("parameters", {}))
+    if isinstance(arguments, str):  # the API's own shape: arguments as a JSON text
+        try:
+            arguments = json.loads(arguments)
+        except (ValueError, RecursionError):
+            return None
+    if not isinstance(arguments, dict) or set(value) - {"name", "arguments", "parameters", "id", "type"}:
+        return None
+    return value["name"], arguments
+
+
+def text_calls(reply: ModelReply, offered: Collection[str]) -> ModelReply:
+    """The reply with the calls its text holds moved to `tool_calls` (what is left of the text
+    stays its content); the reply as it was when it holds none, or anything else."""
+    content = reply.content or ""
+    if reply.tool_calls or not offered or not content.strip() or len(content) > MAX_TEXT:
+        return reply
+    for pattern in (_TAGGED, _FENCED):
+        pieces = pattern.findall(content)
+        if pieces:
+            found = [_call(piece, offered) for piece in pieces[:MAX_CALLS + 1]]
+            if len(pieces) > MAX_CALLS or any(call is None for call in found):
+                return reply
+            rest = pattern.sub("", content).strip()
+            return _with(reply, [call for call in found if call is not None], rest)
+    whole = _call(content.strip(), offered)
+    return _with(reply, [whole], "") if whole is not None else reply
+
+
+def _with(reply: ModelReply, calls: list[tuple[str, dict[str, Any]]], rest: str) -> ModelReply:
+    # Ids unique in the whole conversation: a template may pair results with calls by id.
+    requests = tuple(ToolCallRequest(f"call_{uuid.uuid4().hex[:12]}", name, json.dumps(arguments, ensure_ascii=False))
+                     for name, arguments in calls)
+    return replace(reply, content=rest, tool_calls=requests, finish_reason="tool_calls")
