@@ -161,3 +161,46 @@ def test_hermes_model_finds_and_checks_a_real_server(home: Home, llama: Any) -> 
 
     settings = ConfigStore(home).load().model
     assert settings is not None and settings.base_url == server.url and settings.name
+
+
+def test_a_call_written_as_text_under_the_model_s_own_template_runs(home: Home, llama: Any) -> None:
+    """Qwen's own template asks for <tool_call> tags a 0.5B model does not write: llama.cpp returns
+    its call as text, and hermes recognises it and runs it through the same gate."""
+    server = llama(template=None)
+    _config(home, server.url)
+    data = json.loads(hermes("chat", "-q", ADD, "--json", home=home).stdout)
+    _no_server_refusal(str(data["error"]))
+    adds = [r for r in data["tool_calls"] if r["name"] == "mcp__box__add"]
+    assert adds and adds[0]["status"] == "ok" and adds[0]["result"] == "5", data
+    assistant = [m for m in data["messages"] if m["role"] == "assistant" and m.get("tool_calls")]
+    assert assistant and assistant[0]["tool_calls"][0]["function"]["name"] == "mcp__box__add"
+
+
+def _builtins(home: Home, url: str, toolset: str) -> None:
+    write_config(home, {"model": {"base_url": url, "name": "local", "max_tool_rounds": 2},
+                        "platform_toolsets": {"cli": [toolset]}})
+
+
+def test_the_agent_s_own_tools_read_edit_and_run_with_a_real_model(home: Home, llama: Any, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text("status: draft\n")
+    monkeypatch.chdir(work)
+    server = llama()
+
+    def turn(question: str, toolset: str) -> dict[str, Any]:
+        _builtins(home, server.url, toolset)
+        data = json.loads(hermes("chat", "-q", question, "--json", "--yes", home=home).stdout)
+        _no_server_refusal(str(data["error"]))
+        return dict(data)
+
+    read = turn("Use the file_read tool to read the file notes.txt.", "file")
+    assert any(r["name"] == "file_read" and r["status"] == "ok" and "status: draft" in r["result"]
+               for r in read["tool_calls"]), read["tool_calls"]
+    edited = turn("Use the file_edit tool on notes.txt to replace the text 'draft' with 'final'.", "file")
+    assert any(r["name"] == "file_edit" and r["status"] == "ok" for r in edited["tool_calls"]), edited["tool_calls"]
+    assert (work / "notes.txt").read_text() == "status: final\n"
+    ran = turn("Use the terminal_run tool to run the command: echo hermes-was-here", "terminal")
+    assert any(r["name"] == "terminal_run" and "hermes-was-here" in r["result"] for r in ran["tool_calls"]), \
+        ran["tool_calls"]

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from hermes.errors import HermesError
+from hermes.errors import HermesError, leaf
 
 T = TypeVar("T")
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -120,5 +120,13 @@ async def _guarded(work: Callable[..., Awaitable[T]], args: tuple[Any, ...], sto
 
 def run(work: Callable[..., Awaitable[T]], *args: Any, stop_on_signal: bool = False) -> T:
     """`anyio.run(work, *args)` under the signal policy above."""
-    result = anyio.run(_guarded, work, args, stop_on_signal)
+    try:
+        result = anyio.run(_guarded, work, args, stop_on_signal)
+    except BaseExceptionGroup as group:
+        # The task group that listens for signals wraps what the work raised: a caller catching
+        # one of hermes's own errors gets it as itself.
+        cause = leaf(group)
+        if isinstance(cause, HermesError):
+            raise cause from None
+        raise
     return result  # type: ignore[return-value]  # None only when a signal stopped a server's work

@@ -13,7 +13,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # an ASGI server on a loopback socket, the one signal policy async work runs under, a
     # stdin reader that a cancellation can stop, and background work a task group owns.
     ("hermes", "hermes.errors", "hermes.home", "hermes.files", "hermes.validation", "hermes.loopback",
-     "hermes.interrupts", "hermes.stdin_lines", "hermes.layers", "hermes.background"),
+     "hermes.interrupts", "hermes.stdin_lines", "hermes.layers", "hermes.background", "hermes.debugging"),
     # The redactor, the child environment allowlist, redacted library logging.
     ("hermes.security",),
     # config.yaml, .env, ${VAR} interpolation, edits that keep comments.

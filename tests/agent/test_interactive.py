@@ -239,17 +239,27 @@ def test_hermes_mcp_reload_from_another_terminal_reaches_a_running_chat(home: Ho
 
 def test_answers_are_rendered_as_markdown_on_a_colour_terminal(home: Home, scripted_model: Any,
                                                                tmp_path: Path) -> None:
+    import io
+
+    import pyte
+
     answer = "# Scene report\n\nThe scene has **three** objects:\n\n- Cube\n- Light\n\n```python\nprint(1)\n```\n"
     model = scripted_model([{"content": answer}, {"content": "plain **again**"}])
     write_config(home, {"model": model_config(model), "mcp_servers": {}})
     child = _chat(home, tmp_path, colour=True)
+    seen = child.logfile_read = io.StringIO()
     _say(child, "what is in my scene?")
     child.expect("Scene report")
     child.expect("three")
     child.expect(r"•\S*\s*\S*Cube")  # a list item, with rich's bullet
     child.expect("print")
     child.expect("›")
-    shown = child.before
+    # What the screen shows once the answer is complete: each block rendered where its plain text
+    # showed while it streamed in.
+    screen = pyte.Screen(160, 40)
+    pyte.Stream(screen).feed(seen.getvalue())
+    shown = "\n".join(screen.display)
+    assert "Scene report" in shown and "three" in shown and "Cube" in shown and "print(1)" in shown
     assert "**three**" not in shown and "```" not in shown and "# Scene" not in shown
     child.sendcontrol("d")
     child.expect(pexpect.EOF)

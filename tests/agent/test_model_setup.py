@@ -88,3 +88,43 @@ def test_in_a_terminal_it_asks_for_the_server_and_the_model(home: Home, scripted
     settings = ConfigStore(home).load().model
     assert settings is not None and (settings.base_url, settings.name) == (model.url, "beta")
     assert json.loads(json.dumps(model.bodies()[-1]))["model"] == "beta"
+
+
+def test_an_address_without_v1_is_tried_with_it(home: Home, scripted_model: Any) -> None:
+    model: ScriptedModel = scripted_model({"steps": [TOOL_CALL], "models": ["m1"]})
+    bare = model.url.removesuffix("/v1")
+    ran = hermes("model", "--base-url", bare, home=home)
+    assert ran.returncode == 0, ran.stderr
+    assert f"{bare} lists no models but {model.url} does" in ran.stdout
+    settings = ConfigStore(home).load().model
+    assert settings is not None and settings.base_url == model.url
+
+
+def test_in_a_terminal_a_failure_offers_to_try_again_or_go_back(home: Home, scripted_model: Any,
+                                                                 tmp_path: Path) -> None:
+    model: ScriptedModel = scripted_model({"steps": [TOOL_CALL], "models": ["alpha"]})
+    nowhere = f"http://127.0.0.1:{free_port()}/v1"
+    child = pexpect.spawn(PYTHON, ["-m", "hermes", "model"], encoding="utf-8", timeout=PATIENCE, cwd=str(tmp_path),
+                          env={**os.environ, "HERMES_HOME": str(home.root), "TERM": "xterm", "NO_COLOR": "1"},
+                          dimensions=(40, 160))
+    child.expect("Which server runs the model")
+    child.send("\x1b[B" * 6 + "\r")  # another URL
+    child.expect("Base URL")
+    child.send(nowhere + "\r")
+    child.expect("Cannot reach the model endpoint")
+    child.expect("What now")
+    child.send("\r")  # try again: the same address, the same answer
+    child.expect("Cannot reach the model endpoint")
+    child.expect("What now")
+    child.send("\x1b[B\r")  # go back
+    child.expect("Which server runs the model")
+    child.send("\x1b[B" * 6 + "\r")
+    child.expect("Base URL")
+    child.send(model.url + "\r")
+    child.expect("tool calls work")
+    child.expect(pexpect.EOF)
+    child.wait()
+    child.close()
+    assert child.exitstatus == 0
+    settings = ConfigStore(home).load().model
+    assert settings is not None and (settings.base_url, settings.name) == (model.url, "alpha")

@@ -332,3 +332,11 @@ def test_a_token_is_presented_only_to_the_issuer_that_gave_it(home: Home) -> Non
         later.context = SimpleNamespace(oauth_metadata=SimpleNamespace(issuer=issuer) if issuer else None)
         token = anyio.run(later.get_tokens)
         assert (token is not None and token.access_token == "canary-token-one") is kept, (issuer, token)
+
+
+def test_login_to_a_server_that_is_not_there_says_so_in_words(home: Home, tmp_path: Path) -> None:
+    _configure(home, f"http://127.0.0.1:{free_port()}/mcp", redirect_port=free_port())
+    result = hermes("mcp", "login", "prot", "--timeout", "5", home=home, env=_browser(tmp_path, "never"))
+    assert result.returncode == 1 and "Authorization for 'prot' failed: nothing answered at http://127.0.0.1:" \
+        in result.stderr
+    assert "ConnectError" not in result.stderr and "Errno" not in result.stderr

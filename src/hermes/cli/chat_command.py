@@ -248,19 +248,19 @@ async def _turn(chat: Any, ui: Any, text: str) -> None:
             if turn.cut_off:
                 say(_cut_off_note(chat), err=True)
         except (ModelError, TurnStopped) as exc:
-            ui.streamed = False
+            ui.abandon_answer()
             say(f"\nError: {exc}", err=True)
             if not getattr(exc, "message_kept", True):
                 say("(That message was not kept in the conversation: send it again, perhaps shorter.)", err=True)
         except Exception as exc:  # the conversation goes on: one sentence, the details in the log
             from hermes.cli.main import unexpected
 
-            ui.streamed = False
+            ui.abandon_answer()
             say(f"\nError: {unexpected(exc)}", err=True)
         finally:
             ui.close()  # a cancelled tool may never report its end: take the status line away
     if caught.hit:
-        ui.streamed = False
+        ui.abandon_answer()
         cancelled = "; running tools were cancelled on their servers" if ui.tools_running else ""
         say(f"\n(interrupted: the turn stopped{cancelled})", err=True)
 

@@ -124,6 +124,16 @@ class TerminalUI:
             sys.stdout.write("\n")
         sys.stdout.flush()
 
+    def abandon_answer(self) -> None:
+        """The turn ended without its answer (Ctrl-C, an error): what was shown stays, nothing of
+        the rest comes back later."""
+        if self._markdown is not None:
+            self._markdown.abandon()
+        elif self.streamed:
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+        self.streamed = False
+
     def waiting(self, model: str | None) -> None:
         if self._status is None:
             return

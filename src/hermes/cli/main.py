@@ -21,10 +21,10 @@ import click
 from hermes import __version__
 from hermes.cli.output import printable
 from hermes.config.dotenv import exposure_warning
+from hermes.debugging import DEBUG_VARIABLE, debugging
 from hermes.errors import HermesError, leaf
 from hermes.files import open_private_append
 from hermes.home import Home
-from hermes.security.redacted_log import DEBUG_VARIABLE, debugging
 
 
 def unexpected(exc: BaseException) -> str:

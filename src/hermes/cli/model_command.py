@@ -35,21 +35,31 @@ def model_command(base_url: str | None, name: str | None, key_variable: str | No
     if interactive and not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("Without a terminal, give the endpoint: `hermes model --base-url URL [--name MODEL]`.")
     api_key: str | None = None
-    if interactive:
-        base_url, key_variable, api_key = _ask_endpoint(home)
-    assert base_url is not None
-    problem = http_url_problem(base_url)
-    if problem:
-        raise UsageError(f"--base-url {problem}.")
-    if key_variable and api_key is None:
-        api_key = _known_value(home, key_variable)
-    name = _choose_model(base_url, name, api_key, interactive)
-    if not no_try:
-        from hermes.agent.setup import try_model
+    given_name, ask = name, interactive
+    while True:
+        if ask:
+            base_url, key_variable, api_key = _ask_endpoint(home)
+        assert base_url is not None
+        problem = http_url_problem(base_url)
+        if problem:
+            raise UsageError(f"--base-url {problem}.")
+        if key_variable and api_key is None:
+            api_key = _known_value(home, key_variable)
+        try:
+            base_url = _api_root(base_url, api_key)
+            name = _choose_model(base_url, given_name, api_key, interactive)
+            if not no_try:
+                from hermes.agent.setup import try_model
 
-        say(f"Trying {name} at {base_url} with one small request…")
-        tried = interrupts.run(try_model, base_url, name, api_key)
-        say(tried.sentence(name))
+                say(f"Trying {name} at {base_url} with one small request…")
+                tried = interrupts.run(try_model, base_url, name, api_key)
+                say(tried.sentence(name))
+            break
+        except HermesError as exc:
+            if not interactive or isinstance(exc, UsageError):
+                raise
+            say(f"Error: {exc}")
+            ask = _next_step()  # True: choose another server; False: the same one again
     _write(home, base_url, name, key_variable, api_key if interactive else None)
     say(f"Saved in {home.config}: model {name} at {base_url}. Start with `hermes chat`.")
 
@@ -79,6 +89,37 @@ def _ask_endpoint(home: Home) -> tuple[str, str | None, str | None]:
     if not key:
         raise KeyboardInterrupt
     return picked.base_url, picked.key_variable, str(key).strip()
+
+
+def _next_step() -> bool:
+    """After a failure in the interactive setup: try the same server again, or go back and choose."""
+    import questionary
+
+    again, back = "Try again (the server may be starting)", "Go back and choose another server or URL"
+    picked = questionary.select("What now?", choices=[again, back, "Quit"]).ask()
+    if picked is None or picked == "Quit":
+        raise KeyboardInterrupt
+    return bool(picked == back)
+
+
+def _api_root(base_url: str, api_key: str | None) -> str:
+    """The URL the API starts at: a server's address without `/v1` (the usual slip) is tried with it
+    when the address itself lists no models."""
+    from hermes.agent.setup import served_models
+
+    if base_url.rstrip("/").endswith("/v1"):
+        return base_url
+    try:
+        interrupts.run(served_models, base_url, api_key)
+        return base_url
+    except HermesError:
+        with_v1 = base_url.rstrip("/") + "/v1"
+        try:
+            interrupts.run(served_models, with_v1, api_key)
+        except HermesError:
+            return base_url  # neither answers: the listing below says why, for the URL as given
+        say(f"note: {base_url} lists no models but {with_v1} does: the API starts there, so that is used.")
+        return with_v1
 
 
 def _known_value(home: Home, variable: str) -> str | None:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from hermes.debugging import debugging
 from hermes.files import open_private_append
 from hermes.security.redact import Redactor
 
@@ -20,14 +20,6 @@ _LOGGERS = ("mcp", "hermes", "httpx2", "uvicorn", "asyncio")  # asyncio: "Task e
 # httpx2 says every request it makes at INFO ("HTTP Request: POST …"): a line and a write for every
 # call to an HTTP server, which says nothing the server's own state does not. Its warnings stay.
 _LEVELS = {"httpx2": logging.WARNING}
-
-
-# Set by `hermes --debug` (or by hand): the log also goes to stderr, debug lines included.
-DEBUG_VARIABLE = "HERMES_DEBUG"
-
-
-def debugging() -> bool:
-    return os.environ.get(DEBUG_VARIABLE, "") not in ("", "0")
 
 
 class _RedactingFilter(logging.Filter):

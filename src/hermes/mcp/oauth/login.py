@@ -28,10 +28,11 @@ from hermes.config.store import ConfigStore
 from hermes.errors import HermesError, NoSuchServer, UsageError, leaf
 from hermes.home import Home
 from hermes.loopback import bind_loopback, serve_asgi
+from hermes.mcp.describe import describe_failure
 from hermes.mcp.oauth.provider import build_provider, scope_of, with_scope
 from hermes.mcp.oauth.storage import client_path, has_tokens, read_json, union_of
 from hermes.mcp.sdk import create_http_client
-from hermes.security.redact import Redactor
+from hermes.security.redact import Redactor, mask_url
 from hermes.security.redacted_log import redacted_file_logging
 from hermes.stdin_lines import pollable_stdin, stdin_lines
 
@@ -145,7 +146,10 @@ async def login(home: Home, name: str, *, timeout: float = LOGIN_TIMEOUT, open_b
         cause = leaf(exc)
         if isinstance(cause, HermesError):
             raise cause from None
-        raise LoginFailed(redactor(f"Authorization for '{name}' failed: {type(cause).__name__}: {cause}")) from None
+        # In the user's terms ("could not resolve host …", "nothing answered at …"), not the
+        # exception's own (`ConnectError: [Errno -2] Name or service not known`).
+        said = describe_failure(cause, url=mask_url(server.url))
+        raise LoginFailed(redactor(f"Authorization for '{name}' failed: {said}.")) from None
     if not has_tokens(home, name):
         raise LoginFailed(f"The server '{name}' answered, but no token was stored; nothing to save.")
     return LoginResult(name, True, tools)
