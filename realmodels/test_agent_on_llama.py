@@ -163,9 +163,10 @@ def test_hermes_model_finds_and_checks_a_real_server(home: Home, llama: Any) -> 
     assert settings is not None and settings.base_url == server.url and settings.name
 
 
-def test_a_call_written_as_text_under_the_model_s_own_template_runs(home: Home, llama: Any) -> None:
-    """Qwen's own template asks for <tool_call> tags a 0.5B model does not write: llama.cpp returns
-    its call as text, and hermes recognises it and runs it through the same gate."""
+def test_a_call_under_the_model_s_own_template_runs(home: Home, llama: Any) -> None:
+    """Qwen's own template (the GGUF's) asks for <tool_call> tags a 0.5B model does not write: the
+    call runs all the same, parsed by llama.cpp or, where it hands the call back as text, by hermes
+    (`agent/text_calls.py`); either way the history holds it as a native call."""
     server = llama(template=None)
     _config(home, server.url)
     data = json.loads(hermes("chat", "-q", ADD, "--json", home=home).stdout)
