@@ -123,9 +123,15 @@ def test_tools_list_shows_each_tool_s_permission_and_why_and_tools_permit_change
     assert refused.returncode != 0 and home.config.read_text() == text
 
 
-async def test_serve_hides_denied_tools_and_asks_its_client_for_ask_tools(home: Home, tmp_path: Path) -> None:
+async def test_serve_hides_denied_tools_resources_and_prompts_and_asks_its_client(home: Home,
+                                                                                tmp_path: Path) -> None:
     trace = tmp_path / "trace" / "calls.txt"
     _box(home, trace)
+    # Beside the box: a server denied whole (its toolset), and one whose resource reader is denied.
+    data = YAML(typ="safe").load(home.config.read_text())
+    data["mcp_servers"] |= {"tb": stdio_entry(), "tr": stdio_entry()}
+    data["permissions"]["deny"] += ["mcp-tb", "mcp__tr__read_resource"]
+    write_config(home, data)
     answers: list[str] = []
 
     async def answer(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
@@ -135,7 +141,8 @@ async def test_serve_hides_denied_tools_and_asks_its_client_for_ask_tools(home: 
     for mode in ("legacy", "2026-07-28"):
         async with Client(serve_params(home), mode=mode, elicitation_callback=answer) as client:  # type: ignore[arg-type]
             names = {tool.name for tool in (await client.list_tools()).tools}
-            assert "mcp__box__echo" in names and not {"mcp__box__delete", "mcp__box__crash"} & names
+            assert "mcp__box__echo" in names and "mcp__tr__echo" in names
+            assert not {"mcp__box__delete", "mcp__box__crash"} & names and not [n for n in names if "__tb__" in n]
             denied = await client.call_tool("mcp__box__delete", {"what": "x"})
             assert denied.is_error and "denied by permissions.deny" in json.dumps(denied.model_dump(mode="json"))
             answers[:] = ["decline", "accept"]
@@ -143,6 +150,13 @@ async def test_serve_hides_denied_tools_and_asks_its_client_for_ask_tools(home: 
             assert declined.is_error and "did not accept" in declined.content[0].text  # type: ignore[union-attr]
             accepted = await client.call_tool("mcp__box__echo", {"text": "yes"})
             assert not accepted.is_error and accepted.content[0].text == "yes"  # type: ignore[union-attr]
+            if mode == "legacy":
+                # Resources and prompts follow the rules of the tools that read them.
+                assert (await client.list_resources()).resources == []
+                with pytest.raises(Exception, match="No MCP server behind hermes offers the resource"):
+                    await client.read_resource("test://hello")
+                prompts = {prompt.name for prompt in (await client.list_prompts()).prompts}
+                assert prompts and all("__tr__" in name for name in prompts), prompts
     # A client that cannot be asked gets no yes either.
     async with Client(serve_params(home), mode="legacy") as client:
         unasked = await client.call_tool("mcp__box__echo", {"text": "nobody"})
@@ -171,22 +185,6 @@ def test_a_sampling_round_never_offers_a_denied_tool_and_never_hands_back_an_una
     write_config(home, {"model": model_config(allowed), "mcp_servers": {"rounds": rounds},
                         "permissions": {"deny": ["wipe_disk"], "ask": ["mcp__rounds__send_mail"]}})
     assert "picked: read_note" in _turn(home)["answer"]
-
-
-async def test_serve_keeps_a_denied_server_s_resources_and_prompts_from_its_client(home: Home) -> None:
-    write_config(home, {"mcp_servers": {"tb": stdio_entry()}, "permissions": {"deny": ["mcp-*"]}})
-    async with Client(serve_params(home), mode="legacy") as client:
-        assert (await client.list_tools()).tools == []
-        assert (await client.list_resources()).resources == []
-        assert (await client.list_prompts()).prompts == []
-        with pytest.raises(Exception, match="No MCP server behind hermes offers the resource"):
-            await client.read_resource("test://hello")
-    # Denying only the reading tool keeps the tools and drops the resources.
-    write_config(home, {"mcp_servers": {"tb": stdio_entry()}, "permissions": {"deny": ["mcp__tb__read_resource"]}})
-    async with Client(serve_params(home), mode="legacy") as client:
-        assert "mcp__tb__echo" in {tool.name for tool in (await client.list_tools()).tools}
-        assert (await client.list_resources()).resources == []
-        assert (await client.list_prompts()).prompts != []
 
 
 def test_a_rule_that_matches_nothing_but_resembles_a_tool_warns_and_bad_rules_are_refused(home: Home) -> None:
