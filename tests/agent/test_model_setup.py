@@ -21,6 +21,24 @@ from tests.support import CANARY, PATIENCE, PYTHON, free_port, hermes, write_con
 TOOL_CALL = {"tool_calls": [{"name": "get_time", "arguments": {}}]}
 
 
+def _setup(home: Home, folder: Path) -> pexpect.spawn:
+    """`hermes model` in a real terminal, plain text."""
+    return pexpect.spawn(PYTHON, ["-m", "hermes", "model"], encoding="utf-8", timeout=PATIENCE, cwd=str(folder),
+                         env={**os.environ, "HERMES_HOME": str(home.root), "TERM": "xterm", "NO_COLOR": "1"},
+                         dimensions=(40, 160))
+
+
+def _saved(child: pexpect.spawn, home: Home, url: str, name: str) -> None:
+    """The setup checked the model with a tool, ended well, and wrote `url` and `name`."""
+    child.expect("tool calls work")
+    child.expect(pexpect.EOF)
+    child.wait()
+    child.close()
+    assert child.exitstatus == 0
+    settings = ConfigStore(home).load().model
+    assert settings is not None and (settings.base_url, settings.name) == (url, name)
+
+
 def test_the_only_model_is_checked_with_a_tool_and_written(home: Home, scripted_model: Any) -> None:
     model: ScriptedModel = scripted_model({"steps": [TOOL_CALL, {"content": "hello from chat"}], "models": ["m1"]})
     write_config(home, {"model": {"base_url": "http://127.0.0.1:9/v1", "name": "old", "max_tokens": 77},
@@ -71,22 +89,14 @@ def test_an_endpoint_that_is_not_there_is_one_sentence_and_nothing_is_written(ho
 def test_in_a_terminal_it_asks_for_the_server_and_the_model(home: Home, scripted_model: Any,
                                                             tmp_path: Path) -> None:
     model: ScriptedModel = scripted_model({"steps": [TOOL_CALL], "models": ["alpha", "beta"]})
-    child = pexpect.spawn(PYTHON, ["-m", "hermes", "model"], encoding="utf-8", timeout=PATIENCE, cwd=str(tmp_path),
-                          env={**os.environ, "HERMES_HOME": str(home.root), "TERM": "xterm", "NO_COLOR": "1"},
-                          dimensions=(40, 160))
+    child = _setup(home, tmp_path)
     child.expect("Which server runs the model")
     child.send("\x1b[B" * 6 + "\r")  # the last choice: another URL
     child.expect("Base URL")
     child.send(model.url + "\r")
     child.expect("Which model")
     child.send("\x1b[B\r")  # beta
-    child.expect("tool calls work")
-    child.expect(pexpect.EOF)
-    child.wait()
-    child.close()
-    assert child.exitstatus == 0
-    settings = ConfigStore(home).load().model
-    assert settings is not None and (settings.base_url, settings.name) == (model.url, "beta")
+    _saved(child, home, model.url, "beta")
     assert json.loads(json.dumps(model.bodies()[-1]))["model"] == "beta"
 
 
@@ -104,9 +114,7 @@ def test_in_a_terminal_a_failure_offers_to_try_again_or_go_back(home: Home, scri
                                                                  tmp_path: Path) -> None:
     model: ScriptedModel = scripted_model({"steps": [TOOL_CALL], "models": ["alpha"]})
     nowhere = f"http://127.0.0.1:{free_port()}/v1"
-    child = pexpect.spawn(PYTHON, ["-m", "hermes", "model"], encoding="utf-8", timeout=PATIENCE, cwd=str(tmp_path),
-                          env={**os.environ, "HERMES_HOME": str(home.root), "TERM": "xterm", "NO_COLOR": "1"},
-                          dimensions=(40, 160))
+    child = _setup(home, tmp_path)
     child.expect("Which server runs the model")
     child.send("\x1b[B" * 6 + "\r")  # another URL
     child.expect("Base URL")
@@ -121,10 +129,4 @@ def test_in_a_terminal_a_failure_offers_to_try_again_or_go_back(home: Home, scri
     child.send("\x1b[B" * 6 + "\r")
     child.expect("Base URL")
     child.send(model.url + "\r")
-    child.expect("tool calls work")
-    child.expect(pexpect.EOF)
-    child.wait()
-    child.close()
-    assert child.exitstatus == 0
-    settings = ConfigStore(home).load().model
-    assert settings is not None and (settings.base_url, settings.name) == (model.url, "alpha")
+    _saved(child, home, model.url, "alpha")
