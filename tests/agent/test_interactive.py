@@ -47,7 +47,7 @@ def test_ctrl_c_stops_a_running_tool_on_its_server_and_the_chat_goes_on(home: Ho
     # The status line is redrawn in place with the time the tool has run so far.
     child.expect(r"\r\x1b\[K(\x1b\[2m)?⋯ mcp__box__slow [1-9]\d*\.\d s")
     child.sendintr()
-    child.expect("interrupted")
+    child.expect(r"\(interrupted: the turn stopped; running tools were cancelled on their servers\)")
     assert wait_for(marker.exists), "the server never heard that the call was cancelled"
     assert marker.read_text() == "cancelled"
     child.expect("›")
@@ -98,6 +98,24 @@ def test_approval_form_and_sampling_are_asked_in_the_terminal(home: Home, script
     sampled = model.bodies()[5]
     assert sampled["messages"] == [{"role": "user", "content": "What is 6 times 7?"}]
     _say(child, "/exit")
+    child.expect(pexpect.EOF)
+
+
+def test_ctrl_c_while_the_model_thinks_cancels_no_tool_and_the_clock_counts(home: Home, scripted_model: Any,
+                                                                          tmp_path: Path) -> None:
+    model: ScriptedModel = scripted_model([{"hang": True}, {"content": "back again"}])
+    write_config(home, {"model": model_config(model), "mcp_servers": {}})
+    child = _chat(home, tmp_path)
+    _say(child, "think hard")
+    child.expect(r"waiting for test-model [1-9]\d*\.\d s")  # the clock counts while nothing has come
+    child.sendintr()
+    child.expect(r"\(interrupted: the turn stopped([^)]*)\)")
+    assert child.match.group(1) == "", "no tool ran, so none was cancelled"
+    child.expect("›")
+    _say(child, "hello?")
+    child.expect("back again")
+    child.expect("›")
+    child.sendeof()
     child.expect(pexpect.EOF)
 
 
