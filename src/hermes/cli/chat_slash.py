@@ -92,28 +92,15 @@ async def mcp_menu(chat: Any, home: Home, words: list[str]) -> None:
         why = f": {chat.session.why(name).sentence}" if not snapshot.offers_tools else ""
         say(f"Reconnected '{name}': {snapshot.state}{why}")
         return
+    from hermes.cli.mcp_config_commands import write_enabled
+
     try:
-        where = _set_enabled(home, name, action == "enable")
+        where = write_enabled(home, name, action == "enable")
     except HermesError as exc:
         say(str(exc))
         return
     say(f"{action.capitalize()}d MCP server '{name}' in {where}.")
     await reload(chat)
-
-
-def _set_enabled(home: Home, name: str, enabled: bool) -> str:
-    """As `hermes mcp enable/disable` for config.yaml: the same locked, comment-keeping edit."""
-    from hermes.config.edit import set_server_enabled
-    from hermes.config.store import ConfigStore
-    from hermes.errors import NoSuchServer
-
-    store = ConfigStore(home)
-    names = list(store.load().mcp_servers)
-    if name not in names:
-        raise NoSuchServer(name, suggestion(name, names))
-    with store.edit() as doc:
-        set_server_enabled(doc, name, enabled)
-    return str(store.path)
 
 
 def usage_line(chat: Any) -> str:

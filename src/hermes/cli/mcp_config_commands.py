@@ -363,6 +363,14 @@ def list_command(as_json: bool) -> None:
 
 def _set_enabled(name: str, enabled: bool, scope: str) -> None:
     home = Home.from_env()
+    path = write_enabled(home, name, enabled, scope)
+    say(f"{'Enabled' if enabled else 'Disabled'} MCP server '{name}' in {path}.")
+    reload_running(home)
+
+
+def write_enabled(home: Home, name: str, enabled: bool, scope: str = "user") -> Path:
+    """Switch a server on or off in `scope`'s config (the one edit `hermes mcp enable/disable` and
+    chat's `/mcp` make); the file written. Running sessions are not told here."""
     store, edit = edited(home, scope)
     if name not in store.load().mcp_servers:
         names = list(store.load().mcp_servers)
@@ -373,8 +381,7 @@ def _set_enabled(name: str, enabled: bool, scope: str) -> None:
     with store.edit() as doc:
         set_server_enabled(doc, name, enabled)
     edit.done()
-    say(f"{'Enabled' if enabled else 'Disabled'} MCP server '{name}' in {store.path}.")
-    reload_running(home)
+    return store.path
 
 
 def reload_running(home: Home) -> None:

@@ -46,8 +46,8 @@ def model_command(base_url: str | None, name: str | None, key_variable: str | No
         if key_variable and api_key is None:
             api_key = _known_value(home, key_variable)
         try:
-            base_url = _api_root(base_url, api_key)
-            name = _choose_model(base_url, given_name, api_key, interactive)
+            base_url, listed = _listing(base_url, api_key)
+            name = _choose_model(base_url, listed, given_name, interactive)
             if not no_try:
                 from hermes.agent.setup import try_model
 
@@ -102,24 +102,25 @@ def _next_step() -> bool:
     return bool(picked == back)
 
 
-def _api_root(base_url: str, api_key: str | None) -> str:
-    """The URL the API starts at: a server's address without `/v1` (the usual slip) is tried with it
-    when the address itself lists no models."""
+def _listing(base_url: str, api_key: str | None) -> tuple[str, list[str] | HermesError]:
+    """The URL the API starts at and the models it lists (or why it lists none, for the URL as
+    given). A server's address without `/v1` (the usual slip) is tried with it when the address
+    itself lists no models."""
     from hermes.agent.setup import served_models
 
-    if base_url.rstrip("/").endswith("/v1"):
-        return base_url
     try:
-        interrupts.run(served_models, base_url, api_key)
-        return base_url
+        return base_url, interrupts.run(served_models, base_url, api_key)
+    except HermesError as exc:
+        failure = exc
+    if base_url.rstrip("/").endswith("/v1"):
+        return base_url, failure
+    with_v1 = base_url.rstrip("/") + "/v1"
+    try:
+        names = interrupts.run(served_models, with_v1, api_key)
     except HermesError:
-        with_v1 = base_url.rstrip("/") + "/v1"
-        try:
-            interrupts.run(served_models, with_v1, api_key)
-        except HermesError:
-            return base_url  # neither answers: the listing below says why, for the URL as given
-        say(f"note: {base_url} lists no models but {with_v1} does: the API starts there, so that is used.")
-        return with_v1
+        return base_url, failure
+    say(f"note: {base_url} lists no models but {with_v1} does: the API starts there, so that is used.")
+    return with_v1, names
 
 
 def _known_value(home: Home, variable: str) -> str | None:
@@ -130,16 +131,13 @@ def _known_value(home: Home, variable: str) -> str | None:
     return read_dotenv(home.dotenv).get(variable) or os.environ.get(variable) or None
 
 
-def _choose_model(base_url: str, name: str | None, api_key: str | None, interactive: bool) -> str:
-    from hermes.agent.setup import served_models
-
-    try:
-        names = interrupts.run(served_models, base_url, api_key)
-    except HermesError as exc:
+def _choose_model(base_url: str, listed: list[str] | HermesError, name: str | None, interactive: bool) -> str:
+    if isinstance(listed, HermesError):
         if name:  # some servers list nothing; a name given is tried as it is
-            say(f"note: {exc}")
+            say(f"note: {listed}")
             return name
-        raise
+        raise listed
+    names = listed
     if name:
         if names and name not in names:
             say(f"note: {base_url} does not list '{name}' among its {len(names)} models; trying it anyway.")
