@@ -58,8 +58,10 @@ def text_calls(reply: ModelReply, offered: Collection[str]) -> ModelReply:
     for pattern in (_TAGGED, _FENCED):
         pieces = pattern.findall(content)
         if pieces:
-            found = [_call(piece, offered) for piece in pieces[:MAX_CALLS + 1]]
-            if len(pieces) > MAX_CALLS or any(call is None for call in found):
+            if len(pieces) > MAX_CALLS:
+                return reply
+            found = [_call(piece, offered) for piece in pieces]
+            if any(call is None for call in found):
                 return reply
             rest = pattern.sub("", content).strip()
             return _with(reply, [call for call in found if call is not None], rest)

@@ -23,6 +23,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from hermes.config.agent_settings import Approval, ApprovalMode, Permissions
+from hermes.tools.filters import first_match, own_name_hint
 from hermes.tools.surface import SurfaceTool
 from hermes.tools.toolsets import is_builtin
 
@@ -59,10 +60,6 @@ def _top_level(tool: SurfaceTool, patterns: tuple[str, ...]) -> str | None:
     return None
 
 
-def _server_level(tool: SurfaceTool, patterns: tuple[str, ...]) -> str | None:
-    return next((p for p in patterns if fnmatchcase(tool.original, p)), None)
-
-
 def reads_only(tool: SurfaceTool) -> bool:
     """A tool that says it changes nothing: `readOnlyHint` (without `destructiveHint`), or one of
     hermes's own listings and reads of a server's resources and prompts."""
@@ -79,7 +76,7 @@ def verdict(tool: SurfaceTool, approval: Approval, rules: Permissions, *, cautio
         found = _top_level(tool, getattr(rules, permission.value))
         if found is not None:
             return Verdict(permission, f"permissions.{permission.value}: {found}", True)
-        found = _server_level(tool, getattr(approval, permission.value))
+        found = first_match(tool.original, getattr(approval, permission.value))
         if found is not None:
             return Verdict(permission, f"{server}.{permission.value}: {found}", True)
         if permission is Permission.ASK and approval.mode is ApprovalMode.ASK:
@@ -107,20 +104,18 @@ def unmatched_rules(rules: Permissions, approvals: Mapping[str, Approval],
         for pattern in getattr(rules, permission.value):
             if _top_level_matches_any(tools, pattern):
                 continue
-            hint = suggestion(pattern, registered)
-            if hint:
-                found.append(f"permissions.{permission.value} names '{pattern}', which matches no tool{hint}.")
+            close = suggestion(pattern, registered)
+            if close:
+                found.append(f"permissions.{permission.value} names '{pattern}', which matches no tool{close}.")
     for server, listed in sorted(offered.items()):
         approval = approvals.get(server)
-        own = {t.name: t.original for t in listed}
+        originals = [t.original for t in listed]
         for permission in Permission:
             for pattern in getattr(approval, permission.value, ()) if approval else ():
-                if any(fnmatchcase(t.original, pattern) for t in listed):
-                    continue
-                hint = f" (the server's own names go here: write '{own[pattern]}')" if pattern in own else \
-                    suggestion(pattern, [t.original for t in listed])
-                found.append(f"mcp_servers.{server}.approval.{permission.value} names '{pattern}', which matches "
-                             f"none of its tools{hint}.")
+                said = own_name_hint(server, pattern, originals, "the server's own names go here")
+                if said is not None:
+                    found.append(f"mcp_servers.{server}.approval.{permission.value} names '{pattern}', which "
+                                 f"matches none of its tools{said}.")
     return found
 
 
