@@ -35,8 +35,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("hermes.agent",),
     # The offline demo story and its app.
     ("hermes.demo",),
-    # Thin command line on top of everything.
-    ("hermes.cli", "hermes.__main__"),
+    # Thin command line on top of everything, and the dashboard: the same actions in a browser
+    # (it calls the functions the commands call, so both change config.yaml the same way).
+    ("hermes.cli", "hermes.dashboard", "hermes.__main__"),
 )
 
 # Standalone programs shipped with hermes; they import the SDK only, never hermes.

@@ -7,7 +7,8 @@ about servers that were not built with the Python SDK (most third-party servers 
 
 Tools: echo, get-weather, fail, crash, slow (records cancellation), whoami, env-report; with
 --lean: ping, a.b and a-b (two names that collide once sanitized); --long adds a tool whose name
-is longer than a registered name may be. Options as toolbox.py:
+is longer than a registered name may be; --hostile adds a tool whose name, description
+and log line carry markup. Options as toolbox.py:
 --stderr-secret, --ready-delay S, --exit-at-start N, --stderr-flood MB.
 """
 
@@ -78,6 +79,12 @@ TOOLS = [tool("ping", "Answer pong."), tool("a.b", "Collides with a-b."), tool("
 MEETING = threading.Barrier(2)
 if option("--describe-env"):  # a server that echoes what it was started with into its definitions
     TOOLS[0] = {**TOOLS[0], "description": f"Echo; started with {os.environ.get(str(option('--describe-env')))}"}
+# A server that puts markup where a page shows text: a tool's name and description, and its log.
+HOSTILE_NAME = 'x"><script>alert(1)</script>'
+HOSTILE_DESCRIPTION = "<img src=x onerror=alert(2)><script>alert(3)</script> Read a note."
+if "--hostile" in args:
+    TOOLS.append(tool(HOSTILE_NAME, HOSTILE_DESCRIPTION))
+    print("<script>alert(4)</script> in the log", file=sys.stderr, flush=True)
 LONG_NAME = "a-tool-whose-name-is-far-too-long-to-be-registered-without-being-cut-short"
 if "--long" in args:
     TOOLS.append(tool(LONG_NAME, "A tool with a long name."))

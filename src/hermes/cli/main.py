@@ -79,6 +79,7 @@ LAZY_COMMANDS = {
     "chat": "hermes.cli.chat_command:chat_command",
     "model": "hermes.cli.model_command:model_command",
     "doctor": "hermes.cli.doctor_command:doctor_command",
+    "dashboard": "hermes.cli.dashboard_command:dashboard_command",
     "completion": "hermes.cli.completion:completion_command",
 }
 

@@ -77,8 +77,10 @@ def edited(home: Home, scope: str) -> tuple[ConfigStore, ProjectEdit]:
     return store, ProjectEdit(home, store)
 
 
-def _add_entry(home: Home, scope: str, name: str, entry: dict[str, Any], secrets: dict[str, str], *,
-               replace: bool) -> ConfigStore:
+def add_entry(home: Home, scope: str, name: str, entry: dict[str, Any], secrets: dict[str, str], *,
+              replace: bool) -> tuple[ConfigStore, str | None]:
+    """Write a new server to `scope`'s config, its literal secrets to .env (both or neither); the
+    store written and, when secrets moved, the sentence that says where."""
     from hermes.config.client_json import apply_renames
     from hermes.config.dotenv import secrets_to_dotenv
     from hermes.config.transaction import edit_transaction
@@ -92,46 +94,21 @@ def _add_entry(home: Home, scope: str, name: str, entry: dict[str, Any], secrets
         with store.edit() as doc:
             add_server(doc, name, entry, replace=replace)
     edit.done()
-    if secrets:
-        say(f"Secrets went to {home.dotenv} (0600): {', '.join(sorted(renames.get(k, k) for k in secrets))}; "
-            f"the config refers to them as ${{VAR}}.")
-    return store
+    if not secrets:
+        return store, None
+    return store, (f"Secrets went to {home.dotenv} (0600): {', '.join(sorted(renames.get(k, k) for k in secrets))}; "
+                   f"the config refers to them as ${{VAR}}.")
 
 
 def _looks_like_a_command_line(command: str) -> bool:
     return any(c.isspace() for c in command) and not Path(command).exists() and shutil.which(command) is None
 
 
-@click.command("add")
-@click.argument("name")
-@click.argument("command_line", nargs=-1, type=click.UNPROCESSED, metavar="[-- COMMAND [ARGS]...]")
-@click.option("--command", "command", help="Program that starts a stdio server (or give it after --).")
-@click.option("--args", "args", multiple=True,
-              help="One argument for --command (repeat for more); a single --args \"a,b,c\" is three.")
-@click.option("--env", "-e", "env", multiple=True, help="K=V for a stdio server's environment (repeatable).")
-@click.option("--cwd", help="Working folder of a stdio server.")
-@click.option("--url", help="URL of a Streamable HTTP (or --transport sse) server.")
-@click.option("--header", "-H", "headers", multiple=True, help='"K: V" header for an HTTP server (repeatable).')
-@click.option("--transport", type=click.Choice(["streamable-http", "http", "sse", "stdio"]),
-              help="HTTP transport (http = streamable-http; stdio is the default for a command).")
-@click.option("--auth", type=click.Choice(["oauth"]), help="Authorize with OAuth 2.1.")
-@click.option("--timeout", type=float, help="Seconds a tool call may take (default 300).")
-@click.option("--connect-timeout", type=float, help="Seconds to start and handshake (default 60).")
-@click.option("--disabled", is_flag=True, help="Add the server switched off.")
-@click.option("--replace", is_flag=True, help="Overwrite an existing server of that name.")
-@sandbox_path_options
-@scope_option
-def add_command(name: str, command_line: tuple[str, ...], command: str | None, args: tuple[str, ...],
-                env: tuple[str, ...], cwd: str | None, url: str | None, headers: tuple[str, ...],
-                transport: str | None, auth: str | None, timeout: float | None, connect_timeout: float | None,
-                disabled: bool, replace: bool, sandbox_read: tuple[str, ...], sandbox_write: tuple[str, ...],
-                scope: str) -> None:
-    """Add a server: `hermes mcp add NAME -- COMMAND [ARGS]...` (stdio) or `hermes mcp add NAME --url URL`.
-
-    Everything after `--` is the command and its arguments, exactly as typed.
-    """
-    from hermes.config.client_json import translate
-
+def entry_data(name: str, command_line: tuple[str, ...], command: str | None, args: tuple[str, ...],
+               env: tuple[str, ...], cwd: str | None, url: str | None, headers: tuple[str, ...],
+               transport: str | None, auth: str | None, sandboxed_paths: bool) -> dict[str, Any]:
+    """The entry `hermes mcp add` (and the dashboard's add form) writes, before secrets go to .env:
+    a command line (after --, or --command/--args) or a URL, checked the same way for both."""
     if len(command_line) == 1 and command_line[0].startswith(("http://", "https://")) and not url:
         url, command_line = command_line[0], ()  # Claude Code's `add NAME URL`
     if command_line:
@@ -166,7 +143,7 @@ def add_command(name: str, command_line: tuple[str, ...], command: str | None, a
             data["cwd"] = cwd
     else:
         assert url is not None
-        if args or env or cwd or sandbox_read or sandbox_write:
+        if args or env or cwd or sandboxed_paths:
             raise UsageError("--args, --env, --cwd and --sandbox-read/--sandbox-write are for stdio servers "
                              "(a command after --).")
         problem = None if "${" in url else http_url_problem(url)
@@ -177,6 +154,41 @@ def add_command(name: str, command_line: tuple[str, ...], command: str | None, a
             data["headers"] = pairs(headers, ":", "--header")
         if transport == "sse":
             data["type"] = "sse"
+    return data
+
+
+@click.command("add")
+@click.argument("name")
+@click.argument("command_line", nargs=-1, type=click.UNPROCESSED, metavar="[-- COMMAND [ARGS]...]")
+@click.option("--command", "command", help="Program that starts a stdio server (or give it after --).")
+@click.option("--args", "args", multiple=True,
+              help="One argument for --command (repeat for more); a single --args \"a,b,c\" is three.")
+@click.option("--env", "-e", "env", multiple=True, help="K=V for a stdio server's environment (repeatable).")
+@click.option("--cwd", help="Working folder of a stdio server.")
+@click.option("--url", help="URL of a Streamable HTTP (or --transport sse) server.")
+@click.option("--header", "-H", "headers", multiple=True, help='"K: V" header for an HTTP server (repeatable).')
+@click.option("--transport", type=click.Choice(["streamable-http", "http", "sse", "stdio"]),
+              help="HTTP transport (http = streamable-http; stdio is the default for a command).")
+@click.option("--auth", type=click.Choice(["oauth"]), help="Authorize with OAuth 2.1.")
+@click.option("--timeout", type=float, help="Seconds a tool call may take (default 300).")
+@click.option("--connect-timeout", type=float, help="Seconds to start and handshake (default 60).")
+@click.option("--disabled", is_flag=True, help="Add the server switched off.")
+@click.option("--replace", is_flag=True, help="Overwrite an existing server of that name.")
+@sandbox_path_options
+@scope_option
+def add_command(name: str, command_line: tuple[str, ...], command: str | None, args: tuple[str, ...],
+                env: tuple[str, ...], cwd: str | None, url: str | None, headers: tuple[str, ...],
+                transport: str | None, auth: str | None, timeout: float | None, connect_timeout: float | None,
+                disabled: bool, replace: bool, sandbox_read: tuple[str, ...], sandbox_write: tuple[str, ...],
+                scope: str) -> None:
+    """Add a server: `hermes mcp add NAME -- COMMAND [ARGS]...` (stdio) or `hermes mcp add NAME --url URL`.
+
+    Everything after `--` is the command and its arguments, exactly as typed.
+    """
+    from hermes.config.client_json import translate
+
+    data = entry_data(name, command_line, command, args, env, cwd, url, headers, transport, auth,
+                      bool(sandbox_read or sandbox_write))
     # The same rules as add-json and import: a literal secret in -e/-H goes to .env, the entry refers to it.
     translated = translate(name, data)
     entry = translated.entry
@@ -194,7 +206,9 @@ def add_command(name: str, command_line: tuple[str, ...], command: str | None, a
         entry["sandbox"] = {key: paths for key, paths in (("read", sandbox_paths("--sandbox-read", sandbox_read)),
                                                           ("write", sandbox_paths("--sandbox-write", sandbox_write)))
                             if paths}
-    store = _add_entry(Home.from_env(), scope, name, entry, translated.secrets, replace=replace)
+    store, secrets_note = add_entry(Home.from_env(), scope, name, entry, translated.secrets, replace=replace)
+    if secrets_note:
+        say(secrets_note)
     say(f"Added MCP server '{name}' to {store.path}.")
 
 
@@ -214,7 +228,10 @@ def add_json_command(name: str, json_text: str, replace: bool, scope: str) -> No
         raise UsageError(f"The JSON for '{name}' is not valid JSON ({exc}).") from None
     data, renamed = one_server(name, data)
     translated = translate(name, data)
-    store = _add_entry(Home.from_env(), scope, name, translated.entry, translated.secrets, replace=replace)
+    store, secrets_note = add_entry(Home.from_env(), scope, name, translated.entry, translated.secrets,
+                                    replace=replace)
+    if secrets_note:
+        say(secrets_note)
     for note in [*([renamed] if renamed else []), *translated.notes]:
         say(f"note: {note}", err=True)
     say(f"Added MCP server '{name}' to {store.path}.")
@@ -225,7 +242,12 @@ def add_json_command(name: str, json_text: str, replace: bool, scope: str) -> No
 @scope_option
 def remove_command(name: str, scope: str) -> None:
     """Remove a server (and its OAuth tokens)."""
-    home = Home.from_env()
+    say(remove_entry(Home.from_env(), name, scope))
+
+
+def remove_entry(home: Home, name: str, scope: str) -> str:
+    """Remove `name` from `scope`'s config, and its OAuth tokens unless another scope's server of that
+    name still uses them; the sentence that says what went."""
     store, edit = edited(home, scope)
     config = store.load()
     if name not in config.mcp_servers:
@@ -250,11 +272,10 @@ def remove_command(name: str, scope: str) -> None:
     # Tokens are kept by server name: while another scope still has a server of that name, they are its.
     still = configured_servers(home, ConfigStore(home).load(), load_project(home, Path.cwd())).get(name)
     if still is not None and home.has_tokens(name):
-        say(f"Removed MCP server '{name}'; its OAuth tokens are kept: the {still.source} server '{name}' "
-            f"still uses them.")
-        return
+        return (f"Removed MCP server '{name}'; its OAuth tokens are kept: the {still.source} server '{name}' "
+                f"still uses them.")
     removed = delete_tokens(home, name)
-    say(f"Removed MCP server '{name}'" + (" and its OAuth tokens." if removed else "."))
+    return f"Removed MCP server '{name}'" + (" and its OAuth tokens." if removed else ".")
 
 
 def require_server(home: Home, name: str) -> None:

@@ -90,6 +90,14 @@ def ask(session: LiveSession, method: str, path: str, *, timeout: float = 120.0)
     return anyio.run(_ask, session, method, path, timeout)
 
 
+async def ask_async(session: LiveSession, method: str, path: str, *, timeout: float = 120.0
+                    ) -> tuple[int, dict[str, Any]]:
+    """`ask` from inside an event loop (the dashboard telling other sessions to reload)."""
+    if _suspended(session.endpoint.pid):
+        return 0, _suspended_error(session.endpoint.pid)
+    return await _ask(session, method, path, timeout)
+
+
 async def _ask(session: LiveSession, method: str, path: str, timeout: float) -> tuple[int, dict[str, Any]]:
     pid = session.endpoint.pid
     answer: tuple[int, dict[str, Any]] = (0, _suspended_error(pid))

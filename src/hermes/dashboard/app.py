@@ -1,0 +1,200 @@
+"""The dashboard's pages and form posts over one running session (Starlette, Jinja2, no build step).
+
+Pages are rendered on the server with autoescaping, so every name, description and log line a
+server sends is text, never markup; the one script is a file of ours (`static/dashboard.js`) that
+only refreshes the menu when the event stream says something changed and asks before a removal.
+Forms work without it: each post answers with a redirect to the page it came from, carrying the
+id of a note that says what happened (the sentence the matching CLI command prints, or its error).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections import OrderedDict
+from collections.abc import AsyncIterator
+from importlib import resources
+from typing import Any
+
+import anyio
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from hermes.dashboard.actions import PERMISSION_CHOICES, Actions, NewServer
+from hermes.dashboard.changes import Changes
+from hermes.dashboard.view import menu, tool_rows
+from hermes.errors import HermesError
+from hermes.session.core import Session
+
+MAX_FORM_BYTES = 64_000  # a form post; the biggest is the add form with its env lines
+MAX_NOTES = 64  # notes waiting for their page; older ones are dropped
+STATIC_TYPES = {"dashboard.css": "text/css; charset=utf-8", "dashboard.js": "text/javascript; charset=utf-8"}
+
+
+class Notes:
+    """What the last actions said, kept until the page they redirect to shows them."""
+
+    def __init__(self) -> None:
+        self._notes: OrderedDict[str, tuple[bool, str]] = OrderedDict()
+
+    def add(self, ok: bool, text: str) -> str:
+        key = secrets.token_urlsafe(8)
+        self._notes[key] = (ok, text)
+        while len(self._notes) > MAX_NOTES:
+            self._notes.popitem(last=False)
+        return key
+
+    def take(self, key: str | None) -> tuple[bool, str] | None:
+        return self._notes.pop(key, None) if key else None
+
+
+class Dashboard:
+    def __init__(self, session: Session, changes: Changes) -> None:
+        self.session = session
+        self.changes = changes
+        self.actions = Actions(session)
+        self.notes = Notes()
+        self.pages = Environment(loader=PackageLoader("hermes.dashboard", "templates"),
+                                 autoescape=select_autoescape(default=True, default_for_string=True))
+
+    def app(self) -> Starlette:
+        return Starlette(routes=[
+            Route("/", self.index),
+            Route("/fragment/menu", self.menu_fragment),
+            Route("/events", self.events),
+            Route("/static/{file}", self.static),
+            Route("/servers", self.add, methods=["POST"]),
+            Route("/servers/{name}", self.server),
+            Route("/servers/{name}/{action}", self.server_action, methods=["POST"]),
+            Route("/permission", self.permission, methods=["POST"]),
+        ])
+
+    # -- pages -----------------------------------------------------------------------------------
+
+    async def index(self, request: Request) -> HTMLResponse:
+        found = await anyio.to_thread.run_sync(menu, self.session)
+        return self._page("index.html", request, menu=found, version=self.changes.version)
+
+    async def menu_fragment(self, request: Request) -> HTMLResponse:
+        found = await anyio.to_thread.run_sync(menu, self.session)
+        return self._page("menu.html", request, menu=found)
+
+    async def server(self, request: Request) -> Response:
+        from hermes.dashboard.view import log_tail
+
+        name = request.path_params["name"]
+        found = await anyio.to_thread.run_sync(menu, self.session)
+        row = next((s for s in found.servers if s.name == name and s.shadowed_by is None), None)
+        if row is None:
+            return self._page("missing.html", request, name=name, status_code=404)
+        tail = await anyio.to_thread.run_sync(log_tail, self.session, name)
+        return self._page("server.html", request, server=row, tools=tool_rows(self.session, name), log=tail,
+                          permissions=PERMISSION_CHOICES, version=self.changes.version,
+                          probe=self._probe_shown(request))
+
+    async def events(self, request: Request) -> StreamingResponse:
+        async def stream() -> AsyncIterator[bytes]:
+            version = self.changes.version
+            yield b"retry: 2000\n\n"
+            while True:
+                with anyio.move_on_after(15):
+                    version = await self.changes.after(version)
+                    yield f"event: changed\ndata: {version}\n\n".encode()
+                    continue
+                yield b": still here\n\n"  # a comment keeps proxies and the browser from giving up
+
+        return StreamingResponse(stream(), media_type="text/event-stream")
+
+    async def static(self, request: Request) -> Response:
+        file = request.path_params["file"]
+        if file not in STATIC_TYPES:
+            return PlainTextResponse("No such file.", status_code=404)
+        body = (resources.files("hermes.dashboard") / "static" / file).read_bytes()
+        return Response(body, media_type=STATIC_TYPES[file])
+
+    # -- actions ---------------------------------------------------------------------------------
+
+    async def add(self, request: Request) -> Response:
+        form = await _form(request)
+        if isinstance(form, Response):
+            return form
+        new = NewServer(name=form.get("name", ""), command_line=form.get("command_line", ""),
+                        env=form.get("env", ""), url=form.get("url", ""), headers=form.get("headers", ""),
+                        scope=form.get("scope", "user"))
+        return await self._done(request, "/", lambda: self.actions.add(new))
+
+    async def server_action(self, request: Request) -> Response:
+        name, action = request.path_params["name"], request.path_params["action"]
+        form = await _form(request)
+        if isinstance(form, Response):
+            return form
+        scope = form.get("scope", "user")
+        back = form.get("back", "/")
+        back = back if back in ("/", f"/servers/{name}") else "/"
+        if action in ("enable", "disable"):
+            return await self._done(request, back, lambda: self.actions.set_enabled(name, action == "enable", scope))
+        if action == "remove":
+            return await self._done(request, "/", lambda: self.actions.remove(name, scope))
+        if action == "tools":
+            picked = form.getlist("tool") if hasattr(form, "getlist") else []
+            return await self._done(request, back, lambda: self.actions.select_tools(name, scope, picked))
+        if action == "test":
+            return await self._test(name)
+        return PlainTextResponse("No such action.", status_code=404)
+
+    async def permission(self, request: Request) -> Response:
+        form = await _form(request)
+        if isinstance(form, Response):
+            return form
+        back = form.get("back", "/")
+        back = back if back.startswith("/servers/") and "//" not in back and "?" not in back else "/"
+        return await self._done(request, back, lambda: self.actions.permit(form.get("pattern", ""),
+                                                                           form.get("permission", "")))
+
+    async def _test(self, name: str) -> Response:
+        from hermes.session.probe import probe
+
+        try:
+            report = await probe(self.session.home, name)
+        except HermesError as exc:
+            key = self.notes.add(False, str(exc))
+            return RedirectResponse(f"/servers/{name}?note={key}", status_code=303)
+        key = self.notes.add(report.ok, json.dumps(self.session.redactor.value(report.to_json())))
+        return RedirectResponse(f"/servers/{name}?probe={key}", status_code=303)
+
+    async def _done(self, request: Request, back: str, action: Any) -> Response:
+        try:
+            said = await action()
+            key = self.notes.add(True, said)
+        except HermesError as exc:
+            key = self.notes.add(False, self.session.redactor(str(exc)))
+        self.changes.bump()
+        return RedirectResponse(f"{back}?note={key}", status_code=303)
+
+    # -- rendering -------------------------------------------------------------------------------
+
+    def _probe_shown(self, request: Request) -> dict[str, Any] | None:
+        taken = self.notes.take(request.query_params.get("probe"))
+        if taken is None:
+            return None
+        report: dict[str, Any] = json.loads(taken[1])
+        return report
+
+    def _page(self, template: str, request: Request, *, status_code: int = 200, **values: Any) -> HTMLResponse:
+        note = self.notes.take(request.query_params.get("note"))
+        body = self.pages.get_template(template).render(note=note, **values)
+        return HTMLResponse(body, status_code=status_code)
+
+
+async def _form(request: Request) -> Any:
+    length = request.headers.get("content-length")
+    if length is None or not length.isdigit() or int(length) > MAX_FORM_BYTES:
+        return PlainTextResponse(f"A form post must say its length and be at most {MAX_FORM_BYTES} bytes.",
+                                 status_code=413)
+    try:
+        return await request.form(max_files=0, max_fields=2_000)
+    except Exception:  # a malformed body is the sender's problem, said in one sentence
+        return PlainTextResponse("The form could not be read.", status_code=400)

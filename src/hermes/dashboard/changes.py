@@ -1,0 +1,59 @@
+"""Telling open dashboard pages that something changed, so they refresh without a reload.
+
+Three sources: the session's servers (a state, a crash, a restart, an app starting or stopping,
+tools listed), the surface (a reload, a permission), and the config files themselves (an edit by
+hand or by a CLI command while no reload followed). A page's event stream waits on `changed()`
+and sends the new version number; it never polls the session.
+"""
+
+from __future__ import annotations
+
+import anyio
+
+from hermes.home import Home
+
+# How often the config files are looked at: a stat of three files, cheap enough to do every second.
+WATCH_INTERVAL = 1.0
+
+
+class Changes:
+    def __init__(self) -> None:
+        self.version = 0
+        self._event = anyio.Event()
+
+    def bump(self, _server: str | None = None) -> None:
+        """A listener of the session's lifecycle and surface (their argument is not needed here)."""
+        self.version += 1
+        event, self._event = self._event, anyio.Event()
+        event.set()
+
+    async def after(self, version: int) -> int:
+        """The version once it is newer than `version`."""
+        while self.version <= version:
+            await self._event.wait()
+        return self.version
+
+    async def watch_files(self, home: Home) -> None:
+        """Bump whenever config.yaml, .env or the plugins' list changes on disk; runs until cancelled."""
+        paths = (home.config, home.dotenv, home.plugins)
+        seen = await anyio.to_thread.run_sync(_stamps, paths)
+        while True:
+            await anyio.sleep(WATCH_INTERVAL)
+            now = await anyio.to_thread.run_sync(_stamps, paths)
+            if now != seen:
+                seen = now
+                self.bump()
+
+
+def _stamps(paths: tuple[object, ...]) -> tuple[tuple[int, int] | None, ...]:
+    import os
+
+    stamps: list[tuple[int, int] | None] = []
+    for path in paths:
+        try:
+            stat = os.stat(str(path))
+        except OSError:
+            stamps.append(None)
+            continue
+        stamps.append((stat.st_mtime_ns, stat.st_size))
+    return tuple(stamps)

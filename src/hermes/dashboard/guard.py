@@ -1,0 +1,122 @@
+"""Who may talk to the dashboard: the right Host, the right Origin, and the token it printed.
+
+The dashboard listens on loopback, but a web page the user has open elsewhere can still send
+requests to loopback (DNS rebinding, cross-site forms). So, in this order:
+
+- a Host that is not this loopback port → 421 (a rebound name reaches the socket but not the app);
+- an Origin that is not this dashboard → 403 (another site's script or form);
+- no token → 401. The token comes once in the printed URL (`?token=`); the dashboard trades it for
+  an HttpOnly, SameSite=Strict cookie named after its port and redirects to the same path without
+  it, so the token does not stay in the address bar or the history. Scripts and tests may send it
+  as `Authorization: Bearer`.
+
+A state-changing request authenticated by the cookie must carry this dashboard's Origin: browsers
+send one with every POST, and a request without it is not from a page of ours.
+
+Every answer carries the headers that keep hostile text inert where escaping alone might not: a
+Content-Security-Policy that runs only the dashboard's own script file (no inline script, no
+outside asset), no framing by other pages, no MIME sniffing, no Referer.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Awaitable, Callable, MutableMapping
+from http.cookies import SimpleCookie
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+# `frame-src 'self'` for the MCP Apps pages, which are served from this origin in a sandboxed frame.
+POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+          "frame-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
+    (b"content-security-policy", POLICY.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cache-control", b"no-store"),
+]
+UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+class DashboardGuard:
+    def __init__(self, app: App, token: str, port: int) -> None:
+        self.app = app
+        self.token = token
+        self.port = port
+        self.cookie = f"hermes-dashboard-{port}"
+        self.hosts = {f"127.0.0.1:{port}".encode(), f"localhost:{port}".encode()}
+        self.origins = {b"http://" + host for host in self.hosts}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        if headers.get(b"host", b"").lower() not in self.hosts:
+            await _refuse(send, 421, "This dashboard answers only at the address hermes dashboard printed.")
+            return
+        origin = headers.get(b"origin")
+        if origin is not None and origin.lower() not in self.origins:
+            await _refuse(send, 403, "A page from another origin may not use this dashboard.")
+            return
+        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+        offered = query.get("token")
+        if offered is not None and scope["method"] == "GET":
+            if not secrets.compare_digest(offered.encode(), self.token.encode()):
+                await _refuse(send, 401, "That dashboard link is not valid (the dashboard prints a new one each "
+                                         "time it starts).")
+                return
+            await self._trade_for_cookie(scope, send, query)
+            return
+        by_bearer = secrets.compare_digest(headers.get(b"authorization", b""), f"Bearer {self.token}".encode())
+        by_cookie = secrets.compare_digest(self._cookie_value(headers).encode(), self.token.encode())
+        if not (by_bearer or by_cookie):
+            await _refuse(send, 401, "Open the link hermes dashboard printed (it carries the dashboard's token).")
+            return
+        if scope["method"] in UNSAFE_METHODS and not by_bearer and origin is None:
+            await _refuse(send, 403, "A change must come from a page of this dashboard.")
+            return
+        await self.app(scope, receive, _with_security_headers(send))
+
+    def _cookie_value(self, headers: dict[bytes, bytes]) -> str:
+        jar: SimpleCookie = SimpleCookie()
+        try:
+            jar.load(headers.get(b"cookie", b"").decode("latin-1"))
+        except Exception:  # a malformed Cookie header is no token
+            return ""
+        morsel = jar.get(self.cookie)
+        return morsel.value if morsel is not None else ""
+
+    async def _trade_for_cookie(self, scope: Scope, send: Send, query: dict[str, str]) -> None:
+        rest = urlencode({k: v for k, v in query.items() if k != "token"})
+        location = scope.get("path", "/") + (f"?{rest}" if rest else "")
+        cookie = f"{self.cookie}={self.token}; Path=/; HttpOnly; SameSite=Strict"
+        await send({"type": "http.response.start", "status": 303, "headers": [
+            (b"location", location.encode()), (b"set-cookie", cookie.encode()), (b"content-length", b"0"),
+            *SECURITY_HEADERS]})
+        await send({"type": "http.response.body", "body": b""})
+
+
+def _with_security_headers(send: Send) -> Send:
+    async def sending(message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            names = {name.lower() for name, _ in message.get("headers", [])}
+            message["headers"] = [*message.get("headers", []),
+                                  *(h for h in SECURITY_HEADERS if h[0] not in names)]
+        await send(message)
+
+    return sending
+
+
+async def _refuse(send: Send, status: int, sentence: str) -> None:
+    body = sentence.encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode()),
+        *SECURITY_HEADERS]})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,42 @@
+// The dashboard's only script: live refresh of the menu, and a question before a removal.
+// Everything it inserts is HTML the server rendered and escaped; it never builds markup itself.
+"use strict";
+
+function refresh() {
+  const target = document.querySelector("[data-refresh]");
+  if (!target) { return; }
+  fetch(target.dataset.refresh, { credentials: "same-origin" })
+    .then((answer) => answer.ok ? answer.text() : Promise.reject(answer.status))
+    .then((html) => {
+      const focused = document.activeElement && document.activeElement.closest("[data-server]");
+      const keep = focused ? focused.dataset.server : null;
+      target.innerHTML = html;
+      document.body.dataset.version = String(Number(document.body.dataset.version || 0) + 1);
+      if (keep) {
+        const again = target.querySelector(`[data-server="${CSS.escape(keep)}"] button`);
+        if (again) { again.focus(); }
+      }
+    })
+    .catch(() => {});
+}
+
+function listen() {
+  const events = new EventSource("/events");
+  events.addEventListener("changed", (event) => {
+    if (document.querySelector("[data-refresh]")) {
+      refresh();
+    } else if (!document.querySelector("form:focus-within")) {
+      window.location.replace(window.location.pathname);  // a server's page: show its new state
+    }
+    document.body.dataset.seen = event.data;
+  });
+}
+
+document.addEventListener("submit", (event) => {
+  const form = event.target;
+  if (form instanceof HTMLFormElement && form.dataset.confirm && !window.confirm(form.dataset.confirm)) {
+    event.preventDefault();
+  }
+});
+
+document.addEventListener("DOMContentLoaded", listen);

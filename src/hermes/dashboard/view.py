@@ -1,0 +1,148 @@
+"""What the dashboard's MCP menu shows, read from the running session and the config files.
+
+Every configured server is a row (disabled, untrusted and shadowed ones too, as `hermes mcp list`
+shows them); a server the session runs adds its live state, tool counts, sandbox and, when its
+tools are not there, the exact sentence and user action a model would get. Values are the
+configured text (`${VAR}` unresolved, URL secrets masked) passed through the session's redactor:
+a page never shows what a log or a listing may not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hermes.config.store import ConfigStore
+from hermes.session.core import Session
+from hermes.tools.filters import tool_allowed
+from hermes.tools.naming import registered_name
+from hermes.tools.permissions import Permission
+
+LOG_TAIL_BYTES = 16_000  # the end of a server's log the page shows; logs may be large
+
+
+@dataclass(frozen=True)
+class ServerRow:
+    name: str
+    scope: str
+    source: str
+    transport: str
+    target: str
+    enabled: bool
+    configured: str  # enabled / disabled / untrusted
+    state: str  # the live state, or the configured one when the session does not run it
+    tools: int = 0
+    tools_offered: int = 0
+    selection: str = "all"
+    sandbox: str = ""
+    why: str = ""
+    user_action: str = ""
+    app: str = ""
+    restarts: int = 0
+    connect_ms: float | None = None
+    shadowed_by: str | None = None
+    why_off: str | None = None
+    editable: bool = True  # a plugin's server is switched with its plugin
+
+    @property
+    def healthy(self) -> bool:
+        return self.state in ("ready", "idle")
+
+
+@dataclass(frozen=True)
+class ToolRow:
+    original: str
+    registered: str
+    description: str
+    selected: bool
+    effective: str  # allow / ask / deny: what a model's call meets
+    rule: str  # the permission written for this registered name, or "default"
+    because: str = ""
+
+
+@dataclass
+class Menu:
+    servers: list[ServerRow] = field(default_factory=list)
+    plugins: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def menu(session: Session) -> Menu:
+    """The MCP menu; reads files, so call it off the event loop."""
+    from hermes.cli.mcp_config_commands import list_rows
+    from hermes.plugins.lifecycle import list_plugins
+
+    clean = session.redactor
+    rows, plugin_errors, _ = list_rows(session.home, ConfigStore(session.home).load())
+    live = {status.name: status for status in session.status()}
+    found = Menu(errors=[clean(e) for e in plugin_errors], warnings=[clean(w) for w in session.warnings])
+    for row in rows:
+        status = live.get(row["name"]) if row["shadowed_by"] is None else None
+        unavailable = status.unavailable if status and status.unavailable else {}
+        app = status.app if status and status.app else {}
+        found.servers.append(ServerRow(
+            name=row["name"], scope=row["scope"], source=clean(str(row["source"])), transport=row["transport"],
+            target=clean(row["target"]), enabled=row["enabled"], configured=row["state"],
+            state=status.state.value if status else row["state"],
+            tools=status.tools if status else 0, tools_offered=status.tools_offered if status else 0,
+            selection=clean(row["tools"]), sandbox=clean(status.sandbox) if status else "",
+            why=clean(str(unavailable.get("error", ""))), user_action=clean(str(unavailable.get("user_action", ""))),
+            app=str(app.get("name", "")), restarts=status.restarts if status else 0,
+            connect_ms=status.connect_ms if status else None, shadowed_by=row["shadowed_by"],
+            why_off=clean(row["why_off"]) if row["why_off"] else None,
+            editable=row["scope"] in ("user", "project")))
+    found.plugins = [plugin.to_json() for plugin in list_plugins(session.home, session.host)]
+    return found
+
+
+def tool_rows(session: Session, name: str) -> list[ToolRow]:
+    """The tools `name` offers, whether the config selects each, and its permission."""
+    snapshot = session.snapshots().get(name)
+    config = session.server_config(name)
+    if snapshot is None or config is None:
+        return []
+    surface = session.surface()
+    denied = {skipped.name: skipped.why for skipped in surface.skipped if skipped.denied}
+    written = _written_rules(session)
+    rows: list[ToolRow] = []
+    for tool in snapshot.tools:
+        registered = registered_name(name, tool.name)
+        on_surface = surface.tools.get(registered)
+        if registered in denied:
+            effective, because = Permission.DENY.value, denied[registered]
+        elif on_surface is not None:
+            verdict = session.tools.verdict(on_surface, cautious=True)
+            effective, because = verdict.permission.value, verdict.because
+        else:
+            effective, because = "", "not selected"
+        rows.append(ToolRow(tool.name, registered, session.redactor(tool.description or ""),
+                            tool_allowed(tool.name, config.tools), effective, written.get(registered, "default"),
+                            because))
+    return rows
+
+
+def _written_rules(session: Session) -> dict[str, str]:
+    permissions = ConfigStore(session.home).load().permissions
+    written: dict[str, str] = {}
+    for permission in ("deny", "ask", "allow"):  # the strongest rule written for a name is the one it has
+        for pattern in getattr(permissions, permission):
+            written.setdefault(pattern, permission)
+    return written
+
+
+def log_tail(session: Session, name: str) -> str:
+    """The end of the server's stderr log, redacted; empty when it has none."""
+    path: Path = session.home.server_log(name)
+    try:
+        with path.open("rb") as log:
+            log.seek(0, 2)
+            size = log.tell()
+            log.seek(max(0, size - LOG_TAIL_BYTES))
+            text = log.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    if size > LOG_TAIL_BYTES:
+        text = text.partition("\n")[2]  # from the first whole line
+    return session.redactor(text)
