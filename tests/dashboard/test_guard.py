@@ -43,7 +43,7 @@ async def test_only_the_printed_link_opens_the_dashboard_and_only_from_its_own_o
         page = await running.client.get("/")
         policy = page.headers["content-security-policy"]
         assert "script-src 'self'" in policy and "default-src 'none'" in policy and "frame-ancestors 'none'" in policy
-        assert page.headers["x-frame-options"] == "DENY" and page.headers["referrer-policy"] == "no-referrer"
+        assert page.headers["x-frame-options"] == "DENY" and page.headers["referrer-policy"] == "same-origin"
         assert running.token not in page.text
 
 

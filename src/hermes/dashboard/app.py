@@ -25,7 +25,7 @@ from starlette.routing import Route
 
 from hermes.dashboard.actions import PERMISSION_CHOICES, Actions, NewServer
 from hermes.dashboard.changes import Changes
-from hermes.dashboard.view import menu, tool_rows
+from hermes.dashboard.view import ServerRow, menu, tool_rows
 from hermes.errors import HermesError
 from hermes.session.core import Session
 
@@ -64,6 +64,7 @@ class Dashboard:
         return Starlette(routes=[
             Route("/", self.index),
             Route("/fragment/menu", self.menu_fragment),
+            Route("/fragment/servers/{name}", self.server_fragment),
             Route("/events", self.events),
             Route("/static/{file}", self.static),
             Route("/servers", self.add, methods=["POST"]),
@@ -86,14 +87,24 @@ class Dashboard:
         from hermes.dashboard.view import log_tail
 
         name = request.path_params["name"]
-        found = await anyio.to_thread.run_sync(menu, self.session)
-        row = next((s for s in found.servers if s.name == name and s.shadowed_by is None), None)
+        row = await self._row(name)
         if row is None:
             return self._page("missing.html", request, name=name, status_code=404)
         tail = await anyio.to_thread.run_sync(log_tail, self.session, name)
         return self._page("server.html", request, server=row, tools=tool_rows(self.session, name), log=tail,
                           permissions=PERMISSION_CHOICES, version=self.changes.version,
                           probe=self._probe_shown(request))
+
+    async def server_fragment(self, request: Request) -> Response:
+        """The part of a server's page that follows its state (the forms below it are left alone)."""
+        row = await self._row(request.path_params["name"])
+        if row is None:
+            return PlainTextResponse("No such server.", status_code=404)
+        return self._page("server_status.html", request, server=row)
+
+    async def _row(self, name: str) -> ServerRow | None:
+        found = await anyio.to_thread.run_sync(menu, self.session)
+        return next((s for s in found.servers if s.name == name and s.shadowed_by is None), None)
 
     async def events(self, request: Request) -> StreamingResponse:
         async def stream() -> AsyncIterator[bytes]:

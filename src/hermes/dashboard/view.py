@@ -45,10 +45,6 @@ class ServerRow:
     why_off: str | None = None
     editable: bool = True  # a plugin's server is switched with its plugin
 
-    @property
-    def healthy(self) -> bool:
-        return self.state in ("ready", "idle")
-
 
 @dataclass(frozen=True)
 class ToolRow:

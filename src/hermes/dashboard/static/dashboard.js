@@ -2,9 +2,7 @@
 // Everything it inserts is HTML the server rendered and escaped; it never builds markup itself.
 "use strict";
 
-function refresh() {
-  const target = document.querySelector("[data-refresh]");
-  if (!target) { return; }
+function refresh(target) {
   fetch(target.dataset.refresh, { credentials: "same-origin" })
     .then((answer) => answer.ok ? answer.text() : Promise.reject(answer.status))
     .then((html) => {
@@ -23,11 +21,7 @@ function refresh() {
 function listen() {
   const events = new EventSource("/events");
   events.addEventListener("changed", (event) => {
-    if (document.querySelector("[data-refresh]")) {
-      refresh();
-    } else if (!document.querySelector("form:focus-within")) {
-      window.location.replace(window.location.pathname);  // a server's page: show its new state
-    }
+    document.querySelectorAll("[data-refresh]").forEach(refresh);
     document.body.dataset.seen = event.data;
   });
 }
