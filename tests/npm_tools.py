@@ -53,6 +53,11 @@ class NpmTools:
         return [self.node, str(self.package("server-filesystem") / "dist" / "index.js")]
 
     @property
+    def apps_example(self) -> list[str]:
+        """The MCP Apps example server (a `get-time` tool with a `ui://` view) over stdio."""
+        return [self.node, str(self.package("server-basic-vanillajs") / "dist" / "index.js"), "--stdio"]
+
+    @property
     def conformance(self) -> list[str]:
         return [self.node, str(self.package("conformance") / "dist" / "index.js")]
 

@@ -19,6 +19,7 @@ before building an error from anything a server or a user's file produced.
         plugins     PluginInstallError, GitError, NoSuchPlugin (exit 3)
         catalog     NoSuchEntry (exit 3)
         agent       ModelError, NoModel (exit 2), TranscriptError (exit 2)
+        dashboard   ViewRefused (what an MCP Apps view may not have)
 """
 
 from __future__ import annotations

@@ -37,6 +37,7 @@ from hermes.tools.call_result import Outcome
 from hermes.tools.deferred import SEARCH_TOOL, found_tools
 from hermes.tools.permissions import Permission, Verdict
 from hermes.tools.surface import SurfaceTool
+from hermes.tools.views import view_hint
 from hermes.validation import counted
 
 SEARCH_DEFINITION = tool_definition(
@@ -326,7 +327,11 @@ class Agent:
         await self.ui.tool_started(call.id, call.name, self.session.redactor.value(arguments))
         result = await self.session.call(call.name, arguments, on_progress=self.ui.progress(call.id, call.name),
                                          asker=asked, cautious=True)
-        return await self._finish(call, arguments, _STATUS[result.outcome], result.for_model(), started)
+        finished = await self._finish(call, arguments, _STATUS[result.outcome], result.for_model(), started)
+        hint = view_hint(tool.server, tool.definition) if tool is not None and not result.is_error else None
+        if hint is not None:
+            await self.ui.notice(hint)
+        return finished
 
     async def _approval(self, tool: SurfaceTool, arguments: dict[str, Any]) -> str | None:
         """Ask for a tool that asks (None: go ahead; a text: why it did not run, for the model)."""

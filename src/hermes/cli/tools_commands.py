@@ -102,6 +102,7 @@ def call_command(name: str, raw_args: str, yes: bool, platform: str | None, as_j
     from hermes.cli.interaction import elicitation_handler, progress_reporter
     from hermes.mcp.handlers import ClientHandlers
     from hermes.session.core import Session, SessionSettings
+    from hermes.tools.views import view_hint
 
     try:
         arguments = json.loads(raw_args)
@@ -111,7 +112,7 @@ def call_command(name: str, raw_args: str, yes: bool, platform: str | None, as_j
         raise UsageError("--args must be a JSON object, like '{\"text\": \"hi\"}'.")
     home = Home.from_env()
 
-    async def run() -> tuple[Any, tuple[str, ...]]:
+    async def run() -> tuple[Any, tuple[str, ...], str | None]:
         settings = SessionSettings(platform=platform, only=_server_for(name, home))
         handlers = ClientHandlers(elicitation=elicitation_handler(yes=yes))
         async with Session(home, settings, handlers=handlers) as session:
@@ -126,11 +127,12 @@ def call_command(name: str, raw_args: str, yes: bool, platform: str | None, as_j
             with progress_reporter(name) as on_progress, interrupts.stops_the_command():
                 result = await session.call(name, arguments, on_progress=on_progress, asker=asked)
             snapshot = session.snapshots().get(tool.server) if tool is not None else None
-            return result, snapshot.denials if snapshot is not None else ()
+            hint = view_hint(tool.server, tool.definition) if tool is not None and not result.is_error else None
+            return result, snapshot.denials if snapshot is not None else (), hint
 
     from hermes.tools.call_result import NotAvailable
 
-    result, denials = interrupts.run(run)
+    result, denials, hint = interrupts.run(run)
     for denial in denials:
         say(f"sandbox: {denial}", err=True)
     if as_json:
@@ -142,6 +144,8 @@ def call_command(name: str, raw_args: str, yes: bool, platform: str | None, as_j
         say(result.text, err=result.is_error)
         if result.structured is not None and not result.text:
             print_json(result.structured)
+    if hint is not None:
+        say(f"note: {hint}", err=True)
     sys.exit(3 if result.no_such_tool else 1 if result.is_error else 0)
 
 

@@ -10,8 +10,6 @@ id of a note that says what happened (the sentence the matching CLI command prin
 from __future__ import annotations
 
 import json
-import secrets
-from collections import OrderedDict
 from collections.abc import AsyncIterator
 from importlib import resources
 from typing import Any
@@ -25,30 +23,14 @@ from starlette.routing import Route
 
 from hermes.dashboard.actions import PERMISSION_CHOICES, Actions, NewServer
 from hermes.dashboard.changes import Changes
+from hermes.dashboard.forms import Notes, read_form
+from hermes.dashboard.tool_pages import ToolPages
 from hermes.dashboard.view import ServerRow, menu, tool_rows
 from hermes.errors import HermesError
 from hermes.session.core import Session
 
-MAX_FORM_BYTES = 64_000  # a form post; the biggest is the add form with its env lines
-MAX_NOTES = 64  # notes waiting for their page; older ones are dropped
-STATIC_TYPES = {"dashboard.css": "text/css; charset=utf-8", "dashboard.js": "text/javascript; charset=utf-8"}
-
-
-class Notes:
-    """What the last actions said, kept until the page they redirect to shows them."""
-
-    def __init__(self) -> None:
-        self._notes: OrderedDict[str, tuple[bool, str]] = OrderedDict()
-
-    def add(self, ok: bool, text: str) -> str:
-        key = secrets.token_urlsafe(8)
-        self._notes[key] = (ok, text)
-        while len(self._notes) > MAX_NOTES:
-            self._notes.popitem(last=False)
-        return key
-
-    def take(self, key: str | None) -> tuple[bool, str] | None:
-        return self._notes.pop(key, None) if key else None
+STATIC_TYPES = {"dashboard.css": "text/css; charset=utf-8", "dashboard.js": "text/javascript; charset=utf-8",
+                "apps.js": "text/javascript; charset=utf-8"}
 
 
 class Dashboard:
@@ -57,6 +39,7 @@ class Dashboard:
         self.changes = changes
         self.actions = Actions(session)
         self.notes = Notes()
+        self.tool_pages = ToolPages(session, self.notes, self._page)
         self.pages = Environment(loader=PackageLoader("hermes.dashboard", "templates"),
                                  autoescape=select_autoescape(default=True, default_for_string=True))
 
@@ -71,6 +54,7 @@ class Dashboard:
             Route("/servers/{name}", self.server),
             Route("/servers/{name}/{action}", self.server_action, methods=["POST"]),
             Route("/permission", self.permission, methods=["POST"]),
+            *self.tool_pages.routes(),
         ])
 
     # -- pages -----------------------------------------------------------------------------------
@@ -129,7 +113,7 @@ class Dashboard:
     # -- actions ---------------------------------------------------------------------------------
 
     async def add(self, request: Request) -> Response:
-        form = await _form(request)
+        form = await read_form(request)
         if isinstance(form, Response):
             return form
         new = NewServer(name=form.get("name", ""), command_line=form.get("command_line", ""),
@@ -139,7 +123,7 @@ class Dashboard:
 
     async def server_action(self, request: Request) -> Response:
         name, action = request.path_params["name"], request.path_params["action"]
-        form = await _form(request)
+        form = await read_form(request)
         if isinstance(form, Response):
             return form
         scope = form.get("scope", "user")
@@ -157,7 +141,7 @@ class Dashboard:
         return PlainTextResponse("No such action.", status_code=404)
 
     async def permission(self, request: Request) -> Response:
-        form = await _form(request)
+        form = await read_form(request)
         if isinstance(form, Response):
             return form
         back = form.get("back", "/")
@@ -198,14 +182,3 @@ class Dashboard:
         note = self.notes.take(request.query_params.get("note"))
         body = self.pages.get_template(template).render(note=note, **values)
         return HTMLResponse(body, status_code=status_code)
-
-
-async def _form(request: Request) -> Any:
-    length = request.headers.get("content-length")
-    if length is None or not length.isdigit() or int(length) > MAX_FORM_BYTES:
-        return PlainTextResponse(f"A form post must say its length and be at most {MAX_FORM_BYTES} bytes.",
-                                 status_code=413)
-    try:
-        return await request.form(max_files=0, max_fields=2_000)
-    except Exception:  # a malformed body is the sender's problem, said in one sentence
-        return PlainTextResponse("The form could not be read.", status_code=400)

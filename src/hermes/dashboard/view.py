@@ -18,6 +18,7 @@ from hermes.session.core import Session
 from hermes.tools.filters import tool_allowed
 from hermes.tools.naming import registered_name
 from hermes.tools.permissions import Permission
+from hermes.tools.views import ui_resource
 
 LOG_TAIL_BYTES = 16_000  # the end of a server's log the page shows; logs may be large
 
@@ -55,6 +56,7 @@ class ToolRow:
     effective: str  # allow / ask / deny: what a model's call meets
     rule: str  # the permission written for this registered name, or "default"
     because: str = ""
+    view: str | None = None  # the `ui://` view it declares (MCP Apps)
 
 
 @dataclass
@@ -115,7 +117,7 @@ def tool_rows(session: Session, name: str) -> list[ToolRow]:
             effective, because = "", "not selected"
         rows.append(ToolRow(tool.name, registered, session.redactor(tool.description or ""),
                             tool_allowed(tool.name, config.tools), effective, written.get(registered, "default"),
-                            because))
+                            because, ui_resource(tool)))
     return rows
 
 
