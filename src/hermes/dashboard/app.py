@@ -22,6 +22,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 from hermes.dashboard.actions import PERMISSION_CHOICES, Actions, NewServer
+from hermes.dashboard.catalog_pages import CatalogPages
 from hermes.dashboard.changes import Changes
 from hermes.dashboard.forms import Notes, read_form
 from hermes.dashboard.tool_pages import ToolPages
@@ -40,6 +41,7 @@ class Dashboard:
         self.actions = Actions(session)
         self.notes = Notes()
         self.tool_pages = ToolPages(session, self.notes, self._page)
+        self.catalog_pages = CatalogPages(session, self.notes, self._page, self.actions.reload)
         self.pages = Environment(loader=PackageLoader("hermes.dashboard", "templates"),
                                  autoescape=select_autoescape(default=True, default_for_string=True))
 
@@ -55,6 +57,7 @@ class Dashboard:
             Route("/servers/{name}/{action}", self.server_action, methods=["POST"]),
             Route("/permission", self.permission, methods=["POST"]),
             *self.tool_pages.routes(),
+            *self.catalog_pages.routes(),
         ])
 
     # -- pages -----------------------------------------------------------------------------------
