@@ -122,10 +122,12 @@ def missing_servers(session: Session) -> list[MissingServer]:
 
 
 @asynccontextmanager
-async def open_chat(home: Home, options: ChatOptions, ui: ChatUI) -> AsyncIterator[Chat]:
+async def open_chat(home: Home, options: ChatOptions, ui: ChatUI, *, redactor: Redactor | None = None
+                    ) -> AsyncIterator[Chat]:
+    """`redactor`: the caller's, when its user interface redacts what it shows as well (the dashboard)."""
     settings = model_settings(home, options)
     deferred = settings.deferred_tools if options.deferred is None else options.deferred
-    redactor = Redactor()
+    redactor = redactor or Redactor()
     provider = Provider(settings, redactor)
     # What the session's servers ask of their client goes to this chat's model and user.
     def judge(server: str, tool: types.Tool) -> tuple[SurfaceTool, Verdict]:

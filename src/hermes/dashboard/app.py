@@ -15,15 +15,19 @@ from importlib import resources
 from typing import Any
 
 import anyio
+from anyio.abc import TaskGroup
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from hermes.agent.chat import Chat
 from hermes.dashboard.actions import PERMISSION_CHOICES, Actions, NewServer
 from hermes.dashboard.catalog_pages import CatalogPages
 from hermes.dashboard.changes import Changes
+from hermes.dashboard.chat_pages import ChatPages
+from hermes.dashboard.chat_ui import WebChatUI
 from hermes.dashboard.forms import Notes, read_form
 from hermes.dashboard.tool_pages import ToolPages
 from hermes.dashboard.view import ServerRow, menu, tool_rows
@@ -31,17 +35,19 @@ from hermes.errors import HermesError
 from hermes.session.core import Session
 
 STATIC_TYPES = {"dashboard.css": "text/css; charset=utf-8", "dashboard.js": "text/javascript; charset=utf-8",
-                "apps.js": "text/javascript; charset=utf-8"}
+                "apps.js": "text/javascript; charset=utf-8", "chat.js": "text/javascript; charset=utf-8"}
 
 
 class Dashboard:
-    def __init__(self, session: Session, changes: Changes) -> None:
+    def __init__(self, session: Session, changes: Changes, *, chat: Chat | None, chat_ui: WebChatUI | None,
+                 why_no_chat: str, tasks: TaskGroup) -> None:
         self.session = session
         self.changes = changes
         self.actions = Actions(session)
         self.notes = Notes()
         self.tool_pages = ToolPages(session, self.notes, self._page)
         self.catalog_pages = CatalogPages(session, self.notes, self._page, self.actions.reload)
+        self.chat_pages = ChatPages(chat, chat_ui, why_no_chat, tasks, self._page)
         self.pages = Environment(loader=PackageLoader("hermes.dashboard", "templates"),
                                  autoescape=select_autoescape(default=True, default_for_string=True))
 
@@ -58,6 +64,7 @@ class Dashboard:
             Route("/permission", self.permission, methods=["POST"]),
             *self.tool_pages.routes(),
             *self.catalog_pages.routes(),
+            *self.chat_pages.routes(),
         ])
 
     # -- pages -----------------------------------------------------------------------------------
@@ -99,7 +106,10 @@ class Dashboard:
             yield b"retry: 2000\n\n"
             while True:
                 with anyio.move_on_after(15):
-                    version = await self.changes.after(version)
+                    newer = await self.changes.after(version)
+                    if newer is None:
+                        return
+                    version = newer
                     yield f"event: changed\ndata: {version}\n\n".encode()
                     continue
                 yield b": still here\n\n"  # a comment keeps proxies and the browser from giving up

@@ -19,7 +19,13 @@ WATCH_INTERVAL = 1.0
 class Changes:
     def __init__(self) -> None:
         self.version = 0
+        self.closed = False
         self._event = anyio.Event()
+
+    def close(self) -> None:
+        """The dashboard is stopping: every page's stream ends now, so the server can stop at once."""
+        self.closed = True
+        self._event.set()
 
     def bump(self, _server: str | None = None) -> None:
         """A listener of the session's lifecycle and surface (their argument is not needed here)."""
@@ -27,11 +33,11 @@ class Changes:
         event, self._event = self._event, anyio.Event()
         event.set()
 
-    async def after(self, version: int) -> int:
-        """The version once it is newer than `version`."""
-        while self.version <= version:
+    async def after(self, version: int) -> int | None:
+        """The version once it is newer than `version`; None once the dashboard is stopping."""
+        while self.version <= version and not self.closed:
             await self._event.wait()
-        return self.version
+        return None if self.closed else self.version
 
     async def watch_files(self, home: Home) -> None:
         """Bump whenever config.yaml, .env or the plugins' list changes on disk; runs until cancelled."""
