@@ -21,8 +21,11 @@ def test_chatting_with_approvals_as_buttons_and_a_form_in_the_page(page: Any, da
         {"answer_from_tool": True, "prefix": "Done: <script>alert(1)</script> "},
         {"tool_calls": [{"name": "mcp__forms__test_elicitation", "arguments": {"message": "Who are you?"}}]},
         {"answer_from_tool": True}])
+    # The folder the fast server records its calls in is named in its arguments: the sandbox keeps
+    # it read-only unless the entry grants it.
+    recorder = fast_entry("--calls", str(tmp_path), sandbox={"write": [str(tmp_path)]})
     write_config(home, {"model": model_config(model),
-                        "mcp_servers": {"fast": fast_entry("--calls", str(tmp_path), sandbox={"write": [str(tmp_path)]}),
+                        "mcp_servers": {"fast": recorder,
                                         "forms": stdio_entry("conformance_server.py", approval="never")}})
     running = dashboard()
     dialogs: list[str] = []
