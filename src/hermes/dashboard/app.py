@@ -10,7 +10,6 @@ id of a note that says what happened (the sentence the matching CLI command prin
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from importlib import resources
 from typing import Any
 
@@ -29,6 +28,7 @@ from hermes.dashboard.changes import Changes
 from hermes.dashboard.chat_pages import ChatPages
 from hermes.dashboard.chat_ui import WebChatUI
 from hermes.dashboard.forms import Notes, read_form
+from hermes.dashboard.streams import event_stream
 from hermes.dashboard.tool_pages import ToolPages
 from hermes.dashboard.view import ServerRow, menu, tool_rows
 from hermes.errors import HermesError
@@ -101,20 +101,17 @@ class Dashboard:
         return next((s for s in found.servers if s.name == name and s.shadowed_by is None), None)
 
     async def events(self, request: Request) -> StreamingResponse:
-        async def stream() -> AsyncIterator[bytes]:
-            version = self.changes.version
-            yield b"retry: 2000\n\n"
-            while True:
-                with anyio.move_on_after(15):
-                    newer = await self.changes.after(version)
-                    if newer is None:
-                        return
-                    version = newer
-                    yield f"event: changed\ndata: {version}\n\n".encode()
-                    continue
-                yield b": still here\n\n"  # a comment keeps proxies and the browser from giving up
+        version = self.changes.version
 
-        return StreamingResponse(stream(), media_type="text/event-stream")
+        async def changed() -> bytes | None:
+            nonlocal version
+            newer = await self.changes.after(version)
+            if newer is None:
+                return None
+            version = newer
+            return f"event: changed\ndata: {version}\n\n".encode()
+
+        return event_stream(changed)
 
     async def static(self, request: Request) -> Response:
         file = request.path_params["file"]

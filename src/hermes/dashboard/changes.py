@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import anyio
 
+from hermes.dashboard.streams import Pulse
 from hermes.home import Home
 
 # How often the config files are looked at: a stat of three files, cheap enough to do every second.
@@ -19,25 +20,16 @@ WATCH_INTERVAL = 1.0
 class Changes:
     def __init__(self) -> None:
         self.version = 0
-        self.closed = False
-        self._event = anyio.Event()
-
-    def close(self) -> None:
-        """The dashboard is stopping: every page's stream ends now, so the server can stop at once."""
-        self.closed = True
-        self._event.set()
+        self.pulse = Pulse()
 
     def bump(self, _server: str | None = None) -> None:
         """A listener of the session's lifecycle and surface (their argument is not needed here)."""
         self.version += 1
-        event, self._event = self._event, anyio.Event()
-        event.set()
+        self.pulse.fire()
 
     async def after(self, version: int) -> int | None:
         """The version once it is newer than `version`; None once the dashboard is stopping."""
-        while self.version <= version and not self.closed:
-            await self._event.wait()
-        return None if self.closed else self.version
+        return self.version if await self.pulse.until(lambda: self.version > version) else None
 
     async def watch_files(self, home: Home) -> None:
         """Bump whenever config.yaml, .env or the plugins' list changes on disk; runs until cancelled."""

@@ -9,18 +9,19 @@ started here is taken up with `hermes chat --resume`, and one from the terminal 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from hermes.agent.chat import Chat
 from hermes.dashboard.chat_ui import WebChatUI
 from hermes.dashboard.forms import read_json
+from hermes.dashboard.streams import event_stream
 from hermes.errors import HermesError
 
 Render = Callable[..., HTMLResponse]
@@ -58,21 +59,17 @@ class ChatPages:
         after = request.query_params.get("after", "0")
         start = int(after) if after.isdigit() else 0
 
-        async def stream() -> AsyncIterator[bytes]:
-            seen = start
-            yield b"retry: 2000\n\n"
-            while True:
-                with anyio.move_on_after(15):
-                    fresh = await ui.events.after(seen)
-                    if fresh is None:
-                        return
-                    for event in fresh:
-                        seen = event["seq"]
-                        yield f"data: {json.dumps(event, ensure_ascii=False)}\n\n".encode()
-                    continue
-                yield b": still here\n\n"
+        seen = start
 
-        return StreamingResponse(stream(), media_type="text/event-stream")
+        async def fresh() -> bytes | None:
+            nonlocal seen
+            events = await ui.events.after(seen)
+            if events is None:
+                return None
+            seen = events[-1]["seq"]
+            return b"".join(f"data: {json.dumps(event, ensure_ascii=False)}\n\n".encode() for event in events)
+
+        return event_stream(fresh)
 
     async def send(self, request: Request) -> Response:
         if self.chat is None or self.ui is None:

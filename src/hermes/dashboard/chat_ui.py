@@ -19,6 +19,7 @@ import mcp_types as types
 from hermes.agent.approval import Decision
 from hermes.agent.ui import RunStatus
 from hermes.cli.interaction import options_of
+from hermes.dashboard.streams import Pulse
 from hermes.errors import UsageError
 from hermes.mcp.tasks import Progress
 from hermes.security.redact import Redactor
@@ -33,26 +34,19 @@ class ChatEvents:
     def __init__(self) -> None:
         self.events: list[dict[str, Any]] = []
         self.seq = 0
-        self.closed = False
-        self._event = anyio.Event()
-
-    def close(self) -> None:
-        """The dashboard is stopping: the page's stream ends now."""
-        self.closed = True
-        self._event.set()
+        self.pulse = Pulse()
 
     def publish(self, event_type: str, **data: Any) -> None:
         self.seq += 1
         self.events.append({"seq": self.seq, "type": event_type, **data})
         del self.events[:-MAX_EVENTS]
-        event, self._event = self._event, anyio.Event()
-        event.set()
+        self.pulse.fire()
 
     async def after(self, seq: int) -> list[dict[str, Any]] | None:
         """The events newer than `seq`, once there is at least one; None once the dashboard is stopping."""
-        while self.seq <= seq and not self.closed:
-            await self._event.wait()
-        return None if self.closed else [event for event in self.events if event["seq"] > seq]
+        if not await self.pulse.until(lambda: self.seq > seq):
+            return None
+        return [event for event in self.events if event["seq"] > seq]
 
 
 @dataclass

@@ -88,5 +88,5 @@ async def run_dashboard(home: Home, options: DashboardOptions,
         try:
             await anyio.sleep_forever()
         finally:
-            changes.close()  # open pages' streams end, so the server stops without waiting for them
-            ui.events.close()
+            changes.pulse.close()  # open pages' streams end, so the server stops without waiting for them
+            ui.events.pulse.close()

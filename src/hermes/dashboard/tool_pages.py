@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from hermes.dashboard.apps import APP_POLICY, ViewRefused, Views
+from hermes.dashboard.apps import APP_POLICY, View, ViewRefused, Views
 from hermes.dashboard.forms import Notes, read_form, read_json
 from hermes.errors import HermesError
 from hermes.session.core import Session
@@ -104,13 +104,19 @@ class ToolPages:
             return JSONResponse({"error": "No such view."}, status_code=404)
         return JSONResponse(view.state())
 
-    async def call(self, request: Request) -> Response:
+    async def _posted(self, request: Request) -> tuple[View, dict[str, Any]] | Response:
+        """The view a page's script posts for, and the JSON it posted."""
         view = self.views.get(request.path_params["view"])
         if view is None:
             return JSONResponse({"error": "No such view."}, status_code=404)
         body = await read_json(request)
-        if isinstance(body, Response):
-            return body
+        return body if isinstance(body, Response) else (view, body)
+
+    async def call(self, request: Request) -> Response:
+        posted = await self._posted(request)
+        if isinstance(posted, Response):
+            return posted
+        view, body = posted
         name, arguments = body.get("name"), body.get("arguments") or {}
         if not isinstance(name, str) or not isinstance(arguments, dict):
             return JSONResponse({"error": "A call names a tool and gives its arguments as an object."},
@@ -122,12 +128,10 @@ class ToolPages:
         return JSONResponse(answer)
 
     async def said(self, request: Request) -> Response:
-        view = self.views.get(request.path_params["view"])
-        if view is None:
-            return JSONResponse({"error": "No such view."}, status_code=404)
-        body = await read_json(request)
-        if isinstance(body, Response):
-            return body
+        posted = await self._posted(request)
+        if isinstance(posted, Response):
+            return posted
+        view, body = posted
         kind, text = body.get("kind"), body.get("text")
         if kind not in ("message", "log", "link") or not isinstance(text, str):
             return JSONResponse({"error": "Say a message, a log line or a link, as text."}, status_code=400)
