@@ -58,6 +58,11 @@ class NpmTools:
         return [self.node, str(self.package("server-basic-vanillajs") / "dist" / "index.js"), "--stdio"]
 
     @property
+    def axe(self) -> Path:
+        """Deque's axe-core: the accessibility rules engine, one script to load into a page."""
+        return self.root / "node_modules" / "axe-core" / "axe.min.js"
+
+    @property
     def conformance(self) -> list[str]:
         return [self.node, str(self.package("conformance") / "dist" / "index.js")]
 
