@@ -45,3 +45,11 @@ def test_a_tools_view_runs_sandboxed_and_its_calls_meet_the_permission_rules(
     assert frame.evaluate("() => { try { return parent.document.title; } catch (e) { return 'blocked'; } }") == \
         "blocked"
     assert frame.evaluate("() => fetch('/').then(() => 'fetched', () => 'blocked')") == "blocked"
+
+    # Opened on its own (a new tab, a link), the view's document is still sandboxed by its policy.
+    alone = page.context.new_page()
+    alone.goto(page.frames[1].url)
+    expect(alone.locator("#get-time-btn")).to_be_visible()
+    assert alone.evaluate("() => window.origin") == "null"
+    assert alone.evaluate("() => fetch('/').then(() => 'fetched', () => 'blocked')") == "blocked"
+    alone.close()

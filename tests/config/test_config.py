@@ -33,6 +33,7 @@ from tests.support import hermes
     ("platform_toolsets:\n  cli: mcp-a\n", 2, "platform_toolsets.cli"),
     ("mcp_servers:\n  ../../escape:\n    command: x\n", 2, "mcp_servers.../../escape: is not a valid server name"),
     ("mcp_servers:\n  '..':\n    command: x\n", 2, "is not a valid server name"),
+    ('mcp_servers:\n  "nl\\n":\n    command: x\n', 2, "is not a valid server name"),  # `$` passed a final newline
     ("mcp:\n  clinet: false\n", 2, "mcp.clinet: is not a known key (did you mean 'client'?)"),
     ("plugins:\n  enable: [a]\n", 2, "plugins.enable: is not a known key (did you mean 'enabled'?)"),
     ("mcp_servers:\n  a:\n    command: x\n    connect_timeout: .nan\n", 4, "must be a positive number"),

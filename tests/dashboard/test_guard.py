@@ -24,8 +24,14 @@ async def test_only_the_printed_link_opens_the_dashboard_and_only_from_its_own_o
         opened = await stranger.get(running.url)
         assert opened.status_code == 303 and opened.headers["location"] == "/"
         cookie = opened.headers["set-cookie"]
-        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and running.token in cookie
+        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+        # Browsers send a 127.0.0.1 cookie to every port: it carries a session key, never the token.
+        assert running.token not in cookie
         assert (await stranger.get("/")).status_code == 200  # the cookie, from now on
+        # Another local app's malformed cookie on this address does not hide ours.
+        session = cookie.split(";")[0]
+        mixed = await stranger.get("/", headers={"Cookie": f'bad"cookie=x; {session}'})
+        assert mixed.status_code == 200
 
         # A change with the cookie but without this dashboard's Origin is not from one of its pages.
         unmarked = await stranger.post("/servers/x/disable", data={"scope": "user"})
@@ -54,3 +60,15 @@ async def test_a_post_too_large_or_unreadable_is_refused_in_one_sentence(home: H
                                                   "Content-Type": "application/x-www-form-urlencoded"})
         assert huge.status_code == 413 and "at most" in huge.text
         assert not home.config.exists()
+
+
+async def test_the_link_redirects_only_to_a_path_of_this_dashboard(home: Home) -> None:
+    async with dashboard(home) as running, httpx2.AsyncClient(base_url=running.base, timeout=60) as browser:
+        for path in ("//evil.example", "/%5Cevil.example", "/%2F%2Fevil.example/", "/x%0d%0aSet-Cookie:%20evil=1"):
+            answer = await browser.get(f"{path}?token={running.token}")
+            assert answer.status_code == 303, path
+            location = answer.headers["location"]
+            assert not location.startswith(("//", "/\\")) and "\r" not in location and "\n" not in location, path
+            assert "evil=1" not in answer.headers.get("set-cookie", ""), path
+        kept = await browser.get(f"/servers/fast?token={running.token}")
+        assert kept.headers["location"] == "/servers/fast"

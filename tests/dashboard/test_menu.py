@@ -160,3 +160,33 @@ async def _menu_once_changed(running: Running, lines: object, done: object) -> b
 def _state(menu: str, server: str) -> str:
     found = re.search(rf'data-server="{server}">\s*<div class="head">.*?data-state="([^"]+)"', menu, re.S)
     return found.group(1) if found else ""
+
+
+async def test_hostile_requests_get_one_sentence_and_a_broken_config_is_named(home: Home) -> None:
+    write_config(home, CONFIG.format(fast=fast_server("--hostile")))
+    async with dashboard(home) as running:
+        deep = "[" * 100_000 + "]" * 100_000
+        for path in ("/chat/answer", "/chat/send"):
+            answer = await running.client.post(path, content=deep, headers={"Origin": running.base,
+                                                                            "Content-Type": "application/json"})
+            assert answer.status_code in (400, 409), path
+        nested = await running.post("/servers/fast/tools/echo", {"arguments": "[" * 3000 + "]" * 3000})
+        assert "nested too deeply" in nested.text
+        assert (await running.client.get("/chat/events?after=%C2%B2")).status_code in (200, 409)
+        unknown = await running.post("/servers/nope/test", {})
+        assert 'class="note failed"' in unknown.text and "nope" in unknown.text
+        enabled = await running.client.post("/servers/fast/enable", data={"scope": "user", "back": "/servers/fast"},
+                                            headers={"Origin": running.base}, follow_redirects=False)
+        key = enabled.headers["location"].split("note=")[1]
+        assert (await running.client.get(f"/servers/fast?probe={key}")).status_code == 200
+
+        # A tool whose name has a '/' (and markup) still has its page.
+        server_page = (await running.client.get("/servers/fast")).text
+        link = re.search(r'href="(/servers/fast/tools/x[^"]+)"', server_page)
+        assert link is not None and "%2F" in link.group(1)
+        assert (await running.client.get(link.group(1))).status_code == 200
+
+        home.config.write_text("mcp_servers:\n  fast: [unclosed\n")  # a hand edit gone wrong
+        for path in ("/", "/servers/fast", "/catalog"):
+            broken = await running.client.get(path)
+            assert broken.status_code == 409 and "config.yaml" in broken.text and "Traceback" not in broken.text

@@ -44,7 +44,8 @@ from hermes.validation import (
     texts,
 )
 
-SERVER_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
+# \Z, not $: `$` also matches before a final newline, and "name\n" would pass (a log file named with it).
+SERVER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}\Z")
 
 
 def check_server_name(name: str, loc: Loc) -> None:

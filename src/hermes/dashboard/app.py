@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from importlib import resources
 from typing import Any
+from urllib.parse import quote
 
 import anyio
 from anyio.abc import TaskGroup
@@ -45,14 +46,18 @@ class Dashboard:
         self.changes = changes
         self.actions = Actions(session)
         self.notes = Notes()
+        self.probes = Notes()  # test reports (JSON), apart from the notes (sentences) a key could be mixed with
         self.tool_pages = ToolPages(session, self.notes, self._page)
         self.catalog_pages = CatalogPages(session, self.notes, self._page, self.actions.reload)
         self.chat_pages = ChatPages(chat, chat_ui, why_no_chat, tasks, self._page)
         self.pages = Environment(loader=PackageLoader("hermes.dashboard", "templates"),
                                  autoescape=select_autoescape(default=True, default_for_string=True))
+        # One path segment of a URL: a server's or a tool's name with `/`, `?` and `#` encoded too
+        # (Jinja's urlencode leaves `/`, which would split a tool's name into two segments).
+        self.pages.filters["part"] = lambda value: quote(str(value), safe="")
 
     def app(self) -> Starlette:
-        return Starlette(routes=[
+        return Starlette(exception_handlers={HermesError: self._failed}, routes=[
             Route("/", self.index),
             Route("/fragment/menu", self.menu_fragment),
             Route("/fragment/servers/{name}", self.server_fragment),
@@ -162,13 +167,14 @@ class Dashboard:
     async def _test(self, name: str) -> Response:
         from hermes.session.probe import probe
 
+        page = f"/servers/{quote(name, safe='')}"
         try:
             report = await probe(self.session.home, name)
         except HermesError as exc:
-            key = self.notes.add(False, str(exc))
-            return RedirectResponse(f"/servers/{name}?note={key}", status_code=303)
-        key = self.notes.add(report.ok, json.dumps(self.session.redactor.value(report.to_json())))
-        return RedirectResponse(f"/servers/{name}?probe={key}", status_code=303)
+            key = self.notes.add(False, self.session.redactor(str(exc)))
+            return RedirectResponse(f"{page}?note={key}", status_code=303)
+        key = self.probes.add(report.ok, json.dumps(self.session.redactor.value(report.to_json())))
+        return RedirectResponse(f"{page}?probe={key}", status_code=303)
 
     async def _done(self, request: Request, back: str, action: Any) -> Response:
         try:
@@ -181,8 +187,16 @@ class Dashboard:
 
     # -- rendering -------------------------------------------------------------------------------
 
+    async def _failed(self, request: Request, exc: Exception) -> Response:
+        """What a page cannot show because a file is broken (a hand edit of config.yaml, say): the
+        one sentence that names the file, the line and the rule, instead of an error page."""
+        sentence = self.session.redactor(str(exc))
+        if request.url.path.startswith(("/fragment/", "/views/", "/chat/")):
+            return PlainTextResponse(sentence, status_code=409)
+        return self._page("failed.html", request, sentence=sentence, status_code=409)
+
     def _probe_shown(self, request: Request) -> dict[str, Any] | None:
-        taken = self.notes.take(request.query_params.get("probe"))
+        taken = self.probes.take(request.query_params.get("probe"))
         if taken is None:
             return None
         report: dict[str, Any] = json.loads(taken[1])

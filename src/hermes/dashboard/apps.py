@@ -33,9 +33,11 @@ from hermes.tools.views import ui_resource
 MAX_VIEWS = 32  # views kept for open pages; the oldest goes first
 MAX_VIEW_HTML = 5_000_000  # a view's document (single-file bundles of a few hundred KB are usual)
 MAX_MESSAGES = 50  # messages and log lines a view may leave for the user
-APP_POLICY = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; "
-              "font-src data:; media-src data: blob:; connect-src 'none'; form-action 'none'; base-uri 'none'; "
-              "frame-ancestors 'self'")
+# `sandbox allow-scripts` in the policy itself, not only on the frame: a view's document opened on
+# its own (a new tab, a link to it) runs in an opaque origin too, never as the dashboard.
+APP_POLICY = ("sandbox allow-scripts; default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+              "img-src data: blob:; font-src data:; media-src data: blob:; connect-src 'none'; form-action 'none'; "
+              "base-uri 'none'; frame-ancestors 'self'")
 
 
 class ViewRefused(HermesError):
@@ -79,7 +81,8 @@ class Views:
             return None
 
         result = await self.session.call(tool.name, arguments, asker=yes)
-        view = View(secrets.token_urlsafe(12), tool.server, tool, arguments, _as_view_result(result.to_mcp()),
+        view = View(secrets.token_urlsafe(12), tool.server, tool, self.session.redactor.value(arguments),
+                    _as_view_result(result.to_mcp()),
                     result.text, result.is_error, ui_resource(tool.definition))
         self._views[view.id] = view
         while len(self._views) > MAX_VIEWS:

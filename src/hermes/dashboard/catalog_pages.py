@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from functools import partial
+from urllib.parse import quote
 
 import anyio
 from starlette.requests import Request
@@ -92,12 +93,12 @@ class CatalogPages:
                 confirm_save_disabled=lambda _reason: keep_failing, probe=probe_on_the_loop, login=sign_in))
         except HermesError as exc:
             key = self.notes.add(False, self.session.redactor(str(exc)))
-            return RedirectResponse(f"/catalog/{name}?note={key}", status_code=303)
+            return RedirectResponse(f"/catalog/{quote(name, safe='')}?note={key}", status_code=303)
         await self.reload()
         if not outcome.saved:
             key = self.notes.add(False, self.session.redactor(
                 f"Nothing was installed; config.yaml and .env are as they were. Reason: {outcome.failure}"))
-            return RedirectResponse(f"/catalog/{name}?note={key}", status_code=303)
+            return RedirectResponse(f"/catalog/{quote(name, safe='')}?note={key}", status_code=303)
         if not outcome.enabled:
             said = f"Saved '{name}' disabled: {outcome.failure}. Fix the cause, then test and enable it."
         else:
@@ -106,4 +107,4 @@ class CatalogPages:
             said = " ".join([f"Installed '{name}' with {selected}; narrow them below.", outcome.post_install,
                              *outcome.warnings]).strip()
         key = self.notes.add(outcome.enabled, self.session.redactor(said))
-        return RedirectResponse(f"/servers/{name}?note={key}", status_code=303)
+        return RedirectResponse(f"/servers/{quote(name, safe='')}?note={key}", status_code=303)

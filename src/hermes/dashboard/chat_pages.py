@@ -57,7 +57,7 @@ class ChatPages:
             return JSONResponse({"error": self.why_none}, status_code=409)
         ui = self.ui
         after = request.query_params.get("after", "0")
-        start = int(after) if after.isdigit() else 0
+        start = int(after) if after.isascii() and after.isdigit() and len(after) <= 18 else 0
 
         seen = start
 

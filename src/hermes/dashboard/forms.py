@@ -52,8 +52,8 @@ async def read_json(request: Request) -> dict[str, Any] | PlainTextResponse:
                                  status_code=413)
     try:
         data = json.loads(await request.body())
-    except ValueError:
-        return PlainTextResponse("The body is not JSON.", status_code=400)
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than anyone writes
+        return PlainTextResponse("The body is not JSON (or is nested too deeply).", status_code=400)
     if not isinstance(data, dict):
         return PlainTextResponse("The body must be a JSON object.", status_code=400)
     return data

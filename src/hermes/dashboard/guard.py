@@ -5,10 +5,13 @@ requests to loopback (DNS rebinding, cross-site forms). So, in this order:
 
 - a Host that is not this loopback port → 421 (a rebound name reaches the socket but not the app);
 - an Origin that is not this dashboard → 403 (another site's script or form);
-- no token → 401. The token comes once in the printed URL (`?token=`); the dashboard trades it for
-  an HttpOnly, SameSite=Strict cookie named after its port and redirects to the same path without
-  it, so the token does not stay in the address bar or the history. Scripts and tests may send it
-  as `Authorization: Bearer`.
+- no token → 401. The token comes in the printed URL (`?token=`); the dashboard trades it for an
+  HttpOnly, SameSite=Strict cookie named after its port and redirects to the same path without it,
+  so the token does not stay in the address bar or the history. Scripts and tests may send it as
+  `Authorization: Bearer`. The cookie holds a session key of its own, never the token: browsers
+  send a 127.0.0.1 cookie to every port of that address, so another local web app the user opens
+  can see it (a limit of cookies on loopback; the key dies with the dashboard), and it must not
+  learn the token that prints new links.
 
 A state-changing request authenticated by the cookie must carry this dashboard's Origin: browsers
 send one with every POST, and a request without it is not from a page of ours.
@@ -22,7 +25,6 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
-from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -50,12 +52,16 @@ class DashboardGuard:
     def __init__(self, app: App, token: str, port: int) -> None:
         self.app = app
         self.token = token
+        self.session_key = secrets.token_urlsafe(32)
         self.port = port
         self.cookie = f"hermes-dashboard-{port}"
         self.hosts = {f"127.0.0.1:{port}".encode(), f"localhost:{port}".encode()}
         self.origins = {b"http://" + host for host in self.hosts}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":  # the dashboard has none; none may pass the guard unchecked
+            await send({"type": "websocket.close", "code": 1008})
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -77,7 +83,7 @@ class DashboardGuard:
             await self._trade_for_cookie(scope, send, query)
             return
         by_bearer = secrets.compare_digest(headers.get(b"authorization", b""), f"Bearer {self.token}".encode())
-        by_cookie = secrets.compare_digest(self._cookie_value(headers).encode(), self.token.encode())
+        by_cookie = secrets.compare_digest(self._cookie_value(headers).encode(), self.session_key.encode())
         if not (by_bearer or by_cookie):
             await _refuse(send, 401, "Open the link hermes dashboard printed (it carries the dashboard's token).")
             return
@@ -87,18 +93,23 @@ class DashboardGuard:
         await self.app(scope, receive, _with_security_headers(send))
 
     def _cookie_value(self, headers: dict[bytes, bytes]) -> str:
-        jar: SimpleCookie = SimpleCookie()
-        try:
-            jar.load(headers.get(b"cookie", b"").decode("latin-1"))
-        except Exception:  # a malformed Cookie header is no token
-            return ""
-        morsel = jar.get(self.cookie)
-        return morsel.value if morsel is not None else ""
+        """Our cookie's value, read pair by pair: another local app may set cookies on this address
+        too, and one malformed pair of theirs must not hide ours."""
+        for pair in headers.get(b"cookie", b"").decode("latin-1").split(";"):
+            name, _, value = pair.strip().partition("=")
+            if name == self.cookie:
+                return value
+        return ""
 
     async def _trade_for_cookie(self, scope: Scope, send: Send, query: dict[str, str]) -> None:
         rest = urlencode({k: v for k, v in query.items() if k != "token"})
-        location = scope.get("path", "/") + (f"?{rest}" if rest else "")
-        cookie = f"{self.cookie}={self.token}; Path=/; HttpOnly; SameSite=Strict"
+        # The path as the browser sent it (still percent-encoded: no CR/LF can reach the header),
+        # and only a path of this dashboard: `//host` or `/\host` would leave it.
+        path = bytes(scope.get("raw_path") or b"/").decode("latin-1")
+        if not path.startswith("/") or path.startswith(("//", "/\\")) or not path.isprintable():
+            path = "/"
+        location = path + (f"?{rest}" if rest else "")
+        cookie = f"{self.cookie}={self.session_key}; Path=/; HttpOnly; SameSite=Strict"
         await send({"type": "http.response.start", "status": 303, "headers": [
             (b"location", location.encode()), (b"set-cookie", cookie.encode()), (b"content-length", b"0"),
             *SECURITY_HEADERS]})

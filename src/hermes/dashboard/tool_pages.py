@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
@@ -35,8 +36,8 @@ class ToolPages:
 
     def routes(self) -> list[Route]:
         return [
-            Route("/servers/{name}/tools/{tool}", self.tool_page),
-            Route("/servers/{name}/tools/{tool}", self.run, methods=["POST"]),
+            Route("/servers/{name}/tools/{tool:path}", self.tool_page),
+            Route("/servers/{name}/tools/{tool:path}", self.run, methods=["POST"]),
             Route("/views/{view}", self.view_page),
             Route("/views/{view}/frame", self.frame),
             Route("/views/{view}/state", self.state),
@@ -56,7 +57,7 @@ class ToolPages:
 
     async def run(self, request: Request) -> Response:
         name, original = request.path_params["name"], request.path_params["tool"]
-        back = f"/servers/{name}/tools/{original}"
+        back = f"/servers/{quote(name, safe='')}/tools/{quote(original, safe='')}"
         form = await read_form(request)
         if isinstance(form, Response):
             return form
@@ -65,9 +66,10 @@ class ToolPages:
             return self.render("missing.html", request, name=f"{name}: {original}", status_code=404)
         try:
             arguments = json.loads(str(form.get("arguments") or "{}"))
-        except ValueError as exc:
-            return RedirectResponse(f"{back}?note={self.notes.add(False, f'The arguments are not JSON ({exc}).')}",
-                                    status_code=303)
+        except (ValueError, RecursionError) as exc:
+            said = f"The arguments are not JSON ({exc})." if isinstance(exc, ValueError) else \
+                "The arguments are nested too deeply."
+            return RedirectResponse(f"{back}?note={self.notes.add(False, said)}", status_code=303)
         if not isinstance(arguments, dict):
             return RedirectResponse(f"{back}?note={self.notes.add(False, 'The arguments must be a JSON object.')}",
                                     status_code=303)
