@@ -190,3 +190,14 @@ async def test_hostile_requests_get_one_sentence_and_a_broken_config_is_named(ho
         for path in ("/", "/servers/fast", "/catalog"):
             broken = await running.client.get(path)
             assert broken.status_code == 409 and "config.yaml" in broken.text and "Traceback" not in broken.text
+
+
+async def test_a_crash_reaches_an_open_page_without_a_reload(home: Home) -> None:
+    write_config(home, CONFIG.format(fast=fast_server()))
+    async with dashboard(home) as running, running.client.stream("GET", "/events") as events:
+        lines = events.aiter_lines()
+        assert await anext(lines) == "retry: 2000"
+        crashed = await running.client.post("/servers/fast/tools/crash", data={"arguments": "{}"},
+                                            headers={"Origin": running.base})
+        assert crashed.status_code == 200  # the result page says the call failed
+        assert await _menu_once_changed(running, lines, lambda menu: "<dt>Restarts</dt><dd>1</dd>" in menu)
