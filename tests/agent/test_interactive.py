@@ -108,6 +108,9 @@ def test_ctrl_c_while_the_model_thinks_cancels_no_tool_and_the_clock_counts(home
     child = _chat(home, tmp_path)
     _say(child, "think hard")
     child.expect(r"waiting for test-model [1-9]\d*\.\d s")  # the clock counts while nothing has come
+    # Under load the request may still be on its way: Ctrl-C before it arrives would leave the
+    # script's hanging answer for the next question.
+    assert wait_for(lambda: len(model.requests()) == 1)
     child.sendintr()
     child.expect(r"\(interrupted: the turn stopped([^)]*)\)")
     assert child.match.group(1) == "", "no tool ran, so none was cancelled"
