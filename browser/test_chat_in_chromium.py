@@ -52,3 +52,19 @@ def test_chatting_with_approvals_as_buttons_and_a_form_in_the_page(page: Any, da
     expect(page.locator(".conversation li.assistant").last).to_contain_text("ada@example.com")
     screenshot(page, "chat-form")
     assert dialogs == []
+
+
+def test_a_tool_run_from_its_page_asks_the_servers_form_in_the_page(page: Any, dashboard: Any, home: Home) -> None:
+    write_config(home, {"mcp_servers": {"forms": stdio_entry("conformance_server.py", approval="never")}})
+    running = dashboard()
+    page.goto(running.url)
+    page.goto(running.base + "/servers/forms/tools/test_elicitation")
+    page.get_by_label("Arguments (a JSON object)").fill('{"message": "Who are you?"}')
+    page.get_by_role("button", name="Run test_elicitation").click()
+    question = page.locator("[data-question]")
+    expect(question).to_contain_text("Who are you?")  # the page asks while the tool waits
+    page.locator("#field-username").fill("ada")
+    page.locator("#field-email").fill("ada@example.com")
+    screenshot(page, "run-page-form")
+    question.get_by_role("button", name="Submit").click()
+    expect(page.locator("[data-result]")).to_contain_text("ada@example.com")

@@ -49,7 +49,7 @@ def test_the_menu_shows_every_server_and_why_one_is_unavailable(page: Any, dashb
     expect(page.get_by_role("heading", name="MCP servers")).to_be_visible()
     for server in ("everything", "files"):
         expect(card(page, server).locator(".badge")).to_have_text("connected")
-    expect(card(page, "everything")).to_contain_text("offered, ")
+    expect(card(page, "everything")).to_contain_text("given to the model (and 4 for its resources and prompts)")
     expect(card(page, "broken").locator("[data-why]")).to_contain_text("command '/nonexistent/program' was not found")
     expect(card(page, "broken").locator("[data-action]")).to_contain_text("Fix the cause")
     screenshot(page, "menu-desktop")
@@ -57,7 +57,7 @@ def test_the_menu_shows_every_server_and_why_one_is_unavailable(page: Any, dashb
     # A hostile server's markup is text: no script of it ran, on the menu or on its own page.
     page.goto(running.base + "/servers/evil")
     expect(page.get_by_text("<img src=x onerror=alert(2)><script>alert(3)</script> Read a note.")).to_be_visible()
-    expect(page.locator("pre.log")).to_contain_text("<script>alert(4)</script> in the log")
+    expect(page.get_by_label("The end of evil's log")).to_contain_text("<script>alert(4)</script> in the log")
     assert dialogs == []
     screenshot(page, "hostile-server")
 

@@ -46,7 +46,7 @@ async def test_installing_from_the_catalog_keeps_the_secret_in_dotenv_and_lands_
         assert "${QUICK_KEY}" in home.config.read_text() and f"QUICK_KEY={CANARY}" in home.dotenv.read_text()
         assert stat.S_IMODE(home.dotenv.stat().st_mode) == 0o600
         menu = (await running.client.get("/fragment/menu")).text
-        assert 'data-server="quick"' in menu and "14 offered, 14 on" in menu  # the running session has it
+        assert 'data-server="quick"' in menu and "14 of 14 given to the model" in menu  # the running session has it
 
 
 async def test_a_server_that_does_not_start_is_kept_disabled_or_not_at_all_as_the_user_chose(home: Home) -> None:

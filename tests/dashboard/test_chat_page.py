@@ -104,3 +104,22 @@ async def test_a_servers_form_is_answered_in_the_page(home: Home, scripted_model
                                              "values": {"username": "ada", "email": "ada@example.com"}})
         done = await events_until(lines, lambda e: e["type"] in ("answer", "error"))
         assert "ada@example.com" in done[-1]["text"]
+
+
+async def test_without_a_model_a_tool_run_from_its_page_asks_its_form_on_the_page(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"forms": stdio_entry("conformance_server.py", approval="never")}})
+    async with dashboard(home) as running, running.client.stream("GET", "/chat/events") as stream:
+        lines = stream.aiter_lines()
+        started = await running.client.post("/servers/forms/tools/test_elicitation",
+                                            data={"arguments": '{"message": "Who are you?"}'},
+                                            headers={"Origin": running.base})
+        assert "Running test_elicitation" in started.text  # the page answers at once; the tool waits for the user
+        asked = (await events_until(lines, lambda e: e["type"] == "question"))[-1]
+        pending = (await running.client.get("/questions")).json()["pending"]
+        assert [q["id"] for q in pending] == [asked["id"]]  # a page opened now shows it too
+        await post(running, "/chat/answer", {"id": asked["id"], "choice": "accept",
+                                             "values": {"username": "ada", "email": "ada@example.com"}})
+        await events_until(lines, lambda e: e["type"] == "answered")
+        view = str(started.url).rsplit("/", 1)[1]
+        state = (await running.client.get(f"/views/{view}/state?wait=1")).json()
+        assert state["done"] and "ada@example.com" in json.dumps(state["result"])

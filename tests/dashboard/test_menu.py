@@ -111,7 +111,7 @@ async def test_the_menu_says_why_a_server_is_unavailable_and_what_to_do(home: Ho
         assert "command &#39;/nonexistent/program&#39; was not found" in broken
         assert "What to do:" in broken
         fast = menu[menu.index('data-server="fast"'):menu.index('data-server="broken"')]
-        assert "data-why" not in fast and "14 offered, 14 on" in fast
+        assert "data-why" not in fast and "14 of 14 given to the model" in fast
 
         tested = await running.post("/servers/broken/test", {})
         assert 'role="alert"' in tested.text and "/nonexistent/program" in tested.text
@@ -172,7 +172,8 @@ async def test_hostile_requests_get_one_sentence_and_a_broken_config_is_named(ho
             assert answer.status_code in (400, 409), path
         nested = await running.post("/servers/fast/tools/echo", {"arguments": "[" * 3000 + "]" * 3000})
         assert "nested too deeply" in nested.text
-        assert (await running.client.get("/chat/events?after=%C2%B2")).status_code in (200, 409)
+        async with running.client.stream("GET", "/chat/events?after=%C2%B2") as odd:  # '²' is a digit to isdigit()
+            assert odd.status_code == 200
         unknown = await running.post("/servers/nope/test", {})
         assert 'class="note failed"' in unknown.text and "nope" in unknown.text
         enabled = await running.client.post("/servers/fast/enable", data={"scope": "user", "back": "/servers/fast"},
@@ -199,5 +200,5 @@ async def test_a_crash_reaches_an_open_page_without_a_reload(home: Home) -> None
         assert await anext(lines) == "retry: 2000"
         crashed = await running.client.post("/servers/fast/tools/crash", data={"arguments": "{}"},
                                             headers={"Origin": running.base})
-        assert crashed.status_code == 200  # the result page says the call failed
+        assert crashed.status_code == 200  # the run's page
         assert await _menu_once_changed(running, lines, lambda menu: "<dt>Restarts</dt><dd>1</dd>" in menu)

@@ -22,11 +22,13 @@ def clock_config(npm: NpmTools) -> str:
 
 
 async def run_tool(running: Running, server: str, tool: str, arguments: str = "{}") -> str:
-    """Run a tool from its page; the id of the view the result page shows."""
+    """Run a tool from its page and wait for it to end; the id of the view the result page shows."""
     answer = await running.client.post(f"/servers/{server}/tools/{tool}", data={"arguments": arguments},
                                        headers={"Origin": running.base}, follow_redirects=False)
     assert answer.status_code == 303 and answer.headers["location"].startswith("/views/"), answer.text
-    return str(answer.headers["location"]).removeprefix("/views/")
+    view = str(answer.headers["location"]).removeprefix("/views/")
+    assert (await running.client.get(f"/views/{view}/state?wait=1")).json()["done"]
+    return view
 
 
 async def view_call(running: Running, view: str, body: dict[str, object]) -> httpx2.Response:

@@ -58,6 +58,12 @@ class Actions:
             name = form.name.strip()
             if not SERVER_NAME.fullmatch(name):
                 raise UsageError(f"'{name}' is not a server name: letters, digits, '-' and '_' only.")
+            # The page's own words for what `entry_data` would say in the CLI's (`--url`, `--`).
+            if bool(form.command_line.strip()) == bool(form.url.strip()):
+                raise UsageError("Fill in either a command line (a stdio server) or a URL (an HTTP server).")
+            if name in store_for(self.home, _scope(form.scope)).load().mcp_servers:
+                raise UsageError(f"A server named '{name}' is already in the {form.scope} config: remove it "
+                                 f"first, or choose another name.")
             try:
                 words = tuple(shlex.split(_field("command", form.command_line)))
             except ValueError as exc:
@@ -76,8 +82,13 @@ class Actions:
 
     async def select_tools(self, name: str, scope: str, picked: list[str]) -> str:
         """The tool checklist: every offered tool picked removes the filter, as `hermes mcp configure`."""
+        from hermes.dashboard.view import utility_kinds
+
         snapshot = self.session.snapshots().get(name)
+        config = self.session.server_config(name)
         offered = [tool.name for tool in snapshot.tools] if snapshot else []
+        if snapshot is not None and config is not None:
+            offered += utility_kinds(snapshot, config)  # the checklist shows them: kept only if checked
         if not offered:
             raise UsageError(f"'{name}' has listed no tools yet; test it first.")
         unknown = sorted(set(picked) - set(offered))

@@ -36,20 +36,21 @@ from hermes.errors import HermesError
 from hermes.session.core import Session
 
 STATIC_TYPES = {"dashboard.css": "text/css; charset=utf-8", "dashboard.js": "text/javascript; charset=utf-8",
-                "apps.js": "text/javascript; charset=utf-8", "chat.js": "text/javascript; charset=utf-8"}
+                "apps.js": "text/javascript; charset=utf-8", "chat.js": "text/javascript; charset=utf-8",
+                "questions.js": "text/javascript; charset=utf-8"}
 
 
 class Dashboard:
-    def __init__(self, session: Session, changes: Changes, *, chat: Chat | None, chat_ui: WebChatUI | None,
+    def __init__(self, session: Session, changes: Changes, *, chat: Chat | None, chat_ui: WebChatUI,
                  why_no_chat: str, tasks: TaskGroup) -> None:
         self.session = session
         self.changes = changes
         self.actions = Actions(session)
         self.notes = Notes()
         self.probes = Notes()  # test reports (JSON), apart from the notes (sentences) a key could be mixed with
-        self.tool_pages = ToolPages(session, self.notes, self._page)
+        self.tool_pages = ToolPages(session, self.notes, self._page, tasks, changes.bump)
         self.catalog_pages = CatalogPages(session, self.notes, self._page, self.actions.reload)
-        self.chat_pages = ChatPages(chat, chat_ui, why_no_chat, tasks, self._page)
+        self.chat_pages = ChatPages(session.home, chat, chat_ui, why_no_chat, tasks, self._page)
         self.pages = Environment(loader=PackageLoader("hermes.dashboard", "templates"),
                                  autoescape=select_autoescape(default=True, default_for_string=True))
         # One path segment of a URL: a server's or a tool's name with `/`, `?` and `#` encoded too

@@ -18,10 +18,13 @@ from __future__ import annotations
 import base64
 import secrets
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 import mcp_types as types
+from anyio.abc import TaskGroup
 
 from hermes.errors import HermesError
 from hermes.session.core import Session
@@ -46,22 +49,30 @@ class ViewRefused(HermesError):
 
 @dataclass
 class View:
+    """One run of a tool from the dashboard: running until `finished` is set, then its result."""
+
     id: str
     server: str
     tool: SurfaceTool
     arguments: dict[str, Any]
-    result: dict[str, Any]  # the CallToolResult as the view receives it
-    text: str  # the result as the page shows it
-    is_error: bool
     uri: str | None
+    result: dict[str, Any] = field(default_factory=dict)  # the CallToolResult as the view receives it
+    text: str = ""  # the result as the page shows it
+    is_error: bool = False
     said: list[dict[str, str]] = field(default_factory=list)  # messages and log lines, oldest first
+    finished: anyio.Event = field(default_factory=anyio.Event)
+
+    @property
+    def done(self) -> bool:
+        return self.finished.is_set()
 
     def state(self) -> dict[str, Any]:
         """What the page's bridge hands the view: the tool, its input and its result."""
         definition = self.tool.definition
         tool = definition.model_dump(by_alias=True, exclude_none=True, mode="json") if definition else \
             {"name": self.tool.original, "inputSchema": self.tool.input_schema}
-        return {"tool": tool, "arguments": self.arguments, "result": self.result, "said": self.said}
+        return {"tool": tool, "arguments": self.arguments, "result": self.result, "said": self.said,
+                "done": self.done}
 
 
 class Views:
@@ -75,19 +86,31 @@ class Views:
     def tool(self, server: str, original: str) -> SurfaceTool | None:
         return self.session.surface().tools.get(registered_name(server, original))
 
-    async def run(self, tool: SurfaceTool, arguments: dict[str, Any]) -> View:
-        """The user ran `tool` from its page (their click is the yes an `ask` rule wants)."""
-        async def yes(_tool: SurfaceTool, _arguments: dict[str, Any], _verdict: Verdict) -> str | None:
-            return None
-
-        result = await self.session.call(tool.name, arguments, asker=yes)
+    def start(self, tool: SurfaceTool, arguments: dict[str, Any], tasks: TaskGroup, done: Callable[[], None]
+              ) -> View:
+        """The user ran `tool` from its page (their click is the yes an `ask` rule wants). The call runs
+        in `tasks` (a long tool, or one whose server asks the user something, never holds the page);
+        `done` hears when it ends."""
         view = View(secrets.token_urlsafe(12), tool.server, tool, self.session.redactor.value(arguments),
-                    _as_view_result(result.to_mcp()),
-                    result.text, result.is_error, ui_resource(tool.definition))
+                    ui_resource(tool.definition))
         self._views[view.id] = view
         while len(self._views) > MAX_VIEWS:
             self._views.popitem(last=False)
+        tasks.start_soon(self._run, view, arguments, done)
         return view
+
+    async def _run(self, view: View, arguments: dict[str, Any], done: Callable[[], None]) -> None:
+        async def yes(_tool: SurfaceTool, _arguments: dict[str, Any], _verdict: Verdict) -> str | None:
+            return None
+
+        try:
+            result = await self.session.call(view.tool.name, arguments, asker=yes)
+            view.result, view.text, view.is_error = _as_view_result(result.to_mcp()), result.text, result.is_error
+        except HermesError as exc:
+            view.text, view.is_error = self.session.redactor(str(exc)), True
+        finally:
+            view.finished.set()
+            done()
 
     async def html(self, view: View) -> str:
         """The view's document, read from its own server."""

@@ -55,7 +55,8 @@ class CatalogPages:
         entries, _ = await anyio.to_thread.run_sync(load_entries, self.session.home.mcp_catalog)
         entry = entries.get(request.path_params["name"])
         if entry is None:
-            return self.render("missing.html", request, name=request.path_params["name"], status_code=404)
+            return self.render("missing.html", request, what=f"The catalog has no entry named "
+                                                             f"{request.path_params['name']}.", status_code=404)
         return self.render("catalog_entry.html", request, entry=entry, active="catalog")
 
     async def install(self, request: Request) -> Response:
@@ -70,7 +71,8 @@ class CatalogPages:
         entries, _ = await anyio.to_thread.run_sync(load_entries, self.session.home.mcp_catalog)
         entry = entries.get(name)
         if entry is None:
-            return self.render("missing.html", request, name=name, status_code=404)
+            return self.render("missing.html", request, what=f"The catalog has no entry named {name}.",
+                               status_code=404)
         given = {s.name: str(form.get(s.name, "")).strip() for s in entry.settings
                  if str(form.get(s.name, "")).strip()}
         keep_failing = form.get("keep_failing") == "yes"

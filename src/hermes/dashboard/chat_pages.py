@@ -23,14 +23,17 @@ from hermes.dashboard.chat_ui import WebChatUI
 from hermes.dashboard.forms import read_json
 from hermes.dashboard.streams import event_stream
 from hermes.errors import HermesError
+from hermes.home import Home
 
 Render = Callable[..., HTMLResponse]
 MAX_MESSAGE = 100_000  # characters a user may send in one message
 
 
 class ChatPages:
-    def __init__(self, chat: Chat | None, ui: WebChatUI | None, why_none: str, tasks: TaskGroup,
+    def __init__(self, home: Home, chat: Chat | None, ui: WebChatUI, why_none: str, tasks: TaskGroup,
                  render: Render) -> None:
+        """`ui` exists with or without a chat: a server's questions reach every page through it."""
+        self.home = home
         self.chat = chat
         self.ui = ui
         self.why_none = why_none  # what the page says when there is no model to chat with
@@ -39,7 +42,7 @@ class ChatPages:
         self._turn: anyio.CancelScope | None = None
 
     def routes(self) -> list[Route]:
-        return [Route("/chat", self.page), Route("/chat/events", self.events),
+        return [Route("/chat", self.page), Route("/chat/events", self.events), Route("/questions", self.questions),
                 Route("/chat/send", self.send, methods=["POST"]), Route("/chat/answer", self.answer, methods=["POST"]),
                 Route("/chat/stop", self.stop, methods=["POST"]), Route("/chat/new", self.new, methods=["POST"]),
                 Route("/chat/resume", self.resume, methods=["POST"])]
@@ -47,14 +50,18 @@ class ChatPages:
     async def page(self, request: Request) -> Response:
         from hermes.agent.transcripts import recent
 
-        home = self.chat.home if self.chat is not None else None
-        saved = await anyio.to_thread.run_sync(lambda: recent(home, limit=10)) if home is not None else []
+        saved = await anyio.to_thread.run_sync(lambda: recent(self.home, limit=10)) if self.chat else []
+        from hermes.config.agent_settings import MODEL_BLOCK
+
         return self.render("chat.html", request, chat=self.chat, why_none=self.why_none, saved=saved,
-                           seq=self.ui.events.seq if self.ui else 0, active="chat")
+                           model_block=MODEL_BLOCK, config=str(self.home.config),
+                           seq=self.ui.events.seq, active="chat")
+
+    async def questions(self, request: Request) -> Response:
+        """The questions waiting for an answer, for a page that just opened (its stream starts after)."""
+        return JSONResponse(self.ui.pending())
 
     async def events(self, request: Request) -> Response:
-        if self.ui is None:
-            return JSONResponse({"error": self.why_none}, status_code=409)
         ui = self.ui
         after = request.query_params.get("after", "0")
         start = int(after) if after.isascii() and after.isdigit() and len(after) <= 18 else 0
@@ -72,7 +79,7 @@ class ChatPages:
         return event_stream(fresh)
 
     async def send(self, request: Request) -> Response:
-        if self.chat is None or self.ui is None:
+        if self.chat is None:
             return JSONResponse({"error": self.why_none}, status_code=409)
         body = await read_json(request)
         if isinstance(body, Response):
@@ -103,8 +110,6 @@ class ChatPages:
             ui.waiting(None)
 
     async def answer(self, request: Request) -> Response:
-        if self.ui is None:
-            return JSONResponse({"error": self.why_none}, status_code=409)
         body = await read_json(request)
         if isinstance(body, Response):
             return body
@@ -123,7 +128,7 @@ class ChatPages:
         return JSONResponse({})
 
     async def new(self, request: Request) -> Response:
-        if self.chat is None or self.ui is None or self._turn is not None:
+        if self.chat is None or self._turn is not None:
             return JSONResponse({"error": "Not now: no chat, or the model is answering."}, status_code=409)
         self.chat.new()
         self.ui.events.publish("new")
@@ -132,7 +137,7 @@ class ChatPages:
     async def resume(self, request: Request) -> Response:
         from hermes.agent.transcripts import find
 
-        if self.chat is None or self.ui is None or self._turn is not None:
+        if self.chat is None or self._turn is not None:
             return JSONResponse({"error": "Not now: no chat, or the model is answering."}, status_code=409)
         body = await read_json(request)
         if isinstance(body, Response):

@@ -36,9 +36,9 @@ class ChatEvents:
         self.seq = 0
         self.pulse = Pulse()
 
-    def publish(self, event_type: str, **data: Any) -> None:
+    def publish(self, type: str, **data: Any) -> None:
         self.seq += 1
-        self.events.append({"seq": self.seq, "type": event_type, **data})
+        self.events.append({"seq": self.seq, "type": type, **data})
         del self.events[:-MAX_EVENTS]
         self.pulse.fire()
 
@@ -52,8 +52,9 @@ class ChatEvents:
 @dataclass
 class Question:
     id: str
-    kind: str  # tool, sampling, form
+    kind: str  # tool, sampling, form, link
     fields: list[dict[str, Any]] = field(default_factory=list)
+    shown: dict[str, Any] = field(default_factory=dict)  # the event that put it on the page
     answered: anyio.Event = field(default_factory=anyio.Event)
     answer: dict[str, Any] = field(default_factory=dict)
 
@@ -121,15 +122,20 @@ class WebChatUI:
                    **shown: Any) -> dict[str, Any]:
         async with self._asking:
             question = Question(secrets.token_urlsafe(9), kind, fields or [])
+            question.shown = {"type": "question", "id": question.id, "kind": kind, "text": self._redactor(text),
+                              "fields": question.fields, **shown}
             self.questions[question.id] = question
-            self.events.publish("question", id=question.id, kind=kind, text=self._redactor(text),
-                                fields=question.fields, **shown)
+            self.events.publish(**question.shown)
             try:
                 await question.answered.wait()
             finally:
                 self.questions.pop(question.id, None)
                 self.events.publish("answered", id=question.id)
             return question.answer
+
+    def pending(self) -> dict[str, Any]:
+        """What a page that opens now must show: the questions waiting, and where its stream starts."""
+        return {"seq": self.events.seq, "pending": [q.shown for q in self.questions.values()]}
 
     def answer(self, question_id: str, choice: str, values: dict[str, Any]) -> None:
         """The page's answer; a form's values are checked against its fields first."""

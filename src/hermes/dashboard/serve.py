@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import anyio
 from anyio.abc import TaskStatus
 
-from hermes.agent.chat import Chat, ChatOptions, model_settings, open_chat
+from hermes.agent.chat import Chat, ChatOptions, NoModel, model_settings, open_chat
 from hermes.dashboard.app import Dashboard
 from hermes.dashboard.changes import Changes
 from hermes.dashboard.chat_ui import WebChatUI
@@ -26,6 +26,7 @@ from hermes.errors import HermesError
 from hermes.home import Home
 from hermes.live.control import publish_control
 from hermes.loopback import bind_loopback, serve_asgi
+from hermes.mcp.handlers import ClientHandlers
 from hermes.security.redact import Redactor
 from hermes.session.core import Session, SessionSettings
 
@@ -43,11 +44,19 @@ async def _session(home: Home, options: DashboardOptions, ui: WebChatUI, redacto
                    ) -> AsyncIterator[tuple[Session, Chat | None, str]]:
     """The session the dashboard shows, the chat on it (or None), and why there is none."""
     chat_options = ChatOptions(platform="cli", wait=options.start_wait)
+    why: str | None  # why there is no chat ("": no model configured); None: there is one
     try:
         model_settings(home, chat_options)
+    except NoModel:
+        why = ""  # the chat page says how to configure one
     except HermesError as exc:
-        why = f"{exc} (then restart the dashboard)"
-        async with Session(home, SessionSettings(platform=None, start_wait=options.start_wait),
+        why = str(exc)
+    else:
+        why = None
+    if why is not None:
+        # No model: a server may still ask the user to fill in a form (the page asks it).
+        handlers = ClientHandlers(elicitation=ui.elicit)
+        async with Session(home, SessionSettings(platform=None, start_wait=options.start_wait), handlers=handlers,
                            redactor=redactor) as session, anyio.create_task_group() as tasks:
             await tasks.start(publish_control, session)  # `hermes mcp reload` and the CLI's edits reach it
             yield session, None, why
@@ -71,8 +80,7 @@ async def run_dashboard(home: Home, options: DashboardOptions,
         tasks.start_soon(changes.watch_files, home)
         sock = bind_loopback(options.port)
         port = sock.getsockname()[1]
-        dashboard = Dashboard(session, changes, chat=chat, chat_ui=ui if chat else None, why_no_chat=why_none,
-                              tasks=tasks)
+        dashboard = Dashboard(session, changes, chat=chat, chat_ui=ui, why_no_chat=why_none, tasks=tasks)
         await tasks.start(serve_asgi, DashboardGuard(dashboard.app(), token, port), sock)
         url = f"http://127.0.0.1:{port}/?token={token}"
         print(f"hermes dashboard: {url}", flush=True)

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
+import anyio
+from anyio.abc import TaskGroup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -25,14 +27,21 @@ from hermes.session.core import Session
 from hermes.tools.views import ui_resource
 
 Render = Callable[..., HTMLResponse]
+MAX_TYPED = 64  # tools whose last typed arguments are kept for their page
+WAIT_LIMIT = 60.0  # seconds a `?wait=1` state request waits for a run to end
 
 
 class ToolPages:
-    def __init__(self, session: Session, notes: Notes, render: Render) -> None:
+    def __init__(self, session: Session, notes: Notes, render: Render, tasks: TaskGroup,
+                 changed: Callable[[], None]) -> None:
+        """`tasks` runs the tools; `changed` tells open pages a run ended."""
         self.session = session
+        self.tasks = tasks
+        self.changed = changed
         self.views = Views(session)
         self.notes = notes
         self.render = render
+        self._typed: dict[tuple[str, str], str] = {}  # the arguments last typed for a tool, shown again
 
     def routes(self) -> list[Route]:
         return [
@@ -49,9 +58,13 @@ class ToolPages:
         name, original = request.path_params["name"], request.path_params["tool"]
         tool = self.views.tool(name, original)
         if tool is None:
-            return self.render("missing.html", request, name=f"{name}: {original}", status_code=404)
-        verdict = self.session.tools.verdict(tool, cautious=False)
+            return self.render("missing.html", request, status_code=404,
+                               what=f"{name} has no tool named {original} on the model's list now: it is not "
+                                    f"selected, it is denied, or {name} is not running.")
+        # What a model's call meets, as the server's page and `hermes tools list` show it.
+        verdict = self.session.tools.verdict(tool, cautious=True)
         return self.render("tool.html", request, server=name, tool=tool, verdict=verdict,
+                           typed=self._typed.get((name, original), "{}"),
                            view_uri=ui_resource(tool.definition),
                            schema=json.dumps(tool.input_schema, indent=2, ensure_ascii=False))
 
@@ -63,9 +76,14 @@ class ToolPages:
             return form
         tool = self.views.tool(name, original)
         if tool is None:
-            return self.render("missing.html", request, name=f"{name}: {original}", status_code=404)
+            return self.render("missing.html", request, what=f"{name} has no tool named {original} now.",
+                               status_code=404)
+        typed = str(form.get("arguments") or "{}")
+        self._typed[(name, original)] = typed
+        while len(self._typed) > MAX_TYPED:
+            self._typed.pop(next(iter(self._typed)))
         try:
-            arguments = json.loads(str(form.get("arguments") or "{}"))
+            arguments = json.loads(typed)
         except (ValueError, RecursionError) as exc:
             said = f"The arguments are not JSON ({exc})." if isinstance(exc, ValueError) else \
                 "The arguments are nested too deeply."
@@ -73,18 +91,14 @@ class ToolPages:
         if not isinstance(arguments, dict):
             return RedirectResponse(f"{back}?note={self.notes.add(False, 'The arguments must be a JSON object.')}",
                                     status_code=303)
-        try:
-            view = await self.views.run(tool, arguments)
-        except HermesError as exc:
-            return RedirectResponse(f"{back}?note={self.notes.add(False, self.session.redactor(str(exc)))}",
-                                    status_code=303)
+        view = self.views.start(tool, arguments, self.tasks, self.changed)
         return RedirectResponse(f"/views/{view.id}", status_code=303)
 
     async def view_page(self, request: Request) -> Response:
         view = self.views.get(request.path_params["view"])
         if view is None:
-            return self.render("missing.html", request, name="that result (results are kept for the last 32 runs)",
-                               status_code=404)
+            return self.render("missing.html", request, status_code=404,
+                               what="That result is gone: the dashboard keeps the last 32 runs until it stops.")
         return self.render("view.html", request, view=view)
 
     async def frame(self, request: Request) -> Response:
@@ -101,9 +115,13 @@ class ToolPages:
                                            "x-frame-options": "SAMEORIGIN"})
 
     async def state(self, request: Request) -> Response:
+        """The run's state; `?wait=1` answers once the run has ended (or after a minute, still running)."""
         view = self.views.get(request.path_params["view"])
         if view is None:
             return JSONResponse({"error": "No such view."}, status_code=404)
+        if request.query_params.get("wait") == "1":
+            with anyio.move_on_after(WAIT_LIMIT):
+                await view.finished.wait()
         return JSONResponse(view.state())
 
     async def _posted(self, request: Request) -> tuple[View, dict[str, Any]] | Response:

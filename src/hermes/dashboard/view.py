@@ -13,11 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hermes.config.model import ServerConfig
 from hermes.config.store import ConfigStore
+from hermes.mcp.snapshot import ConnectionSnapshot
 from hermes.session.core import Session
 from hermes.tools.filters import tool_allowed
 from hermes.tools.naming import registered_name
 from hermes.tools.permissions import Permission
+from hermes.tools.utilities import PROMPT_UTILITIES, RESOURCE_UTILITIES, UTILITIES, UtilityKind
 from hermes.tools.views import ui_resource
 
 LOG_TAIL_BYTES = 16_000  # the end of a server's log the page shows; logs may be large
@@ -33,8 +36,9 @@ class ServerRow:
     enabled: bool
     configured: str  # enabled / disabled / untrusted
     state: str  # the live state, or the configured one when the session does not run it
-    tools: int = 0
+    tools: int = 0  # of the server's own tools, how many the model gets
     tools_offered: int = 0
+    added: int = 0  # the tools hermes adds for its resources and prompts, on the surface
     selection: str = "all"
     sandbox: str = ""
     why: str = ""
@@ -57,6 +61,7 @@ class ToolRow:
     rule: str  # the permission written for this registered name, or "default"
     because: str = ""
     view: str | None = None  # the `ui://` view it declares (MCP Apps)
+    added: bool = False  # one of the tools hermes adds for the server's resources and prompts
 
 
 @dataclass
@@ -75,6 +80,7 @@ def menu(session: Session) -> Menu:
     clean = session.redactor
     rows, plugin_errors, _ = list_rows(session.home, ConfigStore(session.home).load())
     live = {status.name: status for status in session.status()}
+    surface = session.surface()
     found = Menu(errors=[clean(e) for e in plugin_errors], warnings=[clean(w) for w in session.warnings])
     for row in rows:
         status = live.get(row["name"]) if row["shadowed_by"] is None else None
@@ -84,7 +90,9 @@ def menu(session: Session) -> Menu:
             name=row["name"], scope=row["scope"], source=clean(str(row["source"])), transport=row["transport"],
             target=clean(row["target"]), enabled=row["enabled"], configured=row["state"],
             state=status.state.value if status else row["state"],
-            tools=status.tools if status else 0, tools_offered=status.tools_offered if status else 0,
+            tools=sum(t.kind == "tool" for t in surface.for_server(row["name"])) if status else 0,
+            added=sum(t.kind != "tool" for t in surface.for_server(row["name"])) if status else 0,
+            tools_offered=status.tools_offered if status else 0,
             selection=clean(row["tools"]), sandbox=clean(status.sandbox) if status else "",
             why=clean(str(unavailable.get("error", ""))), user_action=clean(str(unavailable.get("user_action", ""))),
             app=str(app.get("name", "")), restarts=status.restarts if status else 0,
@@ -105,8 +113,12 @@ def tool_rows(session: Session, name: str) -> list[ToolRow]:
     denied = {skipped.name: skipped.why for skipped in surface.skipped if skipped.denied}
     written = _written_rules(session)
     rows: list[ToolRow] = []
-    for tool in snapshot.tools:
-        registered = registered_name(name, tool.name)
+    entries = [(tool.name, tool.description or "", ui_resource(tool), False) for tool in snapshot.tools]
+    # The tools hermes adds for the server's resources and prompts are offered like its own: an
+    # include list keeps only what it names, so the checklist must show them to keep them.
+    entries += [(kind, UTILITIES[kind][0].format(server=name), None, True) for kind in utility_kinds(snapshot, config)]
+    for original, description, view, added in entries:
+        registered = registered_name(name, original)
         on_surface = surface.tools.get(registered)
         if registered in denied:
             effective, because = Permission.DENY.value, denied[registered]
@@ -115,10 +127,17 @@ def tool_rows(session: Session, name: str) -> list[ToolRow]:
             effective, because = verdict.permission.value, verdict.because
         else:
             effective, because = "", "not selected"
-        rows.append(ToolRow(tool.name, registered, session.redactor(tool.description or ""),
-                            tool_allowed(tool.name, config.tools), effective, written.get(registered, "default"),
-                            because, ui_resource(tool)))
+        rows.append(ToolRow(original, registered, session.redactor(description), tool_allowed(original, config.tools),
+                            effective, written.get(registered, "default"), because, view, added))
     return rows
+
+
+def utility_kinds(snapshot: ConnectionSnapshot, config: ServerConfig) -> list[UtilityKind]:
+    """The tools hermes adds for this server: its resources' and its prompts' (when it has them and
+    its entry does not turn them off)."""
+    caps = snapshot.capabilities
+    return [*(RESOURCE_UTILITIES if caps and caps.resources and config.tools.resources else ()),
+            *(PROMPT_UTILITIES if caps and caps.prompts and config.tools.prompts else ())]
 
 
 def _written_rules(session: Session) -> dict[str, str]:

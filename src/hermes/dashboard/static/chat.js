@@ -1,4 +1,5 @@
-// The chat page: sends what the user types, follows the agent's events, and answers its questions.
+// The chat page: sends what the user types and follows the agent's events (questions are
+// questions.js's, on every page).
 // Every event is drawn with textContent and DOM calls: nothing the model, a tool or a server says
 // is ever read as markup.
 "use strict";
@@ -6,7 +7,6 @@
 const root = document.querySelector("[data-chat]");
 const conversation = root.querySelector("[data-conversation]");
 const status = root.querySelector("[data-status]");
-const box = root.querySelector("[data-question]");
 let seq = Number(root.dataset.seq || 0);
 let answer = null;  // the assistant's message being written
 const tools = new Map();
@@ -30,66 +30,6 @@ function line(kind, text) {
   return item;
 }
 
-function ask(event) {
-  box.hidden = false;
-  box.dataset.id = event.id;
-  box.querySelector("[data-question-text]").textContent = event.text;
-  const detail = box.querySelector("[data-question-detail]");
-  const shown = event.arguments ? JSON.stringify(event.arguments, null, 2) : event.url || "";
-  detail.hidden = !shown;
-  detail.textContent = shown;
-  const form = box.querySelector("[data-question-form]");
-  form.replaceChildren();
-  for (const field of event.fields || []) {
-    const label = document.createElement("label");
-    label.textContent = field.label + (field.required ? "" : " (optional)");
-    const id = `field-${field.name}`;
-    label.htmlFor = id;
-    let input;
-    if (field.type === "choice") {
-      input = document.createElement("select");
-      for (const [value, title] of field.options) {
-        const option = document.createElement("option");
-        option.value = String(value);
-        option.textContent = title;
-        option.selected = value === field.default;
-        input.appendChild(option);
-      }
-    } else {
-      input = document.createElement("input");
-      input.type = field.type === "boolean" ? "checkbox" : (field.type === "number" || field.type === "integer") ? "number" : "text";
-      if (field.type === "boolean") { input.checked = field.default === true; }
-      else if (field.default !== undefined && field.default !== null) { input.value = String(field.default); }
-    }
-    input.id = id;
-    input.name = field.name;
-    const paragraph = document.createElement("p");
-    paragraph.append(label, input);
-    form.appendChild(paragraph);
-  }
-  const buttons = box.querySelector("[data-question-buttons]");
-  buttons.replaceChildren();
-  const names = { once: "Run once", always: "Always", deny: "Deny", accept: "Submit", decline: "Decline", cancel: "Cancel" };
-  for (const choice of event.choices || []) {
-    const button = document.createElement("button");
-    button.type = "button";
-    button.textContent = names[choice] || choice;
-    button.dataset.choice = choice;
-    button.onclick = () => reply(choice);
-    buttons.appendChild(button);
-  }
-  buttons.firstChild.focus();
-}
-
-function reply(choice) {
-  const values = {};
-  for (const input of box.querySelectorAll("[data-question-form] [name]")) {
-    values[input.name] = input.type === "checkbox" ? input.checked : input.value;
-  }
-  post("/chat/answer", { id: box.dataset.id, choice, values })
-    .catch((error) => { status.textContent = error.message; });
-}
-
 const handlers = {
   user: (event) => { line("user", event.text); answer = null; },
   text: (event) => { if (!answer) { answer = line("assistant", ""); } answer.textContent += event.text; },
@@ -101,8 +41,6 @@ const handlers = {
   },
   progress: (event) => { status.textContent = `${event.message || "working"} ${event.progress}${event.total ? "/" + event.total : ""}`; },
   notice: (event) => { line("notice", event.text); },
-  question: ask,
-  answered: (event) => { if (box.dataset.id === event.id) { box.hidden = true; } },
   answer: (event) => { if (!answer && event.text) { line("assistant", event.text); } answer = null; status.textContent = ""; },
   stopped: (event) => { line("notice", event.text); answer = null; },
   error: (event) => { line("error", event.text); answer = null; },

@@ -33,4 +33,15 @@ document.addEventListener("submit", (event) => {
   }
 });
 
+// A tool run's page while it runs: ask for its state until it has ended, then show the result.
+function followRun() {
+  const running = document.querySelector("[data-reload-when-done]");
+  if (!running) { return; }
+  fetch(running.dataset.reloadWhenDone, { credentials: "same-origin" })
+    .then((answer) => answer.json())
+    .then((state) => { if (state.done) { window.location.reload(); } else { followRun(); } })
+    .catch(() => setTimeout(followRun, 2000));
+}
+
 document.addEventListener("DOMContentLoaded", listen);
+document.addEventListener("DOMContentLoaded", followRun);
