@@ -100,6 +100,10 @@ def menu(session: Session) -> Menu:
             why_off=clean(row["why_off"]) if row["why_off"] else None,
             editable=row["scope"] in ("user", "project")))
     found.plugins = [plugin.to_json() for plugin in list_plugins(session.home, session.host)]
+    for plugin in found.plugins:  # the app's state as this session sees it (running or not), not only installed
+        for server in plugin.get("servers", []):
+            status = live.get(server["name"])
+            server["state"] = status.state.value if status is not None else server["availability"]
     return found
 
 
