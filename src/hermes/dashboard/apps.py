@@ -66,6 +66,11 @@ class View:
     def done(self) -> bool:
         return self.finished.is_set()
 
+    def finish(self, result: dict[str, Any], text: str, is_error: bool) -> None:
+        """The run ended: its result, once; pages waiting on it hear so."""
+        self.result, self.text, self.is_error = result, text, is_error
+        self.finished.set()
+
     def state(self) -> dict[str, Any]:
         """What the page's bridge hands the view: the tool, its input and its result."""
         definition = self.tool.definition
@@ -105,11 +110,12 @@ class Views:
 
         try:
             result = await self.session.call(view.tool.name, arguments, asker=yes)
-            view.result, view.text, view.is_error = _as_view_result(result.to_mcp()), result.text, result.is_error
+            view.finish(_as_view_result(result.to_mcp()), result.text, result.is_error)
         except HermesError as exc:
-            view.text, view.is_error = self.session.redactor(str(exc)), True
+            view.finish({}, self.session.redactor(str(exc)), True)
         finally:
-            view.finished.set()
+            if not view.done:  # cancelled: the dashboard is stopping
+                view.finish({}, "The run was stopped.", True)
             done()
 
     async def html(self, view: View) -> str:
