@@ -74,8 +74,13 @@ async def test_every_button_writes_what_the_matching_command_writes(home: Home, 
         written = home.config.read_text()
         assert "# the quick one" in written and "deny:\n    - mcp__fast__crash" in written
 
-        refused = await running.post("/servers", {"name": "bad name!", "command_line": "x", "scope": "user"})
+        refused = await running.post("/servers", {"name": "bad name!", "command_line": "x", "scope": "user",
+                                                  "env": f"FAKE_API_KEY={canary}"})
         assert 'class="note failed"' in refused.text and "not a server name" in refused.text
+        # What was typed comes back to fix, but not the environment: it may hold a secret.
+        assert 'value="bad name!"' in refused.text and 'value="x"' in refused.text
+        assert canary not in refused.text and "type them again" in refused.text
+        assert 'value="bad name!"' not in (await running.client.get("/")).text  # once only
         before = home.config.read_text()
         both = await running.post("/servers", {"name": "both", "command_line": "x", "url": "https://a.example/mcp"})
         assert 'class="note failed"' in both.text and home.config.read_text() == before

@@ -48,6 +48,7 @@ class Dashboard:
         self.actions = Actions(session)
         self.notes = Notes()
         self.probes = Notes()  # test reports (JSON), apart from the notes (sentences) a key could be mixed with
+        self._draft: dict[str, Any] = {}  # the add form as last typed, when adding failed (no secrets)
         self.tool_pages = ToolPages(session, self.notes, self._page, tasks, changes.bump)
         self.catalog_pages = CatalogPages(session, self.notes, self._page, self.actions.reload)
         self.chat_pages = ChatPages(session.home, chat, chat_ui, why_no_chat, tasks, self._page)
@@ -77,7 +78,8 @@ class Dashboard:
 
     async def index(self, request: Request) -> HTMLResponse:
         found = await anyio.to_thread.run_sync(menu, self.session)
-        return self._page("index.html", request, menu=found, version=self.changes.version)
+        draft, self._draft = self._draft, {}
+        return self._page("index.html", request, menu=found, version=self.changes.version, draft=draft)
 
     async def menu_fragment(self, request: Request) -> HTMLResponse:
         found = await anyio.to_thread.run_sync(menu, self.session)
@@ -135,7 +137,18 @@ class Dashboard:
         new = NewServer(name=form.get("name", ""), command_line=form.get("command_line", ""),
                         env=form.get("env", ""), url=form.get("url", ""), headers=form.get("headers", ""),
                         scope=form.get("scope", "user"))
-        return await self._done(request, "/", lambda: self.actions.add(new))
+        try:
+            said = await self.actions.add(new)
+        except HermesError as exc:
+            # What was typed comes back to fix, but the environment and headers: they may hold secrets,
+            # and a secret is never written into a page.
+            self._draft = {"name": new.name, "command_line": new.command_line, "url": new.url, "scope": new.scope,
+                           "secrets_typed": bool(new.env.strip() or new.headers.strip())}
+            key = self.notes.add(False, self.session.redactor(str(exc)))
+            return RedirectResponse(f"/?note={key}#add-title", status_code=303)
+        self._draft = {}
+        self.changes.bump()
+        return RedirectResponse(f"/?note={self.notes.add(True, said)}", status_code=303)
 
     async def server_action(self, request: Request) -> Response:
         name, action = request.path_params["name"], request.path_params["action"]
@@ -162,8 +175,9 @@ class Dashboard:
             return form
         back = form.get("back", "/")
         back = back if back.startswith("/servers/") and "//" not in back and "?" not in back else "/"
-        return await self._done(request, back, lambda: self.actions.permit(form.get("pattern", ""),
-                                                                           form.get("permission", "")))
+        pattern = str(form.get("pattern", ""))
+        return await self._done(request, back, lambda: self.actions.permit(pattern, form.get("permission", "")),
+                                anchor=f"tool-{quote(pattern, safe='')}")
 
     async def _test(self, name: str) -> Response:
         from hermes.session.probe import probe
@@ -177,14 +191,15 @@ class Dashboard:
         key = self.probes.add(report.ok, json.dumps(self.session.redactor.value(report.to_json())))
         return RedirectResponse(f"{page}?probe={key}", status_code=303)
 
-    async def _done(self, request: Request, back: str, action: Any) -> Response:
+    async def _done(self, request: Request, back: str, action: Any, *, anchor: str = "") -> Response:
+        """Run `action`; back to `back` (at `anchor`, where the user was) with the note it left."""
         try:
             said = await action()
             key = self.notes.add(True, said)
         except HermesError as exc:
             key = self.notes.add(False, self.session.redactor(str(exc)))
         self.changes.bump()
-        return RedirectResponse(f"{back}?note={key}", status_code=303)
+        return RedirectResponse(f"{back}?note={key}" + (f"#{anchor}" if anchor else ""), status_code=303)
 
     # -- rendering -------------------------------------------------------------------------------
 
