@@ -220,5 +220,6 @@ class Dashboard:
 
     def _page(self, template: str, request: Request, *, status_code: int = 200, **values: Any) -> HTMLResponse:
         note = self.notes.take(request.query_params.get("note"))
-        body = self.pages.get_template(template).render(note=note, **values)
+        # Where the page's event stream starts: nothing that happens after this render is missed.
+        body = self.pages.get_template(template).render(note=note, events_seq=self.chat_pages.ui.events.seq, **values)
         return HTMLResponse(body, status_code=status_code)

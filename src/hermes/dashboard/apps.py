@@ -16,6 +16,7 @@ shown to the user, never sent anywhere by itself.
 from __future__ import annotations
 
 import base64
+import logging
 import secrets
 from collections import OrderedDict
 from collections.abc import Callable
@@ -113,6 +114,9 @@ class Views:
             view.finish(_as_view_result(result.to_mcp()), result.text, result.is_error)
         except HermesError as exc:
             view.finish({}, self.session.redactor(str(exc)), True)
+        except Exception as exc:  # a run that failed in a way nobody foresaw must not stop the dashboard
+            logging.getLogger(__name__).exception("a tool run from the dashboard failed")
+            view.finish({}, self.session.redactor(f"The run failed: {exc}"), True)
         finally:
             if not view.done:  # cancelled: the dashboard is stopping
                 view.finish({}, "The run was stopped.", True)

@@ -8,6 +8,8 @@ and sends the new version number; it never polls the session.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import anyio
 
 from hermes.dashboard.streams import Pulse
@@ -18,14 +20,19 @@ WATCH_INTERVAL = 1.0
 
 
 class Changes:
-    def __init__(self) -> None:
+    def __init__(self, echo: Callable[[int], None] | None = None) -> None:
+        """`echo` hears each new version too: the pages' one event stream carries it (a browser
+        allows a handful of connections to a host, so each page keeps one stream, not one per kind)."""
         self.version = 0
         self.pulse = Pulse()
+        self._echo = echo
 
     def bump(self, _server: str | None = None) -> None:
         """A listener of the session's lifecycle and surface (their argument is not needed here)."""
         self.version += 1
         self.pulse.fire()
+        if self._echo is not None:
+            self._echo(self.version)
 
     async def after(self, version: int) -> int | None:
         """The version once it is newer than `version`; None once the dashboard is stopping."""

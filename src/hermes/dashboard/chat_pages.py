@@ -40,6 +40,7 @@ class ChatPages:
         self.tasks = tasks
         self.render = render
         self._turn: anyio.CancelScope | None = None
+        self._switching = False  # New or Resume under way: no turn may start on the conversation meanwhile
 
     def routes(self) -> list[Route]:
         return [Route("/chat", self.page), Route("/chat/events", self.events), Route("/questions", self.questions),
@@ -87,7 +88,7 @@ class ChatPages:
         text = body.get("text")
         if not isinstance(text, str) or not text.strip() or len(text) > MAX_MESSAGE:
             return JSONResponse({"error": f"Say something (at most {MAX_MESSAGE} characters)."}, status_code=400)
-        if self._turn is not None:
+        if self._turn is not None or self._switching:
             return JSONResponse({"error": "The model is still answering; wait, or stop it."}, status_code=409)
         self._turn = anyio.CancelScope()
         self.tasks.start_soon(self._run_turn, self.chat, self.ui, text, self._turn)
@@ -128,7 +129,7 @@ class ChatPages:
         return JSONResponse({})
 
     async def new(self, request: Request) -> Response:
-        if self.chat is None or self._turn is not None:
+        if self.chat is None or self._turn is not None or self._switching:
             return JSONResponse({"error": "Not now: no chat, or the model is answering."}, status_code=409)
         self.chat.new()
         self.ui.events.publish("new")
@@ -137,16 +138,19 @@ class ChatPages:
     async def resume(self, request: Request) -> Response:
         from hermes.agent.transcripts import find
 
-        if self.chat is None or self._turn is not None:
+        if self.chat is None or self._turn is not None or self._switching:
             return JSONResponse({"error": "Not now: no chat, or the model is answering."}, status_code=409)
-        body = await read_json(request)
-        if isinstance(body, Response):
-            return body
-        chat = self.chat
+        self._switching = True
         try:
+            body = await read_json(request)
+            if isinstance(body, Response):
+                return body
+            chat = self.chat
             summary = await anyio.to_thread.run_sync(find, chat.home, str(body.get("id", "")))
             count = await anyio.to_thread.run_sync(chat.resume, summary)
         except HermesError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
+        finally:
+            self._switching = False
         self.ui.events.publish("resumed", id=summary.id, messages=count, first=summary.first)
         return JSONResponse({"messages": count})

@@ -72,7 +72,7 @@ async def run_dashboard(home: Home, options: DashboardOptions,
     redactor = Redactor()
     redactor.register(token)
     ui = WebChatUI(redactor)
-    changes = Changes()
+    changes = Changes(echo=lambda version: ui.events.publish("changed", version=version))
     async with _session(home, options, ui, redactor) as (session, chat, why_none), \
             anyio.create_task_group() as tasks:
         session.lifecycle.listen(changes.bump)

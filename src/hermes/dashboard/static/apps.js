@@ -36,7 +36,15 @@ function show(kind, text) {
   document.querySelector("[data-said]").appendChild(item);
 }
 
+let approvals = Promise.resolve();  // one question at a time: a second call waits for the first answer
+
 function approve(question) {
+  const asked = approvals.then(() => askOnce(question));
+  approvals = asked.catch(() => false);
+  return asked;
+}
+
+function askOnce(question) {
   const box = document.querySelector("[data-approval]");
   box.querySelector("p").textContent = question;
   box.hidden = false;

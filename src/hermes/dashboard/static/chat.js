@@ -48,15 +48,14 @@ const handlers = {
   resumed: (event) => { conversation.replaceChildren(); line("notice", `Took up ${event.id} (${event.messages} messages): ${event.first}`); },
 };
 
-const events = new EventSource(`/chat/events?after=${seq}`);
-events.onmessage = (message) => {
-  const event = JSON.parse(message.data);
+document.addEventListener("hermes:event", (message) => {  // the page's one stream (questions.js)
+  const event = message.detail;
   if (event.seq <= seq) { return; }
   seq = event.seq;
   const handler = handlers[event.type];
   if (handler) { handler(event); }
   root.dataset.seen = String(seq);
-};
+});
 
 root.querySelector("[data-send]").addEventListener("submit", (event) => {
   event.preventDefault();

@@ -18,11 +18,12 @@ function refresh(target) {
     .catch(() => {});
 }
 
+// Changes reach the page on its one stream (questions.js opens it): refresh what follows them.
 function listen() {
-  const events = new EventSource("/events");
-  events.addEventListener("changed", (event) => {
+  document.addEventListener("hermes:event", (event) => {
+    if (event.detail.type !== "changed") { return; }
     document.querySelectorAll("[data-refresh]").forEach(refresh);
-    document.body.dataset.seen = event.data;
+    document.body.dataset.seen = String(event.detail.version);
   });
 }
 
@@ -38,9 +39,12 @@ function followRun() {
   const running = document.querySelector("[data-reload-when-done]");
   if (!running) { return; }
   fetch(running.dataset.reloadWhenDone, { credentials: "same-origin" })
-    .then((answer) => answer.json())
+    .then((answer) => answer.ok ? answer.json() : Promise.reject(answer.status))
     .then((state) => { if (state.done) { window.location.reload(); } else { followRun(); } })
-    .catch(() => setTimeout(followRun, 2000));
+    .catch((status) => {
+      if (status === 404) { running.textContent = "This run is gone (the dashboard keeps the last 32)."; return; }
+      setTimeout(followRun, 2000);
+    });
 }
 
 document.addEventListener("DOMContentLoaded", listen);

@@ -1,12 +1,13 @@
-// Questions from the agent and the servers, on every page of the dashboard: approve a tool (once,
-// always, deny), let a server use the model, fill in a server's form, open a page it names. A tool
-// run from the dashboard may wait on one while its page is still loading, so each page follows the
-// questions, not only the chat. Everything is drawn with DOM calls and textContent.
+// The page's one event stream (a browser allows only a handful of connections to a host, so each
+// page keeps one), handed to the page's other scripts as `hermes:event` DOM events; and the
+// questions from the agent and the servers, on every page: approve a tool (once, always, deny),
+// let a server use the model, fill in a server's form, open a page it names. A tool run from the
+// dashboard may wait on one, so every page shows them, not only the chat. Everything is drawn with
+// DOM calls and textContent.
 "use strict";
 
 (() => {
   const box = document.querySelector("[data-question]");
-  if (!box) { return; }
   const waiting = new Map();  // questions not answered yet, oldest first
   const names = { once: "Run once", always: "Always", deny: "Deny", accept: "Submit", decline: "Decline", cancel: "Cancel" };
 
@@ -80,14 +81,16 @@
     }));
   }
 
+  // From the render on: what happened since comes on the stream, what was asked before from /questions.
+  const events = new EventSource(`/chat/events?after=${Number(document.body.dataset.seq || 0)}`);
+  events.onmessage = (message) => {
+    const event = JSON.parse(message.data);
+    if (event.type === "question") { waiting.set(event.id, event); show(); }
+    if (event.type === "answered") { waiting.delete(event.id); show(); }
+    document.dispatchEvent(new CustomEvent("hermes:event", { detail: event }));
+  };
   fetch("/questions", { credentials: "same-origin" }).then((answer) => answer.json()).then((state) => {
-    for (const question of state.pending) { waiting.set(question.id, question); }
+    for (const question of state.pending) { if (!waiting.has(question.id)) { waiting.set(question.id, question); } }
     show();
-    const events = new EventSource(`/chat/events?after=${state.seq}`);
-    events.onmessage = (message) => {
-      const event = JSON.parse(message.data);
-      if (event.type === "question") { waiting.set(event.id, event); show(); }
-      if (event.type === "answered") { waiting.delete(event.id); show(); }
-    };
   });
 })();
