@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes.files import TooLarge, UnreadableFile, atomic_write, read_bounded, read_text_bounded
+from hermes.files import TooLarge, UnreadableFile, atomic_write, read_bounded, read_tail, read_text_bounded
 
 
 def test_reads_a_regular_file_within_its_cap(tmp_path: Path) -> None:
@@ -33,11 +33,26 @@ def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
     assert isinstance(outcome[0], UnreadableFile) and "FIFO" in outcome[0].reason
 
 
-def _capture(outcome: list[BaseException], path: Path) -> None:
+def _capture(outcome: list[BaseException], path: Path, read: object = read_bounded) -> None:
     try:
-        read_bounded(path, 100)
+        read(path, 100)  # type: ignore[operator]
     except BaseException as exc:
         outcome.append(exc)
+
+
+def test_the_tail_of_a_file_is_its_last_bytes_and_a_fifo_is_refused_there_too(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_bytes(b"".join(b"line %d\n" % n for n in range(1000)))
+    assert read_tail(log, 9) == b"line 999\n"
+    assert read_tail(log, 10**9) == log.read_bytes()  # a small file: all of it
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    outcome: list[BaseException] = []
+    reader = threading.Thread(target=lambda: _capture(outcome, fifo, read_tail), daemon=True)
+    reader.start()
+    reader.join(timeout=30)
+    assert not reader.is_alive(), "reading a FIFO's tail blocked"
+    assert isinstance(outcome[0], UnreadableFile) and "FIFO" in outcome[0].reason
 
 
 def test_folders_symlinks_and_non_utf8(tmp_path: Path) -> None:

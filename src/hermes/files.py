@@ -51,7 +51,12 @@ def read_head(path: Path, limit: int, *, follow_symlinks: bool = True) -> bytes:
     return _read_regular(path, limit, follow_symlinks=follow_symlinks, whole=False)
 
 
-def _read_regular(path: Path, limit: int, *, follow_symlinks: bool, whole: bool) -> bytes:
+def read_tail(path: Path, limit: int, *, follow_symlinks: bool = True) -> bytes:
+    """The last `limit` bytes of a regular file (of any size), refused like `read_bounded`."""
+    return _read_regular(path, limit, follow_symlinks=follow_symlinks, whole=False, from_end=True)
+
+
+def _read_regular(path: Path, limit: int, *, follow_symlinks: bool, whole: bool, from_end: bool = False) -> bytes:
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     if not follow_symlinks:
         flags |= getattr(os, "O_NOFOLLOW", 0)
@@ -71,6 +76,8 @@ def _read_regular(path: Path, limit: int, *, follow_symlinks: bool, whole: bool)
             raise UnreadableFile(path, f"it is not a regular file ({_kind(info.st_mode)})")
         if whole and info.st_size > limit:
             raise TooLarge(path, f"it is larger than {limit} bytes")
+        if from_end and info.st_size > limit:
+            os.lseek(fd, info.st_size - limit, os.SEEK_SET)
         chunks: list[bytes] = []
         size = 0
         wanted = limit + 1 if whole else limit  # one byte more tells a file that grew past the limit
@@ -186,9 +193,23 @@ def file_lock(path: Path, *, timeout: float = 30) -> FileLock:
 
 
 def open_private_append(path: Path, *, binary: bool = False) -> Any:
-    """Open a log file for appending; created 0600 (in a private folder) when it is new."""
+    """Open a log file for appending; created 0600 (in a private folder) when it is new.
+
+    `UnreadableFile` when something other than a regular file stands there: a FIFO put in a log's
+    place would otherwise hold the open until someone reads it (O_NONBLOCK makes it fail at once)."""
     private_dir(path.parent)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags, PRIVATE_FILE)
+    except OSError:
+        if os.path.exists(path) and not os.path.isfile(path):
+            raise UnreadableFile(path, "it is not a regular file") from None
+        raise
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise UnreadableFile(path, f"it is not a regular file ({_kind(mode)})")
+    os.set_blocking(fd, True)  # a regular file: writes as usual
     return os.fdopen(fd, "ab") if binary else os.fdopen(fd, "a", encoding="utf-8")
 
 

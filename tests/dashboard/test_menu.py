@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from pathlib import Path
@@ -207,3 +208,13 @@ async def test_a_crash_reaches_an_open_page_without_a_reload(home: Home) -> None
                                             headers={"Origin": running.base})
         assert crashed.status_code == 200  # the run's page
         assert await _menu_once_changed(running, lines, lambda menu: "<dt>Restarts</dt><dd>1</dd>" in menu)
+
+
+async def test_a_fifo_in_place_of_a_servers_log_leaves_its_page_whole(home: Home) -> None:
+    write_config(home, CONFIG.format(fast=fast_server()))
+    home.logs.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(home.server_log("broken"))  # a plain open would wait for a writer forever
+    async with dashboard(home) as running:
+        page = await running.client.get("/servers/broken")
+        assert page.status_code == 200 and "No log yet." in page.text
+        assert "mcp-broken.log: it is not a regular file" in page.text  # the session says why, not hangs

@@ -10,11 +10,11 @@ a page never shows what a log or a listing may not.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from hermes.config.model import ServerConfig
 from hermes.config.store import ConfigStore
+from hermes.files import read_tail
 from hermes.mcp.snapshot import ConnectionSnapshot
 from hermes.session.core import Session
 from hermes.tools.filters import tool_allowed
@@ -154,16 +154,13 @@ def _written_rules(session: Session) -> dict[str, str]:
 
 
 def log_tail(session: Session, name: str) -> str:
-    """The end of the server's stderr log, redacted; empty when it has none."""
-    path: Path = session.home.server_log(name)
+    """The end of the server's stderr log, redacted; empty when it has none, or when what is there
+    is not a regular file (a FIFO put in its place would block a plain open)."""
     try:
-        with path.open("rb") as log:
-            log.seek(0, 2)
-            size = log.tell()
-            log.seek(max(0, size - LOG_TAIL_BYTES))
-            text = log.read().decode("utf-8", "replace")
+        raw = read_tail(session.home.server_log(name), LOG_TAIL_BYTES + 1)  # one more byte: was it cut?
     except OSError:
         return ""
-    if size > LOG_TAIL_BYTES:
+    text = raw[-LOG_TAIL_BYTES:].decode("utf-8", "replace")
+    if len(raw) > LOG_TAIL_BYTES:
         text = text.partition("\n")[2]  # from the first whole line
     return session.redactor(text)
