@@ -83,6 +83,11 @@ class InstallOutcome:
     post_install: str = ""
     warnings: list[str] = field(default_factory=list)
 
+    @property
+    def selection(self) -> str:
+        """What was selected, in words: "all tools", or "3 of 10 tools"."""
+        return "all tools" if self.selected is None else f"{len(self.selected)} of {len(self.tools)} tools"
+
 
 def _substitute(value: Any, literal: dict[str, str]) -> Any:
     if isinstance(value, str):

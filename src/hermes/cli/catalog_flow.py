@@ -85,8 +85,7 @@ def run_install(home: Home, name: str, given: dict[str, str], *, interactive: bo
     if not outcome.enabled:
         say(f"Saved '{name}' disabled. Fix the cause, then `hermes mcp test {name}` and `hermes mcp enable {name}`.")
         return 1
-    selected = "all tools" if outcome.selected is None else f"{len(outcome.selected)} of {len(outcome.tools)} tools"
-    say(f"Installed '{name}' with {selected}.")
+    say(f"Installed '{name}' with {outcome.selection}.")
     if outcome.post_install:
         say(outcome.post_install)
     say("Running sessions pick it up on `hermes mcp reload`.")

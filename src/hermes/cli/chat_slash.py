@@ -95,11 +95,11 @@ async def mcp_menu(chat: Any, home: Home, words: list[str]) -> None:
     from hermes.cli.mcp_config_commands import write_enabled
 
     try:
-        where = write_enabled(home, name, action == "enable")
+        said = write_enabled(home, name, action == "enable")
     except HermesError as exc:
         say(str(exc))
         return
-    say(f"{action.capitalize()}d MCP server '{name}' in {where}.")
+    say(said)
     await reload(chat)
 
 

@@ -28,12 +28,17 @@ def configure_tools(home: Home, name: str) -> int:
     if picked is None:
         say("Nothing changed.")
         return 1
-    include = None if len(picked) == len(tools) else [t.name for t in tools if t.name in picked]
-    with ConfigStore(home).edit() as doc:
-        set_tool_include(doc, name, include)
-    if include is None:
-        say(f"All {len(tools)} tools of '{name}' selected (no filter written).")
-    else:
-        say(f"Selected {len(include)} of {len(tools)} tools of '{name}' (tools.include written).")
+    say(write_tool_selection(ConfigStore(home), name, [t.name for t in tools], picked))
     say("Running sessions pick this up on `hermes mcp reload`.")
     return 0
+
+
+def write_tool_selection(store: ConfigStore, name: str, offered: list[str], picked: list[str]) -> str:
+    """Write `tools.include` from a checklist of `offered` (every one picked: no filter at all), as
+    `hermes mcp configure` and the dashboard do; the sentence that says what was written."""
+    include = None if set(picked) >= set(offered) else [tool for tool in offered if tool in picked]
+    with store.edit() as doc:
+        set_tool_include(doc, name, include)
+    if include is None:
+        return f"All {len(offered)} tools of '{name}' selected (no filter written)."
+    return f"Selected {len(include)} of {len(offered)} tools of '{name}' (tools.include written)."

@@ -384,14 +384,13 @@ def list_command(as_json: bool) -> None:
 
 def _set_enabled(name: str, enabled: bool, scope: str) -> None:
     home = Home.from_env()
-    path = write_enabled(home, name, enabled, scope)
-    say(f"{'Enabled' if enabled else 'Disabled'} MCP server '{name}' in {path}.")
+    say(write_enabled(home, name, enabled, scope))
     reload_running(home)
 
 
-def write_enabled(home: Home, name: str, enabled: bool, scope: str = "user") -> Path:
-    """Switch a server on or off in `scope`'s config (the one edit `hermes mcp enable/disable` and
-    chat's `/mcp` make); the file written. Running sessions are not told here."""
+def write_enabled(home: Home, name: str, enabled: bool, scope: str = "user") -> str:
+    """Switch a server on or off in `scope`'s config (the one edit `hermes mcp enable/disable`, chat's
+    `/mcp` and the dashboard make); the sentence that says where. Running sessions are not told here."""
     store, edit = edited(home, scope)
     if name not in store.load().mcp_servers:
         names = list(store.load().mcp_servers)
@@ -402,7 +401,7 @@ def write_enabled(home: Home, name: str, enabled: bool, scope: str = "user") -> 
     with store.edit() as doc:
         set_server_enabled(doc, name, enabled)
     edit.done()
-    return store.path
+    return f"{'Enabled' if enabled else 'Disabled'} MCP server '{name}' in {store.path}."
 
 
 def reload_running(home: Home) -> None:

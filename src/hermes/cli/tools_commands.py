@@ -356,6 +356,20 @@ def approve_command(server: str, tool: str | None, as_json: bool) -> None:
         f"them after `hermes mcp reload`.")
 
 
+def write_permission(home: Home, pattern: str, permission: str) -> tuple[bool, str]:
+    """Put PATTERN under `permissions.<permission>` in config.yaml (`default`: under none), as
+    `hermes tools permit` and the dashboard do; whether it changed, and the sentence that says so."""
+    from hermes.config.edit import set_permission
+
+    if not pattern.strip() or len(pattern) > 200 or any(c in pattern for c in "\n\r\t"):
+        raise UsageError("PATTERN must be a tool name, a toolset or a glob on one line (at most 200 characters).")
+    with ConfigStore(home).edit() as doc:
+        changed = set_permission(doc, pattern, None if permission == "default" else permission)
+    where = f"permissions.{permission}" if permission != "default" else "no permission rule"
+    return changed, f"{pattern}: {where} in {home.config}." if changed else \
+        f"{pattern} already has {where}; nothing changed."
+
+
 @tools_group.command("permit")
 @click.argument("pattern")
 @click.argument("permission", type=click.Choice(["allow", "ask", "deny", "default"]))
@@ -366,15 +380,9 @@ def permit_command(pattern: str, permission: str) -> None:
     server (delete_*), or a toolset (terminal, mcp-github); globs allowed. A deny anywhere wins, then
     an ask, then an allow. Running chats and `serve` pick the change up by themselves.
     """
-    from hermes.config.edit import set_permission
-
-    if not pattern.strip() or len(pattern) > 200 or any(c in pattern for c in "\n\r\t"):
-        raise UsageError("PATTERN must be a tool name, a toolset or a glob on one line (at most 200 characters).")
     home = Home.from_env()
-    with ConfigStore(home).edit() as doc:
-        changed = set_permission(doc, pattern, None if permission == "default" else permission)
-    where = f"permissions.{permission}" if permission != "default" else "no permission rule"
-    say(f"{pattern}: {where} in {home.config}." if changed else f"{pattern} already has {where}; nothing changed.")
+    changed, said = write_permission(home, pattern, permission)
+    say(said)
     if changed:
         from hermes.cli.mcp_config_commands import reload_running
 

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import anyio
 
+from hermes.cli.configure import write_tool_selection
 from hermes.cli.mcp_config_commands import add_entry, entry_data, remove_entry, store_for, write_enabled
-from hermes.config.edit import set_permission, set_tool_include
 from hermes.config.model import SERVER_NAME
-from hermes.config.store import ConfigStore
 from hermes.errors import HermesError, UsageError
 from hermes.session.core import Session
 
@@ -42,14 +43,10 @@ class Actions:
         self.home = session.home
 
     async def set_enabled(self, name: str, enabled: bool, scope: str) -> str:
-        path = await anyio.to_thread.run_sync(write_enabled, self.home, name, enabled, _scope(scope))
-        await self.reload()
-        return f"{'Enabled' if enabled else 'Disabled'} MCP server '{name}' in {path}."
+        return await self._written(write_enabled, self.home, name, enabled, _scope(scope))
 
     async def remove(self, name: str, scope: str) -> str:
-        sentence = await anyio.to_thread.run_sync(remove_entry, self.home, name, _scope(scope))
-        await self.reload()
-        return sentence
+        return await self._written(remove_entry, self.home, name, _scope(scope))
 
     async def add(self, form: NewServer) -> str:
         def write() -> str:
@@ -76,9 +73,7 @@ class Actions:
             return " ".join([f"Added MCP server '{name}' to {store.path}.", *translated.notes,
                              *([secrets_note] if secrets_note else [])])
 
-        sentence = await anyio.to_thread.run_sync(write)
-        await self.reload()
-        return sentence
+        return await self._written(write)
 
     async def select_tools(self, name: str, scope: str, picked: list[str]) -> str:
         """The tool checklist: every offered tool picked removes the filter, as `hermes mcp configure`."""
@@ -94,35 +89,24 @@ class Actions:
         unknown = sorted(set(picked) - set(offered))
         if unknown:
             raise UsageError(f"'{name}' offers no tool named {', '.join(unknown)}.")
-        include = None if set(picked) == set(offered) else [tool for tool in offered if tool in picked]
-
-        def write() -> None:
-            with store_for(self.home, _scope(scope)).edit() as doc:
-                set_tool_include(doc, name, include)
-
-        await anyio.to_thread.run_sync(write)
-        await self.reload()
-        if include is None:
-            return f"All {len(offered)} tools of '{name}' selected (no filter written)."
-        return f"Selected {len(include)} of {len(offered)} tools of '{name}' (tools.include written)."
+        return await self._written(write_tool_selection, store_for(self.home, _scope(scope)), name, offered, picked)
 
     async def permit(self, pattern: str, permission: str) -> str:
         """`hermes tools permit PATTERN allow|ask|deny|default`."""
+        from hermes.cli.tools_commands import write_permission
+
         if permission not in PERMISSION_CHOICES:
             raise UsageError(f"A permission is one of {', '.join(PERMISSION_CHOICES)}.")
-        if not pattern.strip() or len(pattern) > 200 or any(c in pattern for c in "\n\r\t"):
-            raise UsageError("A permission is set on a tool name, a toolset or a glob on one line.")
-
-        def write() -> bool:
-            with ConfigStore(self.home).edit() as doc:
-                return set_permission(doc, pattern, None if permission == "default" else permission)
-
-        changed = await anyio.to_thread.run_sync(write)
+        changed, said = await anyio.to_thread.run_sync(write_permission, self.home, pattern, permission)
         if changed:
             await self.reload()
-        where = f"permissions.{permission}" if permission != "default" else "no permission rule"
-        return f"{pattern}: {where} in {self.home.config}." if changed else \
-            f"{pattern} already has {where}; nothing changed."
+        return said
+
+    async def _written(self, write: Callable[..., str], *args: Any) -> str:
+        """Run a config edit off the event loop, then reload; the sentence it returned."""
+        said = await anyio.to_thread.run_sync(write, *args)
+        await self.reload()
+        return said
 
     async def reload(self) -> None:
         """This session first (the page shows it), then every other running session, as the CLI does."""

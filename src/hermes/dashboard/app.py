@@ -10,6 +10,7 @@ id of a note that says what happened (the sentence the matching CLI command prin
 from __future__ import annotations
 
 import json
+from functools import partial
 from importlib import resources
 from typing import Any
 from urllib.parse import quote
@@ -105,7 +106,7 @@ class Dashboard:
         return self._page("server_status.html", request, server=row)
 
     async def _row(self, name: str) -> ServerRow | None:
-        found = await anyio.to_thread.run_sync(menu, self.session)
+        found = await anyio.to_thread.run_sync(partial(menu, self.session, with_plugins=False))
         return next((s for s in found.servers if s.name == name and s.shadowed_by is None), None)
 
     async def events(self, request: Request) -> StreamingResponse:

@@ -104,9 +104,7 @@ class CatalogPages:
         if not outcome.enabled:
             said = f"Saved '{name}' disabled: {outcome.failure}. Fix the cause, then test and enable it."
         else:
-            selected = "all tools" if outcome.selected is None else \
-                f"{len(outcome.selected)} of {len(outcome.tools)} tools"
-            said = " ".join([f"Installed '{name}' with {selected}; narrow them below.", outcome.post_install,
+            said = " ".join([f"Installed '{name}' with {outcome.selection}; narrow them below.", outcome.post_install,
                              *outcome.warnings]).strip()
         key = self.notes.add(outcome.enabled, self.session.redactor(said))
         return RedirectResponse(f"/servers/{quote(name, safe='')}?note={key}", status_code=303)

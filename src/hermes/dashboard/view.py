@@ -72,8 +72,9 @@ class Menu:
     warnings: list[str] = field(default_factory=list)
 
 
-def menu(session: Session) -> Menu:
-    """The MCP menu; reads files, so call it off the event loop."""
+def menu(session: Session, *, with_plugins: bool = True) -> Menu:
+    """The MCP menu; reads files, so call it off the event loop. A server's own page leaves out
+    the plugins (`with_plugins=False`): it refreshes on every change and shows none of them."""
     from hermes.cli.mcp_config_commands import list_rows
     from hermes.plugins.lifecycle import list_plugins
 
@@ -99,7 +100,7 @@ def menu(session: Session) -> Menu:
             connect_ms=status.connect_ms if status else None, shadowed_by=row["shadowed_by"],
             why_off=clean(row["why_off"]) if row["why_off"] else None,
             editable=row["scope"] in ("user", "project")))
-    found.plugins = [plugin.to_json() for plugin in list_plugins(session.home, session.host)]
+    found.plugins = [plugin.to_json() for plugin in list_plugins(session.home, session.host)] if with_plugins else []
     for plugin in found.plugins:  # the app's state as this session sees it (running or not), not only installed
         for server in plugin.get("servers", []):
             status = live.get(server["name"])
