@@ -78,6 +78,11 @@ class Home:
         """What was typed at the chat prompt (private: people paste secrets there)."""
         return self.root / "chat_history"
 
+    @property
+    def gateway(self) -> Path:
+        """`hermes gateway`'s own state: who may talk to it, its rooms' folders, its process."""
+        return self.root / "gateway"
+
     def server_log(self, server: str) -> Path:
         return self.logs / f"mcp-{server}.log"
 

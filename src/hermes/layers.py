@@ -37,7 +37,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("hermes.demo",),
     # Thin command line on top of everything, and the dashboard: the same actions in a browser
     # (it calls the functions the commands call, so both change config.yaml the same way).
-    ("hermes.cli", "hermes.dashboard", "hermes.__main__"),
+    # The messaging gateway likewise: the agent of `hermes chat`, one conversation per room.
+    ("hermes.cli", "hermes.dashboard", "hermes.gateway", "hermes.__main__"),
 )
 
 # Standalone programs shipped with hermes; they import the SDK only, never hermes.

@@ -52,6 +52,9 @@ class ChatOptions:
     folder: Path = field(default_factory=Path.cwd)  # where project skills are looked for
     wait: float | None = None  # seconds the start waits for slow servers; None: each its connect timeout
     resume: Summary | None = None  # a saved chat to take up (`--resume`, `--continue`)
+    # A gateway room's own folder: its file and terminal tools work there, and no project's
+    # `.hermes/config.yaml` applies (the chat's user is not at this machine's keyboard).
+    room_folder: Path | None = None
 
 
 def model_settings(home: Home, options: ChatOptions) -> ModelSettings:
@@ -139,7 +142,10 @@ async def open_chat(home: Home, options: ChatOptions, ui: ChatUI, *, redactor: R
     broker = SamplingBroker(provider, ui.approve_sampling if ui.interactive else None, judge=judge,
                             approve_tool=ui.approve_tool)
     handlers = ClientHandlers(sampling=broker, elicitation=ui.elicit, sampling_with_tools=True)
-    session = Session(home, SessionSettings(platform=options.platform, start_wait=options.wait),
+    settings_of_session = SessionSettings(platform=options.platform, start_wait=options.wait,
+                                          workdir=options.room_folder,
+                                          project=None if options.room_folder else Path.cwd())
+    session = Session(home, settings_of_session,
                       handlers=handlers, redactor=redactor)
 
     async def remember(name: str) -> str | None:

@@ -327,7 +327,9 @@ class Agent:
         await self.ui.tool_started(call.id, call.name, self.session.redactor.value(arguments))
         result = await self.session.call(call.name, arguments, on_progress=self.ui.progress(call.id, call.name),
                                          asker=asked, cautious=True)
-        finished = await self._finish(call, arguments, _STATUS[result.outcome], result.for_model(), started)
+        # A missing server's summary is its sentence and what to do (the model gets the whole payload).
+        summary = result.text if result.outcome is Outcome.UNAVAILABLE else None
+        finished = await self._finish(call, arguments, _STATUS[result.outcome], result.for_model(), started, summary)
         hint = view_hint(tool.server, tool.definition) if tool is not None and not result.is_error else None
         if hint is not None:
             await self.ui.notice(hint)
@@ -352,10 +354,12 @@ class Agent:
         return None
 
     async def _finish(self, call: ToolCallRequest, arguments: Any, status: RunStatus, text: str,
-                      started: float) -> ToolRun:
-        """`text` is what the model gets: a call result (redacted where it was built) or hermes's own words."""
+                      started: float, summary: str | None = None) -> ToolRun:
+        """`text` is what the model gets: a call result (redacted where it was built) or hermes's own words;
+        `summary`, the line the user reads (by default the first of `text`)."""
         seconds = time.monotonic() - started
-        summary = text.splitlines()[0][:160] if text else ""
+        if summary is None:
+            summary = text.splitlines()[0][:160] if text else ""
         await self.ui.tool_finished(call.id, call.name, status, seconds, summary)
         return ToolRun(call.id, call.name, self.session.redactor.value(arguments), status, text, seconds)
 

@@ -18,6 +18,7 @@ import anyio.to_thread
 import click
 import mcp_types as types
 
+from hermes.agent.forms import options_of
 from hermes.cli.output import say
 from hermes.mcp.tasks import Progress
 
@@ -97,24 +98,6 @@ def _ask_form(message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
             continue
         answer[name] = value
     return answer
-
-
-def options_of(spec: dict[str, Any]) -> list[tuple[Any, str]]:
-    """The choices a field offers as (value, what the user reads): `enum` (with the legacy `enumNames`),
-    or `oneOf`/`anyOf` entries of `const` and `title`."""
-    listed = spec.get("enum")
-    if isinstance(listed, list) and listed:
-        names = spec.get("enumNames")
-        titles = names if isinstance(names, list) and len(names) == len(listed) else listed
-        return [(value, str(title)) for value, title in zip(listed, titles, strict=True)]
-    for key in ("oneOf", "anyOf"):
-        options = spec.get(key)
-        if isinstance(options, list):
-            found = [(o["const"], str(o.get("title") or o["const"])) for o in options
-                     if isinstance(o, dict) and "const" in o]
-            if found:
-                return found
-    return []
 
 
 def _number(text: str, kind: str) -> int | float | str:

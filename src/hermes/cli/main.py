@@ -80,6 +80,7 @@ LAZY_COMMANDS = {
     "model": "hermes.cli.model_command:model_command",
     "doctor": "hermes.cli.doctor_command:doctor_command",
     "dashboard": "hermes.cli.dashboard_command:dashboard_command",
+    "gateway": "hermes.cli.gateway_command:gateway_group",
     "completion": "hermes.cli.completion:completion_command",
 }
 

@@ -57,6 +57,9 @@ class SessionSettings:
     # How long entering the session waits for the servers' first attempts; None: until each has
     # connected or failed. A listing passes a few seconds: the slowest server shows as `starting`.
     start_wait: float | None = None
+    # Where the agent's own file and terminal tools work (a gateway room's folder); None: the
+    # working directory.
+    workdir: Path | None = None
 
 
 @dataclass
@@ -154,7 +157,8 @@ class Lifecycle:
         self._variables = dict(variables)
         self.desired = desired_servers(config, plugins, only=self.settings.only,
                                        include_disabled=self.settings.include_disabled, project=project,
-                                       builtins=builtin_toolsets(config.platform_toolsets, self.platform)).servers
+                                       builtins=builtin_toolsets(config.platform_toolsets, self.platform),
+                                       workdir=self.settings.workdir).servers
         self.plugins = plugins
         self.warnings = [w for d in self.desired.values() for w in filter_warnings(d.name, d.config.tools)]
         self.warnings += plugins.warnings

@@ -72,10 +72,12 @@ _BUILTIN_FILES = Path(__file__).resolve().parent.parent / "builtin"
 _BUILTIN_CALL_TIMEOUT = 3700.0
 
 
-def builtin_config(toolset: str) -> ServerConfig:
-    """The agent's own toolset as a stdio server: its file run by this Python, in the default sandbox."""
+def builtin_config(toolset: str, workdir: Path | None = None) -> ServerConfig:
+    """The agent's own toolset as a stdio server: its file run by this Python, in the default sandbox,
+    working in `workdir` (a gateway room's own folder) or the session's working directory."""
     script = _BUILTIN_FILES / f"{toolset}_server.py"
     return ServerConfig(command=sys.executable, args=(str(script),), timeout=_BUILTIN_CALL_TIMEOUT,
+                        cwd=str(workdir) if workdir else None,
                         pin=PinPolicy.OFF, tools=ToolFilter(resources=False, prompts=False))
 
 
@@ -98,8 +100,9 @@ def builtin_definitions(toolset: str) -> tuple[types.Tool, ...] | None:
 def desired_servers(config: HermesConfig, plugins: LoadedPlugins | None = None, *,
                     only: frozenset[str] | set[str] | None = None,
                     include_disabled: bool = False, project: ProjectServers | None = None,
-                    builtins: tuple[str, ...] = ()) -> ServerSet:
-    """`builtins`: the agent's own toolsets this session's platform gets (`file`, `terminal`)."""
+                    builtins: tuple[str, ...] = (), workdir: Path | None = None) -> ServerSet:
+    """`builtins`: the agent's own toolsets this session's platform gets (`file`, `terminal`), working
+    in `workdir` when given."""
     result = ServerSet()
 
     def add(server: DesiredServer) -> None:
@@ -139,7 +142,7 @@ def desired_servers(config: HermesConfig, plugins: LoadedPlugins | None = None, 
     if project is not None and not project.trusted:
         add_project(project)
     for toolset in builtins:
-        add(DesiredServer(builtin_server(toolset), builtin_config(toolset), BUILTIN_SOURCE))
+        add(DesiredServer(builtin_server(toolset), builtin_config(toolset, workdir), BUILTIN_SOURCE))
     return result
 
 

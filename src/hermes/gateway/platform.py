@@ -1,0 +1,62 @@
+"""What the gateway needs from a messaging platform, and what a platform hands the gateway.
+
+A platform connects (Matrix through matrix-nio, Telegram through python-telegram-bot, Discord
+through discord.py), hands every message it receives to `deliver`, and sends text to a room.
+A question's choices become the platform's buttons where it has them; elsewhere the message
+lists them and the user answers by replying. The gateway never learns which platform it talks to
+beyond its name (whose `platform_toolsets` apply) and how long one message may be.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from anyio.abc import TaskStatus
+
+
+@dataclass(frozen=True)
+class Incoming:
+    room: str  # the chat, room or channel: one conversation each
+    sender: str  # the platform's id of who wrote it
+    text: str  # what they wrote, or the choice a button stands for
+    direct: bool = False  # a one-to-one chat with the bot (only there is a pairing code offered)
+
+
+Deliver = Callable[[Incoming], Awaitable[None]]
+
+
+class Platform(Protocol):
+    @property
+    def name(self) -> str:
+        """The platform's name in `platform_toolsets` (`matrix`, `telegram`, `discord`)."""
+
+    @property
+    def max_text(self) -> int:
+        """The longest message the platform takes, in characters; longer text is sent in parts."""
+
+    async def run(self, deliver: Deliver, *, task_status: TaskStatus[None]) -> None:
+        """Connect, report started once new messages are being received, hand each to `deliver` until
+        cancelled. Messages sent before the start and the bot's own messages are never delivered."""
+
+    async def send(self, room: str, text: str, choices: Sequence[str] = ()) -> None:
+        """Send `text` to `room`; `choices` as buttons (their text comes back as an `Incoming`) where the
+        platform has them."""
+
+
+def parts(text: str, limit: int) -> list[str]:
+    """`text` cut into messages of at most `limit` characters, at paragraph or line ends where it can."""
+    found: list[str] = []
+    rest = text.strip()
+    while len(rest) > limit:
+        cut = max(rest.rfind("\n\n", 0, limit), rest.rfind("\n", 0, limit))
+        if cut < limit // 2:
+            cut = rest.rfind(" ", 0, limit)
+        if cut < limit // 2:
+            cut = limit
+        found.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    if rest:
+        found.append(rest)
+    return found

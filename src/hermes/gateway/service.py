@@ -1,0 +1,116 @@
+"""`hermes gateway start | stop | status`: the gateway as the user's own background service.
+
+`start` runs `hermes gateway run` detached from the terminal (its output in
+`HERMES_HOME/logs/gateway.log`) and returns once it is serving, or says why it ended. The running
+gateway keeps `HERMES_HOME/gateway/state.json` (its pid, since when, on which platforms); `status`
+and `stop` trust it only while that pid is alive and is a hermes gateway, so a stale file after a
+crash or a reboot never names (or signals) another process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from hermes.errors import HermesError
+from hermes.files import atomic_write, private_dir, read_json_object, read_tail
+from hermes.home import Home
+
+START_SECONDS = 120.0  # servers and a homeserver sign-in can take a while on a slow machine
+STOP_SECONDS = 30.0
+POLL = 0.2  # a command waiting on another process (not a test waiting on an event)
+
+
+@dataclass(frozen=True)
+class Running:
+    pid: int
+    started: float
+    platforms: tuple[str, ...]
+
+
+def state_path(home: Home) -> Path:
+    return home.gateway / "state.json"
+
+
+def log_path(home: Home) -> Path:
+    return home.logs / "gateway.log"
+
+
+def write_state(home: Home, platforms: list[str]) -> None:
+    private_dir(home.gateway)
+    atomic_write(state_path(home), json.dumps({"pid": os.getpid(), "started": time.time(), "platforms": platforms}))
+
+
+def clear_state(home: Home) -> None:
+    data = read_json_object(state_path(home), 4096, follow_symlinks=False) or {}
+    if data.get("pid") == os.getpid():
+        try:
+            state_path(home).unlink()
+        except OSError:
+            return
+
+
+def running(home: Home) -> Running | None:
+    """The gateway serving for this HERMES_HOME, if one is."""
+    import psutil
+
+    data = read_json_object(state_path(home), 4096, follow_symlinks=False) or {}
+    pid, started, platforms = data.get("pid"), data.get("started"), data.get("platforms")
+    if not isinstance(pid, int) or not isinstance(started, (int, float)) or not isinstance(platforms, list):
+        return None
+    try:
+        command = psutil.Process(pid).cmdline()
+    except (psutil.Error, OSError):
+        return None
+    if "gateway" not in command:
+        return None
+    return Running(pid, float(started), tuple(str(p) for p in platforms))
+
+
+def start(home: Home) -> Running:
+    found = running(home)
+    if found is not None:
+        raise HermesError(f"The gateway is already running (pid {found.pid}); `hermes gateway stop` stops it.")
+    private_dir(home.logs)
+    with open(log_path(home), "ab") as log:
+        os.chmod(log_path(home), 0o600)
+        child = subprocess.Popen([sys.executable, "-m", "hermes", "gateway", "run"], stdin=subprocess.DEVNULL,
+                                 stdout=log, stderr=log, start_new_session=True,
+                                 env={**os.environ, "HERMES_HOME": str(home.root)})
+    deadline = time.monotonic() + START_SECONDS
+    while time.monotonic() < deadline:
+        found = running(home)
+        if found is not None and found.pid == child.pid:
+            return found
+        if child.poll() is not None:
+            tail = read_tail(log_path(home), 2000).decode("utf-8", "replace").strip().splitlines()
+            raise HermesError(f"The gateway stopped as it started: {tail[-1] if tail else 'no output'} "
+                              f"(the whole log: {log_path(home)})")
+        time.sleep(POLL)
+    raise HermesError(f"The gateway did not report serving within {START_SECONDS:.0f} s; it is still starting "
+                      f"(pid {child.pid}, log {log_path(home)}).")
+
+
+def stop(home: Home) -> Running | None:
+    """Stop the running gateway (None: none was running)."""
+    import psutil
+
+    found = running(home)
+    if found is None:
+        return None
+    try:
+        process = psutil.Process(found.pid)
+        process.send_signal(signal.SIGTERM)
+        process.wait(STOP_SECONDS)
+    except psutil.NoSuchProcess:
+        return found
+    except psutil.TimeoutExpired:
+        raise HermesError(f"The gateway (pid {found.pid}) did not stop within {STOP_SECONDS:.0f} s of SIGTERM; "
+                          f"see {log_path(home)}.") from None
+    return found
