@@ -1,0 +1,140 @@
+"""`hermes gateway` on a real Synapse: people in rooms, the agent's MCP tools, questions answered there.
+
+The gateway is the real one with its Matrix platform (matrix-nio) signed in from config.yaml with
+a token kept in `.env`; the model is the suite's scripted stand-in; the servers are real processes;
+the people are matrix-nio clients of their own.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from ruamel.yaml import YAML
+
+from hermes.gateway.rooms import Rooms
+from hermes.gateway.run import run_gateway
+from hermes.home import Home
+from platforms.conftest import Account, Homeserver, person
+from tests.agent.conftest import model_config, scripted_model  # noqa: F401  (the agent tests' fixture)
+from tests.blender import StandIn, plugin_repo
+from tests.support import fast_entry, hermes, write_config
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # matrix-nio is built on asyncio (aiohttp)
+
+
+def configure(home: Home, synapse: Homeserver, bot: Account, *allowed: Account, **extra: Any) -> None:
+    data = YAML().load(home.config.read_text()) if home.config.exists() else {}
+    data = dict(data or {})
+    data.update(extra)
+    data["gateway"] = {"matrix": {"homeserver": synapse.url, "user_id": bot.user_id,
+                                  "access_token": "${MATRIX_TOKEN}", "allowed_users": [a.user_id for a in allowed]}}
+    write_config(home, data)
+    home.dotenv.write_text(f"MATRIX_TOKEN={bot.token}\n")
+    os.chmod(home.dotenv, 0o600)
+
+
+@asynccontextmanager
+async def serving(home: Home) -> AsyncIterator[Rooms]:
+    async with anyio.create_task_group() as tasks:
+        rooms = await tasks.start(run_gateway, home)
+        yield rooms
+        tasks.cancel_scope.cancel()
+
+
+async def test_a_question_in_a_room_is_answered_with_an_mcp_tool_and_an_ask_tool_is_approved_there(
+        home: Home, tmp_path: Path, synapse: Homeserver, scripted_model: Any) -> None:  # noqa: F811
+    bot, alice = synapse.account("hermes"), synapse.account("alice")
+    model = scripted_model([{"tool_calls": [{"name": "mcp__fast__get_weather", "arguments": {"city": "Lisboa"}}]},
+                            {"answer_from_tool": True, "prefix": "Weather: "},
+                            {"tool_calls": [{"name": "mcp__fast__delete", "arguments": {"what": "old.txt"}}]},
+                            {"answer_from_tool": True, "prefix": "Done: "}])
+    configure(home, synapse, bot, alice, model=model_config(model),
+              mcp_servers={"fast": fast_entry("--calls", str(tmp_path))})
+    async with serving(home), person(synapse, alice) as someone:
+        room = await someone.room_with(bot.user_id)
+        mark = await someone.say(room, "Wie ist das Wetter in Lissabon?")
+        answered = await someone.reply(room, after=mark, containing="Weather: ")
+        assert "Lisboa" in answered
+
+        mark = await someone.say(room, "delete old.txt")
+        asked = await someone.reply(room, after=mark, containing="Run mcp__fast__delete?")
+        assert "Reply once, always or deny" in asked
+        assert (tmp_path / "calls.txt").read_text().split() == ["get-weather"]  # not yet
+        mark = await someone.say(room, "once")
+        done = await someone.reply(room, after=mark, containing="Done: ")
+        assert "deleted old.txt" in done
+        assert (tmp_path / "calls.txt").read_text().split() == ["get-weather", "delete"]
+    everything = "\n".join(text for _, _, text in someone.received)
+    assert bot.token not in everything
+
+
+async def test_a_closed_blender_is_said_in_the_room(
+        home: Home, tmp_path: Path, synapse: Homeserver, bridge_bin: Path, blender: StandIn,  # noqa: F811
+        scripted_model: Any, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    bot, alice = synapse.account("hermes"), synapse.account("alice")
+    monkeypatch.setenv("PATH", f"{bridge_bin}{os.pathsep}{os.environ['PATH']}")
+    blender.install()  # installed, not running
+    installed = hermes("plugins", "install", str(plugin_repo(tmp_path, title="Blender")), "--enable", "--no-warm",
+                       home=home)
+    assert installed.returncode == 0, installed.stderr
+    model = scripted_model([{"tool_calls": [{"name": "mcp__blender__get_scene_info"}]},
+                            {"content": "Blender is closed; start it and ask again."}])
+    configure(home, synapse, bot, alice, model=model_config(model))
+    async with serving(home), person(synapse, alice) as someone:
+        room = await someone.room_with(bot.user_id)
+        mark = await someone.say(room, "Quais objetos há na minha cena?")
+        told = await someone.reply(room, after=mark, containing="Blender is not running")
+        assert "Start Blender, then try again." in told
+        assert "start it and ask again" in await someone.reply(room, after=mark, containing="ask again")
+        status = await someone.reply(room, after=await someone.say(room, "/status"), containing="blender")
+        assert "Blender is not running" in status
+
+
+async def test_a_second_room_never_sees_the_first_rooms_results_or_questions(
+        home: Home, tmp_path: Path, synapse: Homeserver, scripted_model: Any) -> None:  # noqa: F811
+    bot, alice, bob = synapse.account("hermes"), synapse.account("alice"), synapse.account("bob")
+    model = scripted_model([{"tool_calls": [{"name": "mcp__fast__echo", "arguments": {"text": "canary-51d2"}}]},
+                            {"answer_from_tool": True},
+                            {"tool_calls": [{"name": "mcp__fast__delete", "arguments": {"what": "a.txt"}}]},
+                            {"content": "Bob's answer"},  # asked while room one's question waits
+                            {"answer_from_tool": True}])
+    configure(home, synapse, bot, alice, bob, model=model_config(model), mcp_servers={"fast": fast_entry()})
+    async with serving(home), person(synapse, alice) as first, person(synapse, bob) as second:
+        one = await first.room_with(bot.user_id)
+        two = await second.room_with(bot.user_id)
+        assert "canary-51d2" in await first.reply(one, after=await first.say(one, "echo"), containing="canary")
+        mark = await first.say(one, "delete a.txt")
+        await first.reply(one, after=mark, containing="Run mcp__fast__delete?")  # a question waits in room one
+        answered = await second.reply(two, after=await second.say(two, "hello"), containing="Bob")
+        assert answered == "Bob's answer"
+        await first.say(one, "deny")
+        await first.reply(one, after=mark, containing="declined")
+    seen_by_bob = [text for room, _, text in second.received if room == two]
+    assert seen_by_bob == ["Bob's answer"]  # no result, no question, nothing else of room one
+
+
+async def test_a_stranger_is_given_a_pairing_code_and_let_in_by_the_owner(
+        home: Home, synapse: Homeserver, scripted_model: Any) -> None:  # noqa: F811
+    bot, alice, carol = synapse.account("hermes"), synapse.account("alice"), synapse.account("carol")
+    model = scripted_model([{"content": "Olá, Carol"}])
+    configure(home, synapse, bot, alice, model=model_config(model))
+    async with serving(home), person(synapse, carol) as stranger:
+        room = await stranger.room_with(bot.user_id, direct=True)
+        coded = await stranger.reply(room, after=await stranger.say(room, "oi"), containing="pairing code")
+        code = coded.split("pairing code is ")[1].split(":")[0]
+        assert model.requests() == []  # the model never heard a stranger
+        paired = await anyio.to_thread.run_sync(lambda: hermes("gateway", "pair", code, home=home))
+        assert paired.returncode == 0 and carol.user_id in paired.stdout
+        assert await stranger.reply(room, after=await stranger.say(room, "oi de novo"), containing="Carol") == \
+            "Olá, Carol"
