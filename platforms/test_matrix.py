@@ -80,7 +80,7 @@ async def test_a_question_in_a_room_is_answered_with_an_mcp_tool_and_an_ask_tool
 
 
 async def test_a_closed_blender_is_said_in_the_room(
-        home: Home, tmp_path: Path, synapse: Homeserver, bridge_bin: Path, blender: StandIn,  # noqa: F811
+        home: Home, tmp_path: Path, synapse: Homeserver, bridge_bin: Path, blender: StandIn,
         scripted_model: Any, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
     bot, alice = synapse.account("hermes"), synapse.account("alice")
     monkeypatch.setenv("PATH", f"{bridge_bin}{os.pathsep}{os.environ['PATH']}")
