@@ -54,10 +54,14 @@ def stop_command() -> None:
 
 @gateway_group.command("status")
 def status_command() -> None:
-    """Whether the gateway runs, since when, on which platforms; exit 1 when it does not."""
+    """Whether the gateway runs, since when, on which platforms; exit 1 when it does not.
+    The settings under gateway: are checked first (a broken one is named with its key)."""
+    from hermes.config.store import ConfigStore
     from hermes.gateway.service import running
 
-    found = running(Home.from_env())
+    home = Home.from_env()
+    ConfigStore(home).load()
+    found = running(home)
     if found is None:
         say("The gateway is not running (`hermes gateway start` starts it).")
         sys.exit(1)

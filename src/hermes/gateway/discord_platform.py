@@ -50,7 +50,10 @@ class DiscordPlatform:
             custom_id = data.get("custom_id") if isinstance(data, dict) else None
             if interaction.type is not discord.InteractionType.component or not isinstance(custom_id, str):
                 return
-            await interaction.response.defer()  # the press is taken; the answer comes as a message
+            try:
+                await interaction.response.defer()  # the press is taken; the answer comes as a message
+            except Exception as exc:  # whatever the acknowledgement meets, the press itself still counts
+                LOG.warning("Discord: a button press was not acknowledged: %s", exc)
             channel = interaction.channel
             if channel is not None:
                 await deliver(Incoming(str(channel.id), str(interaction.user.id), custom_id,

@@ -16,8 +16,9 @@ from anyio.abc import TaskStatus
 
 from hermes.agent.chat import ChatOptions, model_settings
 from hermes.config.gateway_settings import PlatformSettings
+from hermes.config.model import HermesConfig
 from hermes.config.store import ConfigStore
-from hermes.errors import HermesError
+from hermes.errors import HermesError, leaf
 from hermes.gateway.access import Access
 from hermes.gateway.platform import Platform
 from hermes.gateway.rooms import Rooms
@@ -68,20 +69,29 @@ def platform_for(name: str, settings: PlatformSettings) -> Platform:
 async def run_gateway(home: Home, platforms: Sequence[Platform] | None = None, secrets: Sequence[str] = (), *,
                       task_status: TaskStatus[Rooms] = anyio.TASK_STATUS_IGNORED) -> None:
     """Serve until cancelled; `platforms`: these instead of config.yaml's (with their `secrets`)."""
-    model_settings(home, ChatOptions())  # no model: the one sentence that says what to add, before anything
-    chosen = list(platforms) if platforms is not None else []
-    if platforms is None:
-        chosen, found = await anyio.to_thread.run_sync(configured_platforms, home)
-        secrets = [*secrets, *found]
-    config = ConfigStore(home).load()
+    def prepare() -> tuple[HermesConfig, list[Platform], list[str]]:
+        model_settings(home, ChatOptions())  # no model: the one sentence that says what to add, before anything
+        if platforms is not None:
+            return ConfigStore(home).load(), list(platforms), list(secrets)
+        chosen, found = configured_platforms(home)
+        return ConfigStore(home).load(), chosen, [*secrets, *found]
+
+    config, chosen, secrets = await anyio.to_thread.run_sync(prepare)
     access = Access(home, {name: settings.allowed_users for name, settings in config.gateway.platforms.items()})
-    async with anyio.create_task_group() as tasks:
-        rooms = Rooms(home, config.gateway, access, tasks, secrets=list(secrets))
-        for platform in chosen:
-            await tasks.start(partial(platform.run, partial(rooms.deliver, platform)))
-        write_state(home, [platform.name for platform in chosen])
-        try:
-            task_status.started(rooms)
-            await anyio.sleep_forever()
-        finally:
-            clear_state(home)
+    try:
+        async with anyio.create_task_group() as tasks:
+            rooms = Rooms(home, config.gateway, access, tasks, secrets=list(secrets))
+            for platform in chosen:
+                await tasks.start(partial(platform.run, partial(rooms.deliver, platform)))
+            write_state(home, [platform.name for platform in chosen])
+            try:
+                task_status.started(rooms)
+                await anyio.sleep_forever()
+            finally:
+                clear_state(home)
+    except BaseExceptionGroup as group:
+        # A platform that cannot sign in ends the start in its own sentence, not in a task group's.
+        cause = leaf(group)
+        if isinstance(cause, HermesError):
+            raise cause from None
+        raise

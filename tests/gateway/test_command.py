@@ -1,0 +1,104 @@
+"""`hermes gateway …` as a user meets it: the settings checked with the key named, the service started,
+found and stopped as a real background process, pairing from the command line."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from hermes.gateway.access import Access
+from hermes.gateway.service import log_path, running
+from hermes.home import Home
+from tests.agent.conftest import model_config, scripted_model  # noqa: F401  (the agent tests' fixture)
+from tests.gateway.bot_api import bot_api
+from tests.support import fast_entry, hermes, hermes_process, write_config
+
+TOKEN = "123456:canary-service-token-77ab"
+
+
+@pytest.mark.parametrize(("gateway", "key", "rule"), [
+    ({"matrix": {"user_id": "@h:x", "access_token": "t"}}, "gateway.matrix.homeserver", "is required"),
+    ({"matrix": {"homeserver": "http://127.0.0.1:1", "user_id": "@h:x", "access_token": "t", "password": "p"}},
+     "gateway.matrix", "exactly one of access_token or password"),
+    ({"telegram": {"token": "t", "allowed_users": "42"}}, "gateway.telegram.allowed_users", "list"),
+    ({"telegram": {"token": "t", "api_url": "file:///etc"}}, "gateway.telegram.api_url", "http"),
+    ({"slack": {"token": "t"}}, "gateway", "slack"),
+])
+def test_broken_gateway_settings_name_the_key_and_change_nothing(home: Home, gateway: dict[str, Any], key: str,
+                                                                 rule: str) -> None:
+    write_config(home, {"gateway": gateway})
+    before = home.config.read_bytes()
+    ran = hermes("gateway", "status", home=home)
+    assert ran.returncode != 0 and str(home.config) in ran.stderr and key in ran.stderr and rule in ran.stderr
+    assert "Traceback" not in ran.stderr and home.config.read_bytes() == before
+
+
+def test_without_a_model_or_a_platform_the_gateway_says_what_to_add(home: Home) -> None:
+    ran = hermes("gateway", "run", home=home)
+    assert ran.returncode == 2 and "No model is configured" in ran.stderr
+    write_config(home, {"model": {"base_url": "http://127.0.0.1:9/v1", "name": "m"}})
+    ran = hermes("gateway", "run", home=home)
+    assert ran.returncode != 0 and "No messaging platform is configured" in ran.stderr and "gateway:" in ran.stderr
+
+
+def test_an_unset_token_variable_is_named_with_its_key(home: Home) -> None:
+    write_config(home, {"model": {"base_url": "http://127.0.0.1:9/v1", "name": "m"},
+                        "gateway": {"telegram": {"token": "${NO_SUCH_TOKEN_VAR}"}}})
+    ran = hermes("gateway", "run", home=home)
+    assert ran.returncode != 0 and "NO_SUCH_TOKEN_VAR" in ran.stderr and "gateway.telegram.token" in ran.stderr
+
+
+def test_pairing_from_the_command_line(home: Home) -> None:
+    code = Access(home, {}).code_for("telegram", "77")
+    assert not Access(home, {}).allowed("telegram", "77")
+    assert hermes("gateway", "pair", "NOPE-NOPE", home=home).returncode != 0
+    paired = hermes("gateway", "pair", code, home=home)
+    assert paired.returncode == 0 and "77 on telegram" in paired.stdout
+    assert Access(home, {}).allowed("telegram", "77")
+    assert "telegram: 77 (paired)" in hermes("gateway", "users", home=home).stdout
+    assert hermes("gateway", "unpair", "telegram", "77", home=home).returncode == 0
+    assert not Access(home, {}).allowed("telegram", "77")
+    assert hermes("gateway", "unpair", "telegram", "77", home=home).returncode != 0
+
+
+def test_a_damaged_access_record_lets_in_only_configs_users(home: Home) -> None:
+    (home.gateway).mkdir(parents=True)
+    (home.gateway / "access.json").write_text('{"approved": {"telegram": "77"}, "pending": [1, 2]}')
+    access = Access(home, {"telegram": ("42",)})
+    assert access.allowed("telegram", "42") and not access.allowed("telegram", "77")
+    assert access.code_for("telegram", "77")  # and it is written anew, whole
+
+
+@pytest.mark.anyio
+async def test_the_background_service_starts_reports_and_stops(home: Home, tmp_path: Path,
+                                                               scripted_model: Any) -> None:  # noqa: F811
+    model = scripted_model([{"content": "from the service"}])
+    async with bot_api(TOKEN) as api:
+        write_config(home, {"model": model_config(model), "mcp_servers": {"fast": fast_entry()},
+                            "gateway": {"telegram": {"token": "${TELEGRAM_BOT_TOKEN}", "api_url": api.url,
+                                                     "allowed_users": ["42"]}}})
+        home.dotenv.write_text(f"TELEGRAM_BOT_TOKEN={TOKEN}\n")
+        os.chmod(home.dotenv, 0o600)
+        started = await anyio.to_thread.run_sync(lambda: hermes_process("gateway", "start", home=home))
+        try:
+            assert started.returncode == 0, started.stderr
+            assert "serving on telegram" in started.stdout
+            found = running(home)
+            assert found is not None and found.platforms == ("telegram",)
+            again = await anyio.to_thread.run_sync(lambda: hermes_process("gateway", "start", home=home))
+            assert again.returncode != 0 and "already running" in again.stderr
+            status = await anyio.to_thread.run_sync(lambda: hermes_process("gateway", "status", home=home))
+            assert status.returncode == 0 and f"pid {found.pid}" in status.stdout
+            api.message(42, 42, "hello")
+            assert (await api.reply(42, containing="from the service"))["text"] == "from the service"
+        finally:
+            stopped = await anyio.to_thread.run_sync(lambda: hermes_process("gateway", "stop", home=home))
+        assert stopped.returncode == 0 and "stopped" in stopped.stdout
+        assert running(home) is None
+        status = await anyio.to_thread.run_sync(lambda: hermes_process("gateway", "status", home=home))
+        assert status.returncode == 1 and "not running" in status.stdout
+    assert TOKEN not in log_path(home).read_text()
