@@ -1,8 +1,8 @@
 """The gateway against a real Matrix homeserver: Synapse from PyPI, on loopback, one per test session.
 
-Run by `.ci/run` after the README suite, with the environment `.ci/synapse.sh` prints:
+Run by `.ci/run` after the README suite, with the environment `.ci/platforms.sh` prints:
 
-    eval "$(bash .ci/synapse.sh)" && .venv/bin/python -m pytest -q platforms -n 0
+    eval "$(bash .ci/platforms.sh)" && .venv/bin/python -m pytest -q platforms -n 0
 
 Without that environment these tests fail, on purpose: a skipped test would count as passing
 without having run. Synapse runs with federation off, no key servers, no stats and no URL
@@ -108,7 +108,7 @@ def _free_port() -> int:
 def synapse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Homeserver]:
     python = os.environ.get("HERMES_SYNAPSE")
     if not python:
-        raise RuntimeError('HERMES_SYNAPSE is not set: run `eval "$(bash .ci/synapse.sh)"` first')
+        raise RuntimeError('HERMES_SYNAPSE is not set: run `eval "$(bash .ci/platforms.sh)"` first')
     folder = tmp_path_factory.mktemp("synapse")
     port, secret = _free_port(), secrets.token_hex(16)
     (folder / "homeserver.yaml").write_text(CONFIG.format(

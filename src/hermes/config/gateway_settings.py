@@ -17,6 +17,13 @@ gateway:
   discord:
     token: ${DISCORD_BOT_TOKEN}
     allowed_users: ["123456789012345678"]
+  email:
+    address: hermes@example.org
+    password: ${HERMES_MAIL_PASSWORD}
+    imap_host: imap.example.org           # imap_port, smtp_port: by security's defaults
+    smtp_host: smtp.example.org
+    security: tls                         # tls | starttls | none (a server on this machine only)
+    allowed_users: ["you@example.org"]
 ```
 
 Secrets are `${VAR}`s filled from the environment and `.env` when the gateway starts; a user not
@@ -32,7 +39,7 @@ from typing import Any
 
 from hermes.config.interpolate import interpolate
 from hermes.errors import ConfigError, InterpolationError
-from hermes.validation import Invalid, Loc, http_url, integer, mapping, optional, text, texts
+from hermes.validation import Invalid, Loc, choice, http_url, integer, mapping, optional, port, text, texts
 
 
 @dataclass(frozen=True)
@@ -41,6 +48,8 @@ class PlatformKeys:
     one_of: tuple[str, ...] = ()  # exactly one of these (a token or a password)
     optional: tuple[str, ...] = ()
     urls: tuple[str, ...] = ()  # keys whose value is an http(s) URL
+    ports: tuple[str, ...] = ()  # keys whose value is a TCP port
+    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # keys with a fixed set of values
 
 
 # The platforms the gateway can join, and what each needs.
@@ -50,6 +59,11 @@ PLATFORM_KEYS: Mapping[str, PlatformKeys] = {
     # api_url: a self-hosted Bot API server (https://github.com/tdlib/telegram-bot-api) instead of Telegram's.
     "telegram": PlatformKeys(required=("token",), optional=("api_url",), urls=("api_url",)),
     "discord": PlatformKeys(required=("token",)),
+    # security: tls (IMAPS 993, SMTPS 465), starttls (SMTP 587; IMAP must then be tls), or none
+    # (plain text: for a server on this machine only).
+    "email": PlatformKeys(required=("address", "password", "imap_host", "smtp_host"),
+                          optional=("username", "imap_port", "smtp_port", "security"),
+                          ports=("imap_port", "smtp_port"), choices={"security": ("tls", "starttls", "none")}),
 }
 SECRET_KEYS = frozenset({"token", "access_token", "password"})
 COMMON_KEYS = ("allowed_users",)
@@ -69,15 +83,23 @@ class PlatformSettings:
         for key in (*keys.required, *keys.one_of, *keys.optional):
             if key not in data:
                 continue
-            read = http_url if key in keys.urls else text
-            values[key] = read(data[key], (*loc, key))
+            if key in keys.ports:
+                values[key] = str(port(data[key], (*loc, key)))
+            elif key in keys.choices:
+                values[key] = choice(*keys.choices[key])(data[key], (*loc, key))
+            else:
+                values[key] = (http_url if key in keys.urls else text)(data[key], (*loc, key))
         for key in keys.required:
             if not values.get(key):
                 raise Invalid((*loc, key), "is required")
         given = [key for key in keys.one_of if values.get(key)]
         if keys.one_of and len(given) != 1:
             raise Invalid(loc, f"needs exactly one of {' or '.join(keys.one_of)}")
-        return cls(platform, values, optional(data, "allowed_users", loc, texts, ()))
+        nobody: tuple[str, ...] = ()
+        users = optional(data, "allowed_users", loc, texts, nobody)
+        if platform == "email":  # addresses are compared as the mail server does: without case
+            users = tuple(user.lower() for user in users)
+        return cls(platform, values, users)
 
     def resolved(self, variables: Mapping[str, str], path: Path | str) -> tuple[PlatformSettings, list[str]]:
         """These settings with `${VAR}` filled in, and the secret values that came in (to hide)."""

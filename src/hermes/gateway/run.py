@@ -57,6 +57,10 @@ def platform_for(name: str, settings: PlatformSettings) -> Platform:
         from hermes.gateway.matrix_platform import MatrixPlatform
 
         return MatrixPlatform(settings)
+    if name == "email":
+        from hermes.gateway.email_platform import EmailPlatform
+
+        return EmailPlatform(settings)
     if name == "telegram":
         from hermes.gateway.telegram_platform import TelegramPlatform
 
