@@ -17,7 +17,7 @@ from anyio.abc import TaskStatus
 from hermes.config.gateway_settings import PlatformSettings
 from hermes.errors import HermesError
 from hermes.gateway.discord_platform import DiscordPlatform
-from hermes.gateway.platform import Deliver
+from hermes.gateway.platform import Deliver, closing
 from hermes.gateway.run import run_gateway
 from hermes.home import Home
 from tests.agent.conftest import model_config, scripted_model  # noqa: F401  (the agent tests' fixture)
@@ -44,7 +44,7 @@ class OnlyRest(DiscordPlatform):
             task_status.started()
             await anyio.sleep_forever()
         finally:
-            await client.close()
+            await closing(client.close, "Discord")
 
     def push(self, event: str, payload: dict[str, Any]) -> None:
         getattr(self.client._connection, f"parse_{event}")(payload)

@@ -44,8 +44,9 @@ class Deliver:
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         for recipient in envelope.rcpt_tos:
-            process = await asyncio.create_subprocess_exec(lda, "-c", conf, "-d", recipient.lower(),
-                                                           "-f", envelope.mail_from or "", stdin=asyncio.subprocess.PIPE)
+            process = await asyncio.create_subprocess_exec(
+                lda, "-c", conf, "-d", recipient.lower(), "-f", envelope.mail_from or "",
+                stdin=asyncio.subprocess.PIPE)
             await process.communicate(envelope.original_content or envelope.content)
             if process.returncode != 0:
                 return f"451 4.3.0 dovecot-lda failed with {process.returncode}"

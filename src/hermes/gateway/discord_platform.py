@@ -17,7 +17,7 @@ from anyio.abc import TaskStatus
 
 from hermes.config.gateway_settings import PlatformSettings
 from hermes.errors import HermesError
-from hermes.gateway.platform import Deliver, Incoming
+from hermes.gateway.platform import Deliver, Incoming, closing
 
 LOG = logging.getLogger("hermes.gateway.discord")
 MAX_CUSTOM_ID = 100  # characters Discord keeps for a button's id
@@ -94,7 +94,7 @@ class DiscordPlatform:
                 task_status.started()
         finally:
             self.client = None
-            await client.close()
+            await closing(client.close, "Discord")
 
     async def send(self, room: str, text: str, choices: Sequence[str] = ()) -> None:
         import discord

@@ -28,7 +28,7 @@ from anyio.abc import TaskStatus
 
 from hermes.config.gateway_settings import PlatformSettings
 from hermes.errors import HermesError
-from hermes.gateway.platform import Deliver, Incoming
+from hermes.gateway.platform import Deliver, Incoming, closing
 
 LOG = logging.getLogger("hermes.gateway.email")
 MAX_EMAIL_BYTES = 2_000_000
@@ -67,16 +67,19 @@ class EmailPlatform:
     async def run(self, deliver: Deliver, *, task_status: TaskStatus[None]) -> None:
         imap = await self._connect(first=True)
         task_status.started()
-        while True:
-            try:
-                await self._serve(imap, deliver)
-            except (OSError, TimeoutError, HermesError) as exc:  # the server went away: connect again
-                LOG.warning("email: the IMAP connection failed (%s); connecting again", exc)
-            await anyio.sleep(RETRY_SECONDS)
-            try:
-                imap = await self._connect(first=False)
-            except (OSError, TimeoutError, HermesError) as exc:
-                LOG.warning("email: connecting to %s failed (%s)", self._imap_host, exc)
+        try:
+            while True:
+                try:
+                    await self._serve(imap, deliver)
+                except (OSError, TimeoutError, HermesError) as exc:  # the server went away: connect again
+                    LOG.warning("email: the IMAP connection failed (%s); connecting again", exc)
+                await anyio.sleep(RETRY_SECONDS)
+                try:
+                    imap = await self._connect(first=False)
+                except (OSError, TimeoutError, HermesError) as exc:
+                    LOG.warning("email: connecting to %s failed (%s)", self._imap_host, exc)
+        finally:
+            await closing(imap.logout, "email")
 
     async def _connect(self, *, first: bool) -> Any:
         import ssl

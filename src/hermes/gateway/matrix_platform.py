@@ -18,7 +18,7 @@ from anyio.abc import TaskStatus
 
 from hermes.config.gateway_settings import PlatformSettings
 from hermes.errors import HermesError
-from hermes.gateway.platform import Deliver, Incoming
+from hermes.gateway.platform import Deliver, Incoming, closing
 
 LOG = logging.getLogger("hermes.gateway.matrix")
 SYNC_MS = 30_000  # a long poll: the homeserver answers as soon as something happens
@@ -79,7 +79,7 @@ class MatrixPlatform:
             await client.sync_forever(timeout=SYNC_MS, since=first.next_batch)
         finally:
             self._client = None
-            await client.close()
+            await closing(client.close, "Matrix")
 
     async def _sign_in(self, client: Any) -> None:
         import nio

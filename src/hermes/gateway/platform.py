@@ -9,11 +9,15 @@ beyond its name (whose `platform_toolsets` apply) and how long one message may b
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
+import anyio
 from anyio.abc import TaskStatus
+
+CLOSE_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -60,3 +64,13 @@ def parts(text: str, limit: int) -> list[str]:
     if rest:
         found.append(rest)
     return found
+
+
+async def closing(close: Callable[[], Awaitable[Any]], what: str) -> None:
+    """A library's close, run even when the platform's run was cancelled (a cancelled `await` in a
+    `finally` would skip it, leaving sessions and connections open), within `CLOSE_SECONDS`."""
+    with anyio.CancelScope(shield=True, deadline=anyio.current_time() + CLOSE_SECONDS):
+        try:
+            await close()
+        except Exception as exc:  # closing is best effort: the run is over either way
+            logging.getLogger("hermes.gateway").warning("%s: closing failed: %s", what, exc)

@@ -19,7 +19,7 @@ from anyio.abc import TaskStatus
 
 from hermes.config.gateway_settings import PlatformSettings
 from hermes.errors import HermesError
-from hermes.gateway.platform import Deliver, Incoming
+from hermes.gateway.platform import Deliver, Incoming, closing
 
 LOG = logging.getLogger("hermes.gateway.telegram")
 POLL_SECONDS = 30  # Telegram holds a getUpdates this long when nothing comes
@@ -68,7 +68,7 @@ class TelegramPlatform:
                         await deliver(incoming)
         finally:
             self._bot = None
-            await bot.shutdown()
+            await closing(bot.shutdown, "Telegram")
 
     async def send(self, room: str, text: str, choices: Sequence[str] = ()) -> None:
         from telegram import InlineKeyboardButton, InlineKeyboardMarkup
