@@ -42,6 +42,7 @@ class NoAnswer(Exception):
 @dataclass
 class _Question:
     choices: tuple[str, ...]  # empty: any text answers
+    keep: bool = False  # `KEEP` answers too (a field with a default, or one that may stay empty)
     answered: anyio.Event = field(default_factory=anyio.Event)
     answer: str = ""
 
@@ -129,8 +130,9 @@ class RoomUI:
         elif not spec["required"]:
             lines.append(f"Reply {KEEP} to leave it empty.")
         lines.append("Reply decline or cancel to stop.")
+        keep = spec["default"] is not None or not spec["required"]
         while True:
-            reply = await self._ask("\n".join(lines), (*choices, *FORM_STOPS), free=not choices)
+            reply = await self._ask("\n".join(lines), (*choices, *FORM_STOPS), free=not choices, keep=keep)
             if reply.lower() in FORM_STOPS:
                 return reply.lower()
             raw: Any = spec["default"] if reply == KEEP else reply
@@ -149,11 +151,12 @@ class RoomUI:
             await self.say("No answer in time: not allowed.")
             return Decision.DENY
 
-    async def _ask(self, text: str, choices: tuple[str, ...], *, free: bool = False) -> str:
-        question = _Question(() if free else choices)
-        hint = f"Reply {', '.join(choices[:-1])} or {choices[-1]}" if len(choices) > 1 else ""
-        if not free and hint:
-            hint += f" (or {', '.join(str(n) for n in range(1, len(choices) + 1))})"
+    async def _ask(self, text: str, choices: tuple[str, ...], *, free: bool = False, keep: bool = False) -> str:
+        question = _Question(() if free else choices, keep)
+        hint = ""  # a free answer's stops are in its text; a choice's are listed (and numbered) here
+        if not free and len(choices) > 1:
+            numbers = ", ".join(str(n) for n in range(1, len(choices) + 1))
+            hint = f"Reply {', '.join(choices[:-1])} or {choices[-1]} (or {numbers})"
         self._question = question
         try:
             await self.say(f"{text}\n{hint}." if hint else text, choices)
@@ -176,7 +179,7 @@ class RoomUI:
         if question is None or (self.asker is not None and sender != self.asker):
             return False
         answer = text.strip()
-        if question.choices:
+        if question.choices and not (question.keep and answer == KEEP):
             picked = _pick(answer, question.choices)
             if picked is None:
                 await self.say(f"Please reply {', '.join(question.choices)}.")
@@ -184,6 +187,7 @@ class RoomUI:
             answer = picked
         question.answer = answer
         question.answered.set()
+        self._question = None  # taken: a second quick reply is a message of its own, not a new answer
         return True
 
 
