@@ -55,9 +55,11 @@ class BotApi:
             "text": text}})
         self._changed()
 
-    def press(self, chat_id: int, user_id: int, data: str) -> None:
-        """A press on a button of the bot's last message in the chat."""
-        message = next(m for m in reversed(self.sent) if m["chat"]["id"] == chat_id)
+    def press(self, chat_id: int, user_id: int, label: str) -> None:
+        """A press on the button `label` of the bot's last message with buttons in the chat."""
+        message = next(m for m in reversed(self.sent) if m["chat"]["id"] == chat_id and m.get("reply_markup"))
+        data = next(b["callback_data"] for row in message["reply_markup"]["inline_keyboard"] for b in row
+                    if b["text"] == label)
         self.next_update += 1
         user = {"id": user_id, "is_bot": False, "first_name": f"user{user_id}"}
         self.updates.append({"update_id": self.next_update, "callback_query": {

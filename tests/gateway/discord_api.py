@@ -50,9 +50,12 @@ class DiscordApi:
                 "timestamp": WHEN, "edited_timestamp": None, "tts": False, "mention_everyone": False,
                 "mentions": [], "mention_roles": [], "attachments": [], "embeds": [], "pinned": False, "type": 0}
 
-    def press(self, channel: int, person: int, custom_id: str) -> dict[str, Any]:
-        """An INTERACTION_CREATE payload: a press on a button of the bot's last message there."""
-        last = next(m for m in reversed(self.sent) if m["channel_id"] == str(channel))
+    def press(self, channel: int, person: int, label: str) -> dict[str, Any]:
+        """An INTERACTION_CREATE payload: a press on the button `label` of the bot's last message with
+        buttons there."""
+        last = next(m for m in reversed(self.sent) if m["channel_id"] == str(channel) and m["components"])
+        custom_id = next(c["custom_id"] for row in last["components"] for c in row["components"]
+                         if c["label"] == label)
         return {"id": self._id(), "application_id": BOT["id"], "type": 3, "token": f"tok{self.next_id}",
                 "version": 1, "channel_id": str(channel), "channel": {"id": str(channel), "type": 1},
                 "user": user(person), "data": {"custom_id": custom_id, "component_type": 2}, "message": last,

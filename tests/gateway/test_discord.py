@@ -75,7 +75,7 @@ async def test_a_tool_that_asks_is_approved_with_a_button_and_nobody_is_pinged(
         await tasks.start(run_gateway, home, [discord], [TOKEN])
         discord.push("message_create", api.message(200, ALICE, "delete it"))
         asked = await api.reply(200, containing="Run mcp__fast__delete?")
-        buttons = [c["custom_id"] for row in asked["components"] for c in row["components"]]
+        buttons = [c["label"] for row in asked["components"] for c in row["components"]]
         assert buttons == ["once", "always", "deny"]
         discord.push("interaction_create", api.press(200, ALICE, "always"))
         done = await api.reply(200, containing="Done: ")

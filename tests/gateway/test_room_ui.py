@@ -10,7 +10,7 @@ import pytest
 
 from hermes.agent.approval import Decision
 from hermes.gateway.fake import FakePlatform
-from hermes.gateway.platform import parts
+from hermes.gateway.platform import Button, parts
 from hermes.gateway.room_ui import RoomUI
 from hermes.security.redact import Redactor
 from hermes.tools.permissions import Permission, Verdict
@@ -117,7 +117,7 @@ async def test_a_page_a_server_wants_opened_is_shown_as_a_link() -> None:
 async def test_a_long_answer_is_sent_in_parts_with_the_buttons_on_the_last() -> None:
     platform, ui = room(max_text=100)
     text = "\n\n".join(f"Paragraph {n} " + "word " * 12 for n in range(6))
-    await ui.say(text, ("ok",))
+    await ui.say(text, (Button("ok", "q:1"),))
     assert len(platform.sent) > 1 and all(len(sent.text) <= 100 for sent in platform.sent)
     assert [sent.choices for sent in platform.sent] == [()] * (len(platform.sent) - 1) + [("ok",)]
     assert " ".join(" ".join(sent.text.split()) for sent in platform.sent) == " ".join(text.split())

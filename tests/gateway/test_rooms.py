@@ -155,3 +155,79 @@ async def _until_requests(model: Any, count: int) -> None:
     from tests.support import wait_until
 
     await wait_until(lambda: len(model.requests()) >= count)
+
+
+async def test_presses_answer_only_their_own_question_and_never_become_a_prompt(
+        home: Home, tmp_path: Path, scripted_model: Any) -> None:  # noqa: F811
+    model = scripted_model([{"tool_calls": [{"name": "mcp__fast__delete", "arguments": {"what": "a"}}]},
+                            {"answer_from_tool": True, "prefix": "First: "},
+                            {"tool_calls": [{"name": "mcp__fast__delete", "arguments": {"what": "b"}}]},
+                            {"answer_from_tool": True, "prefix": "Second: "}])
+    write_config(home, {"model": model_config(model), "gateway": allowed(ALICE, BOB),
+                        "mcp_servers": {"fast": fast_entry("--calls", str(tmp_path))}})
+    matrix = FakePlatform("matrix")
+    async with gateway(home, matrix):
+        first = await said(matrix, "!one", ALICE, "delete a", containing="Run mcp__fast__delete?")
+        await matrix.press("!one", BOB, "always", on=first)  # not the asker's: nothing happens
+        await matrix.press("!one", ALICE, "deny", on=first)
+        assert "Not run" in (await answer(matrix, "!one", after=0, containing="First: ")).text
+        mark = len(matrix.sent)
+        await matrix.press("!one", ALICE, "always", on=first)  # an old question's button
+        stale = await answer(matrix, "!one", after=mark, containing="no longer waiting")
+        assert stale.text == "That question is no longer waiting for an answer."
+        second = await said(matrix, "!one", ALICE, "delete b", containing="Run mcp__fast__delete?")
+        await matrix.press("!one", ALICE, "always", on=first)  # the first question's "always": not this one's
+        await matrix.press("!one", ALICE, "once", on=second)
+        assert "deleted b" in (await answer(matrix, "!one", after=mark, containing="Second: ")).text
+    assert (tmp_path / "calls.txt").read_text().split() == ["delete"]
+    prompts = [body["messages"][-1].get("content") for body in model.bodies() if body["messages"][-1]["role"] == "user"]
+    assert prompts == ["delete a", "delete b"]  # no press ever reached the model as a message
+    assert "permissions" not in home.config.read_text()
+
+
+async def test_always_in_a_room_lasts_for_that_conversation_and_never_changes_config(
+        home: Home, tmp_path: Path, scripted_model: Any) -> None:  # noqa: F811
+    model = scripted_model([{"tool_calls": [{"name": "mcp__fast__delete", "arguments": {"what": "a"}}]},
+                            {"answer_from_tool": True},
+                            {"tool_calls": [{"name": "mcp__fast__delete", "arguments": {"what": "b"}}]},
+                            {"answer_from_tool": True, "prefix": "Again: "}])
+    write_config(home, {"model": model_config(model), "gateway": allowed(ALICE),
+                        "mcp_servers": {"fast": fast_entry("--calls", str(tmp_path))}})
+    before = home.config.read_text()
+    matrix = FakePlatform("matrix")
+    async with gateway(home, matrix):
+        await said(matrix, "!one", ALICE, "delete a", containing="Run mcp__fast__delete?")
+        await matrix.say("!one", ALICE, "always")
+        again = await said(matrix, "!one", ALICE, "delete b", containing="Again: ")
+        assert "deleted b" in again.text  # not asked a second time in this conversation
+    assert home.config.read_text() == before  # a chat user is not the owner: the policy stays as written
+
+
+async def test_stop_ends_a_turn_that_waits_for_an_answer(home: Home, tmp_path: Path,
+                                                          scripted_model: Any) -> None:  # noqa: F811
+    model = scripted_model([{"tool_calls": [{"name": "mcp__fast__delete", "arguments": {"what": "a"}}]},
+                            {"content": "after"}])
+    write_config(home, {"model": model_config(model), "gateway": allowed(ALICE),
+                        "mcp_servers": {"fast": fast_entry("--calls", str(tmp_path))}})
+    matrix = FakePlatform("matrix")
+    async with gateway(home, matrix):
+        await said(matrix, "!one", ALICE, "delete a", containing="Run mcp__fast__delete?")
+        assert (await said(matrix, "!one", ALICE, "/stop", containing="Stopped")).text == "Stopped."
+        assert (await said(matrix, "!one", ALICE, "next")).text == "after"
+    assert not (tmp_path / "calls.txt").exists()
+
+
+async def test_a_room_closed_for_another_takes_up_its_conversation_when_it_speaks_again(
+        home: Home, scripted_model: Any) -> None:  # noqa: F811
+    model = scripted_model([{"content": "one"}, {"content": "two"}, {"content": "one again"}])
+    write_config(home, {"model": model_config(model), "gateway": {**allowed(ALICE, BOB), "max_rooms": 1},
+                        "mcp_servers": {"fast": fast_entry()}})
+    matrix = FakePlatform("matrix")
+    async with gateway(home, matrix) as rooms:
+        assert (await said(matrix, "!one", ALICE, "remember the word kiwi")).text == "one"
+        assert (await said(matrix, "!two", BOB, "hello")).text == "two"  # room one, idle, closes for it
+        assert rooms.open == [("matrix", "!two")]
+        assert (await said(matrix, "!one", ALICE, "which word?")).text == "one again"
+    resumed = model.bodies()[-1]["messages"]
+    assert any(m.get("content") == "remember the word kiwi" for m in resumed)  # the same conversation
+    assert not any(m.get("content") == "hello" for m in resumed)

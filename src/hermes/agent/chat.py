@@ -52,8 +52,9 @@ class ChatOptions:
     folder: Path = field(default_factory=Path.cwd)  # where project skills are looked for
     wait: float | None = None  # seconds the start waits for slow servers; None: each its connect timeout
     resume: Summary | None = None  # a saved chat to take up (`--resume`, `--continue`)
-    # A gateway room's own folder: its file and terminal tools work there, and no project's
-    # `.hermes/config.yaml` applies (the chat's user is not at this machine's keyboard).
+    # A gateway room's own folder: its file and terminal tools work there, no project's
+    # `.hermes/config.yaml` applies, only its platform's servers start, and "always" lasts for
+    # this conversation only (the chat's user is not the owner at this machine's keyboard).
     room_folder: Path | None = None
 
 
@@ -143,7 +144,7 @@ async def open_chat(home: Home, options: ChatOptions, ui: ChatUI, *, redactor: R
                             approve_tool=ui.approve_tool)
     handlers = ClientHandlers(sampling=broker, elicitation=ui.elicit, sampling_with_tools=True)
     settings_of_session = SessionSettings(platform=options.platform, start_wait=options.wait,
-                                          workdir=options.room_folder,
+                                          workdir=options.room_folder, platform_only=options.room_folder is not None,
                                           project=None if options.room_folder else Path.cwd())
     session = Session(home, settings_of_session,
                       handlers=handlers, redactor=redactor)
@@ -173,7 +174,7 @@ async def open_chat(home: Home, options: ChatOptions, ui: ChatUI, *, redactor: R
             prompt = system_prompt(catalog=session.tools.catalog() if deferred else None, skills=skills,
                                    missing=missing_servers(session))
             agent = Agent(session, provider, ui, system_prompt=prompt, settings=settings, deferred=deferred,
-                          yes=options.yes, remember=remember)
+                          yes=options.yes, remember=None if options.room_folder else remember)
             chat = Chat(agent, session, skills, home, options.folder,
                         Transcript(home, folder=options.folder, model=settings.name))
             if options.resume is not None:

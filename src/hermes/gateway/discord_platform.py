@@ -2,7 +2,8 @@
 
 The bot reads message content (the privileged "Message Content" intent must be on in the
 developer portal), ignores other bots and itself, and answers in the channel (a thread or a DM
-alike). A question's choices are buttons; a press comes back as the choice's text. Nothing the
+alike). A question's choices are buttons; a press comes back with the button's id (which question,
+which choice). Nothing the
 model writes pings anyone (`@everyone`, roles, users): every message is sent with no mentions.
 """
 
@@ -17,10 +18,11 @@ from anyio.abc import TaskStatus
 
 from hermes.config.gateway_settings import PlatformSettings
 from hermes.errors import HermesError
-from hermes.gateway.platform import Deliver, Incoming, closing
+from hermes.gateway.platform import Button, Deliver, Incoming, SendFailed, closing
 
 LOG = logging.getLogger("hermes.gateway.discord")
-MAX_CUSTOM_ID = 100  # characters Discord keeps for a button's id
+MAX_BUTTONS = 25  # five rows of five: Discord's own limit
+VIEW_SECONDS = 24 * 3600.0
 
 
 class DiscordPlatform:
@@ -56,8 +58,8 @@ class DiscordPlatform:
                 LOG.warning("Discord: a button press was not acknowledged: %s", exc)
             channel = interaction.channel
             if channel is not None:
-                await deliver(Incoming(str(channel.id), str(interaction.user.id), custom_id,
-                                       direct=isinstance(channel, discord.DMChannel)))
+                await deliver(Incoming(str(channel.id), str(interaction.user.id), "",
+                                       direct=isinstance(channel, discord.DMChannel), pressed=custom_id))
 
         client.event(on_message)
         client.event(on_interaction)
@@ -96,20 +98,22 @@ class DiscordPlatform:
             self.client = None
             await closing(client.close, "Discord")
 
-    async def send(self, room: str, text: str, choices: Sequence[str] = ()) -> None:
+    async def send(self, room: str, text: str, buttons: Sequence[Button] = ()) -> None:
         import discord
 
         client = self.client
         if client is None:
-            return
+            raise SendFailed("not connected")
         try:
             channel = client.get_channel(int(room)) or await client.fetch_channel(int(room))
-            view = discord.ui.View(timeout=None) if choices else None
-            for index, choice in enumerate(choices):
-                custom_id = choice if len(choice) <= MAX_CUSTOM_ID else str(index + 1)
-                assert view is not None
-                view.add_item(discord.ui.Button(label=choice[:80], custom_id=custom_id))
-            kwargs: dict[str, Any] = {"view": view} if view is not None else {}
+            kwargs: dict[str, Any] = {}
+            if buttons:
+                # Not kept by discord.py once it ends (a view without a timeout would stay forever).
+                view = discord.ui.View(timeout=VIEW_SECONDS)
+                for index, button in enumerate(buttons[:MAX_BUTTONS]):
+                    view.add_item(discord.ui.Button(label=button.label[:80], custom_id=button.data[:100],
+                                                    row=index // 5))
+                kwargs["view"] = view
             await channel.send(text, allowed_mentions=discord.AllowedMentions.none(), **kwargs)
-        except discord.DiscordException as exc:
-            LOG.warning("Discord: a message to %s was not sent: %s", room, exc)
+        except (discord.DiscordException, ValueError) as exc:
+            raise SendFailed(str(exc)) from None

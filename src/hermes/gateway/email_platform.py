@@ -28,7 +28,7 @@ from anyio.abc import TaskStatus
 
 from hermes.config.gateway_settings import PlatformSettings
 from hermes.errors import HermesError
-from hermes.gateway.platform import Deliver, Incoming, closing
+from hermes.gateway.platform import Button, Deliver, Incoming, SendFailed, closing
 
 LOG = logging.getLogger("hermes.gateway.email")
 MAX_EMAIL_BYTES = 2_000_000
@@ -163,7 +163,8 @@ class EmailPlatform:
         text = body.get_content() if body is not None else ""
         return Incoming(sender, sender, written_part(str(text))[:MAX_BODY] or subject, direct=True)
 
-    async def send(self, room: str, text: str, choices: Sequence[str] = ()) -> None:
+    async def send(self, room: str, text: str, buttons: Sequence[Button] = ()) -> None:
+        """Email has no buttons: the question's text lists its choices."""
         import aiosmtplib
 
         thread = self._threads.get(room, _Thread("", None))
@@ -181,7 +182,7 @@ class EmailPlatform:
                                   password=self._password, use_tls=self._security == "tls",
                                   start_tls=self._security == "starttls", timeout=SIGN_IN_SECONDS)
         except (aiosmtplib.SMTPException, OSError) as exc:
-            LOG.warning("email: a reply to %s was not sent: %s", room, exc)
+            raise SendFailed(str(exc)) from None
 
 
 def written_part(text: str) -> str:

@@ -13,14 +13,18 @@ from dataclasses import dataclass
 import anyio
 from anyio.abc import TaskStatus
 
-from hermes.gateway.platform import Deliver, Incoming
+from hermes.gateway.platform import Button, Deliver, Incoming
 
 
 @dataclass(frozen=True)
 class Sent:
     room: str
     text: str
-    choices: tuple[str, ...]
+    buttons: tuple[Button, ...]
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return tuple(button.label for button in self.buttons)
 
 
 class FakePlatform:
@@ -44,14 +48,21 @@ class FakePlatform:
         task_status.started()
         await anyio.sleep_forever()
 
-    async def send(self, room: str, text: str, choices: Sequence[str] = ()) -> None:
-        self.sent.append(Sent(room, text, tuple(choices)))
+    async def send(self, room: str, text: str, buttons: Sequence[Button] = ()) -> None:
+        self.sent.append(Sent(room, text, tuple(buttons)))
         self._changed.set()
         self._changed = anyio.Event()
 
     async def say(self, room: str, sender: str, text: str, *, direct: bool = False) -> None:
         assert self._deliver is not None, "the gateway has not started this platform"
         await self._deliver(Incoming(room, sender, text, direct))
+
+    async def press(self, room: str, sender: str, label: str, *, on: Sent | None = None) -> None:
+        """A press on the button `label` of `on` (by default the last message to `room` with buttons)."""
+        assert self._deliver is not None, "the gateway has not started this platform"
+        message = on or next(sent for sent in reversed(self.sent) if sent.room == room and sent.buttons)
+        button = next(button for button in message.buttons if button.label == label)
+        await self._deliver(Incoming(room, sender, "", pressed=button.data))
 
     async def reply(self, room: str, *, after: int = 0, containing: str = "") -> Sent:
         """The first message sent to `room` at index `after` or later that contains `containing`."""

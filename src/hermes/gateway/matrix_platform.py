@@ -18,7 +18,7 @@ from anyio.abc import TaskStatus
 
 from hermes.config.gateway_settings import PlatformSettings
 from hermes.errors import HermesError
-from hermes.gateway.platform import Deliver, Incoming, closing
+from hermes.gateway.platform import Button, Deliver, Incoming, SendFailed, closing
 
 LOG = logging.getLogger("hermes.gateway.matrix")
 SYNC_MS = 30_000  # a long poll: the homeserver answers as soon as something happens
@@ -99,14 +99,15 @@ class MatrixPlatform:
         if not isinstance(answer, nio.LoginResponse):
             raise HermesError(f"{where} failed: {answer.message}.")
 
-    async def send(self, room: str, text: str, choices: Sequence[str] = ()) -> None:
+    async def send(self, room: str, text: str, buttons: Sequence[Button] = ()) -> None:
+        """Matrix has no buttons: the question's text lists its choices."""
         import nio
 
         client = self._client
         if client is None:
-            return
+            raise SendFailed("not connected")
         sent = await client.room_send(room, "m.room.message", {"msgtype": "m.text", "body": text,
                                                                 # nobody is pinged by what the model wrote
                                                                 "m.mentions": {}})
         if not isinstance(sent, nio.RoomSendResponse):
-            LOG.warning("Matrix: a message to %s was not sent: %s", room, sent.message)
+            raise SendFailed(sent.message)

@@ -21,11 +21,18 @@ CLOSE_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
+class Button:
+    label: str  # what the person reads
+    data: str  # what a press hands back (`Incoming.pressed`): which question, which choice
+
+
+@dataclass(frozen=True)
 class Incoming:
     room: str  # the chat, room or channel: one conversation each
     sender: str  # the platform's id of who wrote it
-    text: str  # what they wrote, or the choice a button stands for
+    text: str  # what they wrote ("" for a press)
     direct: bool = False  # a one-to-one chat with the bot (only there is a pairing code offered)
+    pressed: str | None = None  # the `data` of the button pressed, when this is a press
 
 
 Deliver = Callable[[Incoming], Awaitable[None]]
@@ -44,17 +51,23 @@ class Platform(Protocol):
         """Connect, report started once new messages are being received, hand each to `deliver` until
         cancelled. Messages sent before the start and the bot's own messages are never delivered."""
 
-    async def send(self, room: str, text: str, choices: Sequence[str] = ()) -> None:
-        """Send `text` to `room`; `choices` as buttons (their text comes back as an `Incoming`) where the
-        platform has them."""
+    async def send(self, room: str, text: str, buttons: Sequence[Button] = ()) -> None:
+        """Send `text` to `room`, with `buttons` where the platform has them (a press comes back as an
+        `Incoming` with `pressed`); raises `SendFailed` when the platform refused or could not take it."""
+
+
+class SendFailed(Exception):
+    """A platform did not take a message (refused, rate-limited past its retry, or unreachable)."""
 
 
 def parts(text: str, limit: int) -> list[str]:
-    """`text` cut into messages of at most `limit` characters, at paragraph or line ends where it can."""
+    """`text` cut into messages of at most `limit` characters, at paragraph, line or word ends where it can."""
     found: list[str] = []
     rest = text.strip()
     while len(rest) > limit:
-        cut = max(rest.rfind("\n\n", 0, limit), rest.rfind("\n", 0, limit))
+        cut = rest.rfind("\n\n", 0, limit)
+        if cut < limit // 2:
+            cut = rest.rfind("\n", 0, limit)
         if cut < limit // 2:
             cut = rest.rfind(" ", 0, limit)
         if cut < limit // 2:

@@ -12,6 +12,8 @@ running. Start Blender, then try again.") besides reaching the model.
 from __future__ import annotations
 
 import json
+import logging
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,28 +25,46 @@ from hermes.agent.approval import Decision
 from hermes.agent.forms import form_content, form_fields
 from hermes.agent.ui import RunStatus
 from hermes.errors import UsageError
-from hermes.gateway.platform import Platform, parts
+from hermes.gateway.platform import Button, Platform, SendFailed, parts
 from hermes.mcp.tasks import Progress
 from hermes.security.redact import Redactor
 from hermes.tools.permissions import Verdict
 from hermes.tools.surface import SurfaceTool
 
-DECISIONS = tuple(decision.value for decision in Decision)
 MAX_SHOWN_ARGUMENTS = 1_500  # characters of a tool's arguments shown in its approval
+MAX_BUTTONS = 10  # more choices than this are listed by number instead (platforms cap their buttons)
 KEEP = "-"  # a form field's reply that keeps its default
 FORM_STOPS = ("decline", "cancel")
 
 
+@dataclass(frozen=True)
+class Choice:
+    value: str  # what the answer is
+    label: str  # what the person reads (a form's option title, or the value itself)
+
+
+def plain(*values: str) -> tuple[Choice, ...]:
+    return tuple(Choice(value, value) for value in values)
+
+
+DECISIONS = plain(*(decision.value for decision in Decision))
+
+
 class NoAnswer(Exception):
-    """Nobody answered in time, or the turn was stopped while asking."""
+    """Nobody answered in time, or the platform could not show the question."""
 
 
 @dataclass
 class _Question:
-    choices: tuple[str, ...]  # empty: any text answers
+    choices: tuple[Choice, ...]
+    free: bool = False  # any text answers (the choices are only its ways to stop)
     keep: bool = False  # `KEEP` answers too (a field with a default, or one that may stay empty)
+    id: str = field(default_factory=lambda: secrets.token_hex(4))
     answered: anyio.Event = field(default_factory=anyio.Event)
     answer: str = ""
+
+
+LOG = logging.getLogger("hermes.gateway")
 
 
 class RoomUI:
@@ -59,11 +79,19 @@ class RoomUI:
         self._asking = anyio.Lock()  # one question at a time, as in a terminal
         self._question: _Question | None = None
 
-    async def say(self, text: str, choices: Sequence[str] = ()) -> None:
-        """A message to the room (redacted, cut to the platform's length)."""
-        pieces = parts(self._redactor(text), self.platform.max_text) or ["(empty)"]
+    async def say(self, text: str, buttons: Sequence[Button] = (), *, shown_as_is: str = "") -> None:
+        """A message to the room: redacted (all but `shown_as_is`, a link the person must open whole),
+        cut to the platform's length, the buttons on its last part. Raises `SendFailed`."""
+        pieces = parts(self._redactor(text) + shown_as_is, self.platform.max_text) or ["(empty)"]
         for index, piece in enumerate(pieces):
-            await self.platform.send(self.room, piece, choices if index == len(pieces) - 1 else ())
+            await self.platform.send(self.room, piece, buttons if index == len(pieces) - 1 else ())
+
+    async def tell(self, text: str) -> None:
+        """A message that may fail without stopping anything (the failure is logged)."""
+        try:
+            await self.say(text)
+        except SendFailed as exc:
+            LOG.warning("%s: a message to %s was not sent: %s", self.platform.name, self.room, exc)
 
     # -- what the loop says ----------------------------------------------------------------------
 
@@ -78,13 +106,13 @@ class RoomUI:
 
     async def tool_finished(self, call_id: str, name: str, status: RunStatus, seconds: float, summary: str) -> None:
         if status is RunStatus.UNAVAILABLE:
-            await self.say(f"⚠ {name}: {summary}")
+            await self.tell(f"⚠ {name}: {summary}")
 
     def progress(self, call_id: str, name: str) -> Progress | None:
         return None
 
     async def notice(self, text: str) -> None:
-        await self.say(text)
+        await self.tell(text)
 
     # -- what it asks ----------------------------------------------------------------------------
 
@@ -105,11 +133,11 @@ class RoomUI:
                 if not isinstance(params, types.ElicitRequestFormParams):
                     # A page the server wants opened: the link is shown; the person opens it or not.
                     reply = await self._ask(f"MCP server '{server}' asks you to open a page: {params.message}\n"
-                                            f"{params.url}\nReply done when you have finished there.",
-                                            ("done", "decline"))
+                                            f"Reply done when you have finished there.\n",
+                                            _Question(plain("done", "decline")), link=params.url)
                     return types.ElicitResult(action="accept" if reply == "done" else "decline")
                 schema = params.requested_schema if isinstance(params.requested_schema, dict) else {}
-                await self.say(f"MCP server '{server}' asks: {params.message}")
+                await self.tell(f"MCP server '{server}' asks: {params.message}")
                 content: dict[str, Any] = {}
                 for spec in form_fields(schema):
                     value = await self._field(spec)
@@ -118,12 +146,14 @@ class RoomUI:
                     content.update(value)
                 return types.ElicitResult(action="accept", content=content)
         except NoAnswer:
+            await self.tell("No answer in time: the form was cancelled.")
             return types.ElicitResult(action="cancel")
 
     async def _field(self, spec: dict[str, Any]) -> Any:
-        """One field's value ({name: value}, or {} when skipped), or a reply in `FORM_STOPS`."""
-        options = [str(value) for value, _ in spec["options"]]
-        choices = tuple(options) if options else ("yes", "no") if spec["type"] == "boolean" else ()
+        """One field's value ({name: value}, or {} when left empty), or a reply in `FORM_STOPS`."""
+        choices = tuple(Choice(str(value), title) for value, title in spec["options"])
+        if spec["type"] == "boolean":
+            choices = plain("yes", "no")
         lines = [f"{spec['label']}" + (f": {spec['description']}" if spec["description"] else "")]
         if spec["default"] is not None:
             lines.append(f"Reply {KEEP} to keep {spec['default']}.")
@@ -132,34 +162,42 @@ class RoomUI:
         lines.append("Reply decline or cancel to stop.")
         keep = spec["default"] is not None or not spec["required"]
         while True:
-            reply = await self._ask("\n".join(lines), (*choices, *FORM_STOPS), free=not choices, keep=keep)
-            if reply.lower() in FORM_STOPS:
-                return reply.lower()
+            question = _Question((*choices, *plain(*FORM_STOPS)), free=not choices, keep=keep)
+            reply = await self._ask("\n".join(lines), question)
+            if reply in FORM_STOPS:
+                return reply
             raw: Any = spec["default"] if reply == KEEP else reply
             if spec["type"] == "boolean" and reply != KEEP:
-                raw = reply.lower() == "yes"
+                raw = reply == "yes"
             try:
                 return form_content([spec], {spec["name"]: raw})
             except UsageError as exc:
-                await self.say(str(exc))
+                await self.tell(str(exc))
 
     async def _decision(self, text: str) -> Decision:
         try:
             async with self._asking:
-                return Decision(await self._ask(text, DECISIONS))
+                return Decision(await self._ask(text, _Question(DECISIONS)))
         except NoAnswer:
-            await self.say("No answer in time: not allowed.")
+            await self.tell("No answer in time: not allowed.")
             return Decision.DENY
 
-    async def _ask(self, text: str, choices: tuple[str, ...], *, free: bool = False, keep: bool = False) -> str:
-        question = _Question(() if free else choices, keep)
-        hint = ""  # a free answer's stops are in its text; a choice's are listed (and numbered) here
-        if not free and len(choices) > 1:
-            numbers = ", ".join(str(n) for n in range(1, len(choices) + 1))
-            hint = f"Reply {', '.join(choices[:-1])} or {choices[-1]} (or {numbers})"
+    async def _ask(self, text: str, question: _Question, *, link: str = "") -> str:
+        """Put `question` to the room and wait for the asker's answer (a choice's value, or free text)."""
+        offered = question.choices if len(question.choices) <= MAX_BUTTONS else ()
+        buttons = [Button(choice.label, f"{question.id}:{index}") for index, choice in enumerate(offered, 1)]
+        if not question.free:
+            labels = [f"{index} = {choice.label}" if choice.label != choice.value else choice.label
+                      for index, choice in enumerate(question.choices, 1)]
+            text += f"\nReply {', '.join(labels[:-1])} or {labels[-1]}" + \
+                (f" (or {', '.join(str(n) for n in range(1, len(labels) + 1))})."
+                 if all(choice.label == choice.value for choice in question.choices) else ".")
         self._question = question
         try:
-            await self.say(f"{text}\n{hint}." if hint else text, choices)
+            try:
+                await self.say(text, buttons, shown_as_is=link)
+            except SendFailed as exc:
+                raise NoAnswer from exc  # a question nobody can see is not waited for
             with anyio.move_on_after(self._answer_seconds):
                 await question.answered.wait()
                 return question.answer
@@ -173,31 +211,52 @@ class RoomUI:
     def asking(self) -> bool:
         return self._question is not None
 
-    async def reply(self, sender: str, text: str) -> bool:
-        """A message while a question waits: True when it was taken as the answer (or as a try at one)."""
+    async def reply(self, sender: str, text: str, pressed: str | None = None) -> bool:
+        """A message or a press while a question may wait: True when it was taken (as the answer, as a
+        try at one, or as a press that answers nothing now); False: a message for the next turn."""
         question = self._question
+        if pressed is not None:
+            return await self._press(question, sender, pressed)
         if question is None or (self.asker is not None and sender != self.asker):
             return False
         answer = text.strip()
-        if question.choices and not (question.keep and answer == KEEP):
+        if question.keep and answer == KEEP:
+            picked: str | None = KEEP
+        elif question.free:
+            picked = answer.lower() if answer.lower() in FORM_STOPS else answer
+        else:
             picked = _pick(answer, question.choices)
-            if picked is None:
-                await self.say(f"Please reply {', '.join(question.choices)}.")
-                return True
-            answer = picked
+        if picked is None:
+            await self.tell(f"Please reply {', '.join(choice.label for choice in question.choices)}.")
+            return True
+        self._take(question, picked)
+        return True
+
+    async def _press(self, question: _Question | None, sender: str, pressed: str) -> bool:
+        asked, _, index = pressed.partition(":")
+        if question is None or asked != question.id or not index.isdigit() or \
+                not 1 <= int(index) <= len(question.choices):
+            await self.tell("That question is no longer waiting for an answer.")
+            return True
+        if self.asker is not None and sender != self.asker:
+            return True  # only the person whose message started the turn answers its questions
+        self._take(question, question.choices[int(index) - 1].value)
+        return True
+
+    def _take(self, question: _Question, answer: str) -> None:
         question.answer = answer
         question.answered.set()
         self._question = None  # taken: a second quick reply is a message of its own, not a new answer
-        return True
 
 
-def _pick(answer: str, choices: tuple[str, ...]) -> str | None:
-    """The choice a reply means: its word (any case), its number, or a start only one choice has."""
+def _pick(answer: str, choices: tuple[Choice, ...]) -> str | None:
+    """The choice a reply means: its value or label (any case), its number, or a start only one has."""
     said = answer.strip().lower()
+    for choice in choices:
+        if said in (choice.value.lower(), choice.label.lower()):
+            return choice.value
     if said.isdigit() and 1 <= int(said) <= len(choices):
-        return choices[int(said) - 1]
-    exact = [choice for choice in choices if choice.lower() == said]
-    if exact:
-        return exact[0]
-    starting = [choice for choice in choices if said and choice.lower().startswith(said)]
-    return starting[0] if len(starting) == 1 else None
+        return choices[int(said) - 1].value
+    starting = [choice for choice in choices if said and (choice.label.lower().startswith(said)
+                                                          or choice.value.lower().startswith(said))]
+    return starting[0].value if len(starting) == 1 else None

@@ -2,8 +2,8 @@
 
 The bot's token is checked first (`getMe`); updates that were waiting before the start are skipped,
 so a restart never answers old messages. A question's choices are an inline keyboard; a press
-comes back as the choice's text (or its number, for a choice too long for Telegram's 64-byte
-button data). Users are Telegram's numeric ids (names can change hands; ids cannot).
+comes back with the button's data (which question, which choice). Users are Telegram's numeric
+ids (names can change hands; ids cannot).
 `gateway.telegram.api_url` points at a self-hosted Bot API server instead of Telegram's.
 """
 
@@ -19,11 +19,11 @@ from anyio.abc import TaskStatus
 
 from hermes.config.gateway_settings import PlatformSettings
 from hermes.errors import HermesError
-from hermes.gateway.platform import Deliver, Incoming, closing
+from hermes.gateway.platform import Button, Deliver, Incoming, SendFailed, closing
 
 LOG = logging.getLogger("hermes.gateway.telegram")
 POLL_SECONDS = 30  # Telegram holds a getUpdates this long when nothing comes
-MAX_BUTTON_DATA = 64  # bytes of callback data Telegram keeps for a button
+MAX_RETRY_AFTER = 60  # seconds of flood control a message waits out once; longer: it fails
 RETRY_SECONDS = 5.0
 
 
@@ -38,7 +38,7 @@ class TelegramPlatform:
 
     async def run(self, deliver: Deliver, *, task_status: TaskStatus[None]) -> None:
         import telegram
-        from telegram.error import InvalidToken, NetworkError, TelegramError
+        from telegram.error import Conflict, InvalidToken, NetworkError, RetryAfter, TelegramError, TimedOut
 
         options: dict[str, Any] = {"base_url": self._api_url.rstrip("/") + "/bot"} if self._api_url else {}
         bot = telegram.Bot(self._token, **options)
@@ -57,10 +57,17 @@ class TelegramPlatform:
                 try:
                     updates = await bot.get_updates(offset=offset, timeout=POLL_SECONDS,
                                                     allowed_updates=["message", "callback_query"])
-                except NetworkError as exc:  # Telegram or the network is away: try again, quietly
+                except RetryAfter as exc:
+                    await anyio.sleep(float(exc.retry_after) if isinstance(exc.retry_after, (int, float))
+                                      else RETRY_SECONDS)
+                    continue
+                except (NetworkError, TimedOut) as exc:  # Telegram or the network is away: try again
                     LOG.warning("Telegram: polling failed (%s); trying again", exc.message)
                     await anyio.sleep(RETRY_SECONDS)
                     continue
+                except Conflict:
+                    raise HermesError("Telegram: another program is reading this bot's updates (a second "
+                                      "gateway, or a webhook); stop it first.") from None
                 for update in updates:
                     offset = update.update_id + 1
                     incoming = await _incoming(update)
@@ -70,25 +77,29 @@ class TelegramPlatform:
             self._bot = None
             await closing(bot.shutdown, "Telegram")
 
-    async def send(self, room: str, text: str, choices: Sequence[str] = ()) -> None:
+    async def send(self, room: str, text: str, buttons: Sequence[Button] = ()) -> None:
         from telegram import InlineKeyboardButton, InlineKeyboardMarkup
-        from telegram.error import TelegramError
+        from telegram.error import RetryAfter, TelegramError
 
         bot = self._bot
         if bot is None:
-            return
+            raise SendFailed("not connected")
         markup = None
-        if choices:
-            markup = InlineKeyboardMarkup([[InlineKeyboardButton(choice, callback_data=_button_data(choice, index))
-                                            for index, choice in enumerate(choices)]])
-        try:
-            await bot.send_message(chat_id=int(room), text=text, reply_markup=markup)
-        except TelegramError as exc:
-            LOG.warning("Telegram: a message to %s was not sent: %s", room, exc.message)
-
-
-def _button_data(choice: str, index: int) -> str:
-    return choice if len(choice.encode()) <= MAX_BUTTON_DATA else str(index + 1)
+        if buttons:  # up to three in a row, as Telegram's clients show them well
+            rows = [buttons[start:start + 3] for start in range(0, len(buttons), 3)]
+            markup = InlineKeyboardMarkup([[InlineKeyboardButton(b.label[:64], callback_data=b.data) for b in row]
+                                           for row in rows])
+        for attempt in range(2):
+            try:
+                await bot.send_message(chat_id=int(room), text=text, reply_markup=markup)
+                return
+            except RetryAfter as exc:  # flood control: Telegram says when to send again
+                wait = exc.retry_after if isinstance(exc.retry_after, (int, float)) else 5
+                if attempt or wait > MAX_RETRY_AFTER:
+                    raise SendFailed(f"Telegram asked to wait {wait} s") from None
+                await anyio.sleep(float(wait))
+            except TelegramError as exc:
+                raise SendFailed(exc.message) from None
 
 
 async def _incoming(update: Any) -> Incoming | None:
@@ -100,7 +111,8 @@ async def _incoming(update: Any) -> Incoming | None:
         with contextlib.suppress(TelegramError):
             await query.answer()  # the client stops showing the button as pressed
         chat = query.message.chat
-        return Incoming(str(chat.id), str(query.from_user.id), str(query.data), direct=chat.type == "private")
+        return Incoming(str(chat.id), str(query.from_user.id), "", direct=chat.type == "private",
+                        pressed=str(query.data))
     message = update.message
     if message is None or message.text is None or message.from_user is None or message.from_user.is_bot:
         return None

@@ -60,6 +60,9 @@ class SessionSettings:
     # Where the agent's own file and terminal tools work (a gateway room's folder); None: the
     # working directory.
     workdir: Path | None = None
+    # Start only the servers whose tools this platform gets (a gateway room: a server hidden from
+    # its platform, with its credentials, has no reason to run for it).
+    platform_only: bool = False
 
 
 @dataclass
@@ -159,6 +162,9 @@ class Lifecycle:
                                        include_disabled=self.settings.include_disabled, project=project,
                                        builtins=builtin_toolsets(config.platform_toolsets, self.platform),
                                        workdir=self.settings.workdir).servers
+        if self.settings.platform_only:
+            offered = servers_for_platform(self.desired, config.platform_toolsets, self.platform)
+            self.desired = {name: server for name, server in self.desired.items() if name in offered}
         self.plugins = plugins
         self.warnings = [w for d in self.desired.values() for w in filter_warnings(d.name, d.config.tools)]
         self.warnings += plugins.warnings
