@@ -56,7 +56,7 @@ async def test_an_approval_takes_the_word_its_number_or_an_unambiguous_start_fro
         platform, ui = room()
         verdict = Verdict(Permission.ASK, "it may change or delete things", ruled=False)
         decided = await answering(platform, ui, [(BOB, "once"), (ALICE, reply)],
-                                  lambda: ui.approve_tool(tool(), {"key": SECRET}, verdict))
+                                  lambda ui=ui, verdict=verdict: ui.approve_tool(tool(), {"key": SECRET}, verdict))
         assert decided is expected
         assert platform.sent[0].choices == ("once", "always", "deny")
         assert SECRET not in platform.sent[0].text and "[REDACTED]" in platform.sent[0].text
