@@ -138,3 +138,22 @@ async def test_a_stranger_is_given_a_pairing_code_and_let_in_by_the_owner(
         assert paired.returncode == 0 and carol.user_id in paired.stdout
         assert await stranger.reply(room, after=await stranger.say(room, "oi de novo"), containing="Carol") == \
             "Olá, Carol"
+
+
+async def test_a_rooms_history_is_not_answered_and_a_strangers_group_room_is_not_joined(
+        home: Home, synapse: Homeserver, scripted_model: Any) -> None:  # noqa: F811
+    bot, alice, mallory = synapse.account("hermes"), synapse.account("alice"), synapse.account("mallory")
+    model = scripted_model([{"content": "answering the new one"}])
+    configure(home, synapse, bot, alice, model=model_config(model))
+    async with serving(home), person(synapse, alice) as someone, person(synapse, mallory) as stranger:
+        theirs = await stranger.client.room_create(invite=[bot.user_id])  # a group room: not joined
+        made = await someone.client.room_create()
+        await someone.say(made.room_id, "an old question, before hermes was here")
+        await someone.client.room_invite(made.room_id, bot.user_id)
+        await someone.until(lambda: bot.user_id in someone._members(made.room_id))
+        mark = await someone.say(made.room_id, "a new question")
+        assert await someone.reply(made.room_id, after=mark) == "answering the new one"
+        members = await stranger.client.joined_members(theirs.room_id)
+    assert bot.user_id not in [member.user_id for member in members.members]  # its invite came first
+    prompts = [m["content"] for r in model.bodies() for m in r["messages"] if m["role"] == "user"]
+    assert prompts == ["a new question"]

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -93,7 +94,10 @@ class Chat:
         try:
             return await self.agent.turn(text, stream=stream)
         finally:
-            self.transcript.save(self.agent.conversation.messages)
+            # Written off the event loop, and also when the turn was cancelled (Ctrl-C, /stop).
+            messages = list(self.agent.conversation.messages)
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(self.transcript.save, messages)
 
     def new(self) -> None:
         """`/new`: a fresh conversation, saved to a transcript of its own."""
@@ -102,7 +106,10 @@ class Chat:
 
     def resume(self, summary: Summary) -> int:
         """Take up a saved chat (its file checked first; nothing changes if it is broken); its messages."""
-        messages = load(summary)
+        return self.restore(summary, load(summary))
+
+    def restore(self, summary: Summary, messages: list[dict[str, Any]]) -> int:
+        """Take up a saved chat whose messages were read (and checked) already."""
         self.agent.conversation.restore(messages)
         self.transcript = Transcript.resumed(self.home, summary, self.agent.conversation.messages)
         return len(self.agent.conversation.messages)
@@ -129,7 +136,7 @@ def missing_servers(session: Session) -> list[MissingServer]:
 async def open_chat(home: Home, options: ChatOptions, ui: ChatUI, *, redactor: Redactor | None = None
                     ) -> AsyncIterator[Chat]:
     """`redactor`: the caller's, when its user interface redacts what it shows as well (the dashboard)."""
-    settings = model_settings(home, options)
+    settings = await anyio.to_thread.run_sync(model_settings, home, options)
     deferred = settings.deferred_tools if options.deferred is None else options.deferred
     redactor = redactor or Redactor()
     provider = Provider(settings, redactor)
@@ -145,6 +152,7 @@ async def open_chat(home: Home, options: ChatOptions, ui: ChatUI, *, redactor: R
     handlers = ClientHandlers(sampling=broker, elicitation=ui.elicit, sampling_with_tools=True)
     settings_of_session = SessionSettings(platform=options.platform, start_wait=options.wait,
                                           workdir=options.room_folder, platform_only=options.room_folder is not None,
+                                          file_log=options.room_folder is None,
                                           project=None if options.room_folder else Path.cwd())
     session = Session(home, settings_of_session,
                       handlers=handlers, redactor=redactor)
@@ -170,7 +178,8 @@ async def open_chat(home: Home, options: ChatOptions, ui: ChatUI, *, redactor: R
         async with session, anyio.create_task_group() as tasks:
             await tasks.start(publish_control, session)
             trust = TrustStore(home, TrustKind.SKILLS)
-            skills = all_skills(session.plugins.plugins, session.host, options.folder, trust)
+            skills = await anyio.to_thread.run_sync(all_skills, session.plugins.plugins, session.host, options.folder,
+                                                    trust)
             prompt = system_prompt(catalog=session.tools.catalog() if deferred else None, skills=skills,
                                    missing=missing_servers(session))
             agent = Agent(session, provider, ui, system_prompt=prompt, settings=settings, deferred=deferred,
@@ -178,7 +187,8 @@ async def open_chat(home: Home, options: ChatOptions, ui: ChatUI, *, redactor: R
             chat = Chat(agent, session, skills, home, options.folder,
                         Transcript(home, folder=options.folder, model=settings.name))
             if options.resume is not None:
-                chat.resume(options.resume)
+                messages = await anyio.to_thread.run_sync(load, options.resume)
+                chat.restore(options.resume, messages)
             try:
                 yield chat
             finally:

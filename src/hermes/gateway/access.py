@@ -115,7 +115,7 @@ def _record(home: Home) -> dict[str, Any]:
 def _locked(home: Home) -> Iterator[dict[str, Any]]:
     """The record, read under the lock and written back when the block ends without an error."""
     private_dir(home.gateway)
-    with file_lock(record_path(home).with_suffix(".lock")):
+    with file_lock(record_path(home)):
         data = _record(home)
         yield data
         atomic_write(record_path(home), json.dumps(data, indent=1))

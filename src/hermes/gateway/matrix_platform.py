@@ -1,16 +1,18 @@
 """Matrix through matrix-nio: the bot's account on a homeserver, its rooms as conversations.
 
-It signs in with an access token (checked with `whoami`) or a password, takes the rooms it is
-invited to, and skips everything sent before it started (one sync without handlers first), so a
-restart never answers old messages again. Matrix has no buttons: a question lists its choices and
+It signs in with an access token (checked with `whoami`) or a password, takes the rooms allowed
+users invite it to (and a stranger's one-to-one chat, for a pairing code), and skips everything
+sent before it started (one sync without handlers first) or before it was invited, so a restart
+or a join never answers old messages. Matrix has no buttons: a question lists its choices and
 the person replies. nio is installed without its end-to-end encryption parts: an encrypted room's
 messages cannot be read, and the room is told so once.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
@@ -22,6 +24,9 @@ from hermes.gateway.platform import Button, Deliver, Incoming, SendFailed, closi
 
 LOG = logging.getLogger("hermes.gateway.matrix")
 SYNC_MS = 30_000  # a long poll: the homeserver answers as soon as something happens
+MAX_ROOMS = 1_000  # rooms the bot joins at most (an invite flood must not grow without bound)
+MAX_PAUSE = 60.0
+SIGNED_OUT = ("M_UNKNOWN_TOKEN", "M_MISSING_TOKEN", "M_FORBIDDEN", "M_USER_DEACTIVATED")
 SIGN_IN_SECONDS = 60.0  # nio retries a homeserver it cannot reach forever; the start must not
 MAX_TEXT = 30_000  # an event is at most 64 KiB of JSON; room for escaping and the envelope
 
@@ -30,14 +35,19 @@ class MatrixPlatform:
     name = "matrix"
     max_text = MAX_TEXT
 
-    def __init__(self, settings: PlatformSettings) -> None:
+    def __init__(self, settings: PlatformSettings, allowed: Callable[[str], bool] | None = None) -> None:
+        """`allowed(user)`: whether a user may talk to the gateway (blocking); a room they invite the bot
+        to is joined. A stranger's invite is joined only for a one-to-one chat (where they get a
+        pairing code), and only while the bot is in fewer than `MAX_ROOMS` rooms."""
         self._homeserver = settings.values["homeserver"]
         self._user = settings.values["user_id"]
         self._token = settings.values.get("access_token")
         self._password = settings.values.get("password")
         self._device_name = settings.values.get("device_name") or "hermes gateway"
+        self._allowed = allowed or (lambda user: False)
         self._client: Any = None
         self._told_encrypted: set[str] = set()
+        self._joining: set[str] = set()  # rooms joined whose join the bot has not seen in a sync yet
 
     async def run(self, deliver: Deliver, *, task_status: TaskStatus[None]) -> None:
         import nio
@@ -54,32 +64,77 @@ class MatrixPlatform:
                                   f"(is gateway.matrix.homeserver right, and is it up?).") from None
             if not isinstance(first, nio.SyncResponse):
                 raise HermesError(f"Matrix: the first sync with {self._homeserver} failed: {first.message}")
-            for room_id in first.rooms.invite:  # invites that came while the gateway was not running
-                await client.join(room_id)
             self._client = client
-
-            async def message(room: nio.MatrixRoom, event: nio.RoomMessageText) -> None:
-                if event.sender != client.user_id:
-                    await deliver(Incoming(room.room_id, event.sender, event.body, direct=room.member_count <= 2))
-
-            async def invited(room: nio.MatrixRoom, event: nio.InviteMemberEvent) -> None:
-                if event.state_key == client.user_id and event.membership == "invite":
-                    await client.join(room.room_id)
-
-            async def encrypted(room: nio.MatrixRoom, event: nio.MegolmEvent) -> None:
-                if event.sender != client.user_id and room.room_id not in self._told_encrypted:
-                    self._told_encrypted.add(room.room_id)
-                    await self.send(room.room_id, "This room is encrypted, and hermes cannot read encrypted "
-                                                  "messages: talk to me in a room without encryption.")
-
-            client.add_event_callback(message, nio.RoomMessageText)
-            client.add_event_callback(encrypted, nio.MegolmEvent)
-            client.add_event_callback(invited, nio.InviteMemberEvent)
+            await self._invites(client, first)  # invites that came while it was not running
             task_status.started()
-            await client.sync_forever(timeout=SYNC_MS, since=first.next_batch)
+            await self._sync(client, first.next_batch, deliver)
         finally:
             self._client = None
             await closing(client.close, "Matrix")
+
+    async def _invites(self, client: Any, answer: Any) -> None:
+        import nio
+
+        for room_id, invite in answer.rooms.invite.items():
+            inviter, direct = _invite_of(invite.invite_state, client.user_id)
+            if room_id in client.rooms or room_id in self._joining or inviter is None:
+                continue
+            stranger_may = direct and len(client.rooms) < MAX_ROOMS  # for a pairing code, in a one-to-one chat
+            if not stranger_may and not await anyio.to_thread.run_sync(self._allowed, inviter):
+                continue
+            if len(self._joining) >= MAX_ROOMS:
+                continue
+            self._joining.add(room_id)
+            if not isinstance(await client.join(room_id), nio.JoinResponse):
+                self._joining.discard(room_id)
+
+    async def _sync(self, client: Any, since: str, deliver: Deliver) -> None:
+        """Long-poll the homeserver for ever; a refused sign-in ends the gateway, anything else is tried
+        again after a growing pause (never a tight loop against a homeserver in trouble)."""
+        import nio
+
+        failures = 0
+        while True:
+            answer = await client.sync(timeout=SYNC_MS, since=since)
+            if isinstance(answer, nio.SyncResponse):
+                since, failures = answer.next_batch, 0
+                await self._invites(client, answer)
+                await self._messages(client, answer, deliver)
+                continue
+            if answer.status_code in SIGNED_OUT:
+                raise HermesError(f"Matrix: {self._homeserver} no longer accepts the bot's sign-in "
+                                  f"({answer.message}); renew gateway.matrix's token or password.")
+            failures += 1
+            LOG.warning("Matrix: a sync with %s failed (%s); trying again", self._homeserver, answer.message)
+            await anyio.sleep(min(MAX_PAUSE, 2.0 ** failures))
+
+    async def _messages(self, client: Any, answer: Any, deliver: Deliver) -> None:
+        """The new messages of a sync, in the homeserver's order. In a room the bot has just joined,
+        what precedes its own join in the timeline is the room's history, not a message for it."""
+        import nio
+
+        for room_id, joined in answer.rooms.join.items():
+            events = list(joined.timeline.events)
+            if room_id in self._joining:
+                start = next((index for index, event in enumerate(events) if isinstance(event, nio.RoomMemberEvent)
+                              and event.state_key == client.user_id and event.membership == "join"), None)
+                self._joining.discard(room_id)
+                if start is None:
+                    continue  # joined in an earlier batch after all: this one is history too
+                events = events[start + 1:]
+            room = client.rooms.get(room_id)
+            direct = room is not None and room.member_count <= 2
+            for event in events:
+                if getattr(event, "sender", None) == client.user_id:
+                    continue
+                if isinstance(event, nio.RoomMessageText):
+                    await deliver(Incoming(room_id, event.sender, event.body, direct=direct))
+                elif isinstance(event, nio.MegolmEvent) and room_id not in self._told_encrypted \
+                        and len(self._told_encrypted) < MAX_ROOMS:
+                    self._told_encrypted.add(room_id)
+                    with contextlib.suppress(SendFailed):
+                        await self.send(room_id, "This room is encrypted, and hermes cannot read encrypted "
+                                                 "messages: talk to me in a room without encryption.")
 
     async def _sign_in(self, client: Any) -> None:
         import nio
@@ -111,3 +166,12 @@ class MatrixPlatform:
                                                                 "m.mentions": {}})
         if not isinstance(sent, nio.RoomSendResponse):
             raise SendFailed(sent.message)
+
+
+def _invite_of(state: list[Any], user_id: str) -> tuple[str | None, bool]:
+    """Who invited `user_id` and whether as a one-to-one chat, from an invite's stripped state."""
+    for event in state:
+        if getattr(event, "state_key", None) == user_id and getattr(event, "membership", None) == "invite":
+            content = getattr(event, "content", None) or {}
+            return getattr(event, "sender", None), bool(content.get("is_direct"))
+    return None, False

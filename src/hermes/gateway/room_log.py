@@ -24,7 +24,7 @@ class RoomLog:
         """Blocking: call it off the event loop. A failure to write loses only the resume, never the turn."""
         try:
             private_dir(self._path.parent)
-            with file_lock(self._path.with_suffix(".lock")):
+            with file_lock(self._path):
                 data = read_json_object(self._path, MAX_BYTES, follow_symlinks=False) or {}
                 if data.get(_key(room)) == transcript_id:
                     return

@@ -76,13 +76,15 @@ class Room:
 
 
 class Rooms:
-    def __init__(self, home: Home, settings: GatewaySettings, access: Access, tasks: TaskGroup, *,
-                 secrets: list[str]) -> None:
+    def __init__(self, home: Home, settings: GatewaySettings, access: Access, tasks: TaskGroup,
+                 redactor: Redactor) -> None:
+        """`redactor`: shared by every room (the secrets of one config: hiding them everywhere leaks
+        nothing from one room to another, and the gateway's one log uses it)."""
         self._home = home
         self._settings = settings
         self._access = access
         self._tasks = tasks
-        self._secrets = secrets
+        self._redactor = redactor
         self._rooms: dict[Key, Room] = {}
         self._closing: dict[Key, Room] = {}
         self._log = RoomLog(home)
@@ -144,12 +146,11 @@ class Rooms:
             except SendFailed as exc:
                 LOG.warning("%s: a message was not sent: %s", platform.name, exc)
             return None
-        redactor = Redactor(self._secrets)
-        ui = RoomUI(platform, room_id, redactor, answer_seconds=self._settings.answer_minutes * 60.0)
+        ui = RoomUI(platform, room_id, self._redactor, answer_seconds=self._settings.answer_minutes * 60.0)
         inbox, outbox = anyio.create_memory_object_stream[Incoming](WAITING)
         room = Room(platform, room_id, ui, inbox, outbox)
         self._rooms[room.key] = room
-        self._tasks.start_soon(self._serve, room, redactor)
+        self._tasks.start_soon(self._serve, room)
         return room
 
     def _make_room(self) -> bool:
@@ -169,12 +170,12 @@ class Rooms:
             self._closing[room.key] = room
         room.inbox.close()
 
-    async def _serve(self, room: Room, redactor: Redactor) -> None:
+    async def _serve(self, room: Room) -> None:
         try:
             before = self._closing.get(room.key)
             if before is not None and before is not room:
                 await before.gone.wait()  # the same folder and transcript: one chat at a time
-            await self._chat(room, redactor)
+            await self._chat(room)
         except Exception:  # a room's failure is that room's: logged and said there, never the gateway's
             LOG.exception("%s room %s failed", room.platform.name, room.id)
             await room.ui.tell("Something went wrong in this conversation; it starts again with your next "
@@ -197,7 +198,7 @@ class Rooms:
             except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
                 return found
 
-    async def _chat(self, room: Room, redactor: Redactor) -> None:
+    async def _chat(self, room: Room) -> None:
         base = Path(self._settings.workdir).expanduser() if self._settings.workdir else None
         folder = await anyio.to_thread.run_sync(private_dir, room_folder(self._home, room.platform.name, room.id,
                                                                          base))
@@ -207,7 +208,7 @@ class Rooms:
                                f"starts.")
         options = ChatOptions(platform=room.platform.name, folder=folder, room_folder=folder, resume=resume)
         try:
-            async with open_chat(self._home, options, room.ui, redactor=redactor) as chat:
+            async with open_chat(self._home, options, room.ui, redactor=self._redactor) as chat:
                 await self._conversation(room, chat)
         except HermesError as exc:
             await room.ui.tell(f"hermes cannot answer here: {exc}")

@@ -8,6 +8,7 @@ loses its connection later reconnects on its own (each platform's library retrie
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from functools import partial
 
@@ -19,12 +20,19 @@ from hermes.config.gateway_settings import PlatformSettings
 from hermes.config.model import HermesConfig
 from hermes.config.store import ConfigStore
 from hermes.errors import HermesError, leaf
+from hermes.files import private_dir
 from hermes.gateway.access import Access
 from hermes.gateway.platform import Platform
 from hermes.gateway.rooms import Rooms
-from hermes.gateway.service import clear_state, write_state
+from hermes.gateway.service import clear_state, one_gateway, write_state
 from hermes.home import Home
+from hermes.security.redact import Redactor
+from hermes.security.redacted_log import redacted_file_logging
 
+# The platforms' libraries log to hermes.log (redacted) from their warnings up: a URL in an
+# error can carry a bot's token.
+LIBRARY_LOGGERS = {name: logging.WARNING for name in ("nio", "telegram", "httpx", "discord", "aiohttp",
+                                                      "aioimaplib", "aiosmtplib")}
 NO_PLATFORM = """No messaging platform is configured: add one under gateway: in {path}, for example
 
 gateway:
@@ -35,7 +43,7 @@ gateway:
     allowed_users: ["@you:example.org"]"""
 
 
-def configured_platforms(home: Home) -> tuple[list[Platform], list[str]]:
+def configured_platforms(home: Home, access: Access) -> tuple[list[Platform], list[str]]:
     """The platforms of config.yaml's `gateway:` with their secrets filled in, and those secrets."""
     store = ConfigStore(home)
     config = store.load()
@@ -45,18 +53,18 @@ def configured_platforms(home: Home) -> tuple[list[Platform], list[str]]:
     for name, written in config.gateway.platforms.items():
         settings, hidden = written.resolved(variables, home.config)
         secrets += hidden
-        platforms.append(platform_for(name, settings))
+        platforms.append(platform_for(name, settings, access))
     if not platforms:
         raise HermesError(NO_PLATFORM.format(path=home.config))
     return platforms, secrets
 
 
-def platform_for(name: str, settings: PlatformSettings) -> Platform:
+def platform_for(name: str, settings: PlatformSettings, access: Access) -> Platform:
     """The platform's adapter (its library imported only now: a gateway on Matrix never loads Discord's)."""
     if name == "matrix":
         from hermes.gateway.matrix_platform import MatrixPlatform
 
-        return MatrixPlatform(settings)
+        return MatrixPlatform(settings, lambda user: access.allowed(name, user))
     if name == "email":
         from hermes.gateway.email_platform import EmailPlatform
 
@@ -73,26 +81,37 @@ def platform_for(name: str, settings: PlatformSettings) -> Platform:
 async def run_gateway(home: Home, platforms: Sequence[Platform] | None = None, secrets: Sequence[str] = (), *,
                       task_status: TaskStatus[Rooms] = anyio.TASK_STATUS_IGNORED) -> None:
     """Serve until cancelled; `platforms`: these instead of config.yaml's (with their `secrets`)."""
-    def prepare() -> tuple[HermesConfig, list[Platform], list[str]]:
+    def prepare() -> tuple[HermesConfig, Access, list[Platform], list[str]]:
         model_settings(home, ChatOptions())  # no model: the one sentence that says what to add, before anything
+        home.ensure()
+        private_dir(home.logs)
+        config = ConfigStore(home).load()
+        access = Access(home, {name: settings.allowed_users for name, settings in config.gateway.platforms.items()})
         if platforms is not None:
-            return ConfigStore(home).load(), list(platforms), list(secrets)
-        chosen, found = configured_platforms(home)
-        return ConfigStore(home).load(), chosen, [*secrets, *found]
+            return config, access, list(platforms), list(secrets)
+        chosen, found = configured_platforms(home, access)
+        return config, access, chosen, [*secrets, *found]
 
-    config, chosen, secrets = await anyio.to_thread.run_sync(prepare)
-    access = Access(home, {name: settings.allowed_users for name, settings in config.gateway.platforms.items()})
+    config, access, chosen, secrets = await anyio.to_thread.run_sync(prepare)
+    with one_gateway(home):
+        await _serve(home, config, access, chosen, secrets, task_status)
+
+
+async def _serve(home: Home, config: HermesConfig, access: Access, chosen: list[Platform], secrets: Sequence[str],
+                 task_status: TaskStatus[Rooms]) -> None:
+    redactor = Redactor(secrets)  # one for every room: they hide the same config's secrets
     try:
-        async with anyio.create_task_group() as tasks:
-            rooms = Rooms(home, config.gateway, access, tasks, secrets=list(secrets))
-            for platform in chosen:
-                await tasks.start(partial(platform.run, partial(rooms.deliver, platform)))
-            write_state(home, [platform.name for platform in chosen])
-            try:
-                task_status.started(rooms)
-                await anyio.sleep_forever()
-            finally:
-                clear_state(home)
+        with redacted_file_logging(home.logs / "hermes.log", redactor, LIBRARY_LOGGERS):
+            async with anyio.create_task_group() as tasks:
+                rooms = Rooms(home, config.gateway, access, tasks, redactor)
+                for platform in chosen:
+                    await tasks.start(partial(platform.run, partial(rooms.deliver, platform)))
+                write_state(home, [platform.name for platform in chosen])
+                try:
+                    task_status.started(rooms)
+                    await anyio.sleep_forever()
+                finally:
+                    clear_state(home)
     except BaseExceptionGroup as group:
         # A platform that cannot sign in ends the start in its own sentence, not in a task group's.
         cause = leaf(group)

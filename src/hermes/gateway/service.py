@@ -15,11 +15,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from hermes.errors import HermesError
-from hermes.files import atomic_write, private_dir, read_json_object, read_tail
+from hermes.files import atomic_write, file_lock, private_dir, read_json_object, read_tail
 from hermes.home import Home
 
 START_SECONDS = 120.0  # servers and a homeserver sign-in can take a while on a slow machine
@@ -42,9 +44,32 @@ def log_path(home: Home) -> Path:
     return home.logs / "gateway.log"
 
 
-def write_state(home: Home, platforms: list[str]) -> None:
+@contextmanager
+def one_gateway(home: Home) -> Iterator[None]:
+    """Held while a gateway serves: a second one for the same HERMES_HOME would answer every message
+    (and run every tool) twice, or fight the first over a bot's updates."""
+    from filelock import Timeout
+
     private_dir(home.gateway)
-    atomic_write(state_path(home), json.dumps({"pid": os.getpid(), "started": time.time(), "platforms": platforms}))
+    lock = file_lock(home.gateway / "gateway", timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        found = running(home)
+        raise HermesError("A gateway is already running for this HERMES_HOME" +
+                          (f" (pid {found.pid})" if found else "") + "; `hermes gateway stop` stops it.") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def write_state(home: Home, platforms: list[str]) -> None:
+    import psutil
+
+    private_dir(home.gateway)
+    atomic_write(state_path(home), json.dumps({"pid": os.getpid(), "created": psutil.Process().create_time(),
+                                               "started": time.time(), "platforms": platforms}))
 
 
 def clear_state(home: Home) -> None:
@@ -62,13 +87,16 @@ def running(home: Home) -> Running | None:
 
     data = read_json_object(state_path(home), 4096, follow_symlinks=False) or {}
     pid, started, platforms = data.get("pid"), data.get("started"), data.get("platforms")
-    if not isinstance(pid, int) or not isinstance(started, (int, float)) or not isinstance(platforms, list):
+    created = data.get("created")
+    if not isinstance(pid, int) or not isinstance(started, (int, float)) or not isinstance(platforms, list) \
+            or not isinstance(created, (int, float)):
         return None
     try:
-        command = psutil.Process(pid).cmdline()
+        process = psutil.Process(pid)
+        # The same pid and the same start time: this process, not one that took its number later.
+        if abs(process.create_time() - created) > 0.01 or "gateway" not in process.cmdline():
+            return None
     except (psutil.Error, OSError):
-        return None
-    if "gateway" not in command:
         return None
     return Running(pid, float(started), tuple(str(p) for p in platforms))
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from hermes.debugging import debugging
@@ -37,7 +37,8 @@ class _RedactingFilter(logging.Filter):
 
 
 @contextlib.contextmanager
-def redacted_file_logging(path: Path, redactor: Redactor) -> Iterator[None]:
+def redacted_file_logging(path: Path, redactor: Redactor, extra: Mapping[str, int] | None = None) -> Iterator[None]:
+    """`extra`: more libraries' loggers to take in, with the level each is kept from."""
     open_private_append(path).close()  # created 0600 before the handler appends to it
     handler = logging.FileHandler(path, encoding="utf-8", delay=True)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -51,13 +52,14 @@ def redacted_file_logging(path: Path, redactor: Redactor) -> Iterator[None]:
         shown.addFilter(_RedactingFilter(redactor))
         shown.setLevel(logging.DEBUG)
         handlers.append(shown)
-    loggers = [logging.getLogger(name) for name in _LOGGERS]
+    levels = {**_LEVELS, **(extra or {})}
+    loggers = [logging.getLogger(name) for name in (*_LOGGERS, *(extra or {}))]
     saved = [(lg.propagate, lg.level) for lg in loggers]
     for logger in loggers:
         for added in handlers:
             logger.addHandler(added)
         logger.propagate = False
-        wanted = logging.DEBUG if debug else _LEVELS.get(logger.name, logging.INFO)
+        wanted = logging.DEBUG if debug else levels.get(logger.name, logging.INFO)
         if logger.level == logging.NOTSET or logger.level > wanted:
             logger.setLevel(wanted)
     try:

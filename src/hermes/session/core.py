@@ -103,12 +103,17 @@ class Session:
     # -- lifecycle -------------------------------------------------------------------------------
 
     async def __aenter__(self) -> Session:
-        config = self.store.load()
-        variables = self.store.variables(self._environ)  # a broken .env fails here, whole
-        self.home.ensure()
-        self.lifecycle.apply(config, variables)  # a config error is raised as itself, before any task runs
+        def read() -> None:
+            """The files that decide the servers, read off the event loop (a gateway's other rooms go on)."""
+            config = self.store.load()
+            variables = self.store.variables(self._environ)  # a broken .env fails here, whole
+            self.home.ensure()
+            self.lifecycle.apply(config, variables)  # a config error is raised as itself, before any task runs
+
+        await anyio.to_thread.run_sync(read)
         async with AsyncExitStack() as stack:
-            stack.enter_context(redacted_file_logging(self.home.logs / "hermes.log", self.redactor))
+            if self.settings.file_log:
+                stack.enter_context(redacted_file_logging(self.home.logs / "hermes.log", self.redactor))
             tasks = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(tasks.cancel_scope.cancel)  # the background work, once the servers have stopped
             stack.push_async_callback(self._stop_all)

@@ -63,6 +63,9 @@ class SessionSettings:
     # Start only the servers whose tools this platform gets (a gateway room: a server hidden from
     # its platform, with its credentials, has no reason to run for it).
     platform_only: bool = False
+    # Libraries' log lines go to HERMES_HOME/logs/hermes.log through this session's redactor; False
+    # where the owner of many sessions (the gateway) keeps that log once for all of them.
+    file_log: bool = True
 
 
 @dataclass
