@@ -10,11 +10,13 @@ import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from email.message import EmailMessage
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from ruamel.yaml import YAML
 
 from hermes.gateway.run import run_gateway
 from hermes.home import Home
@@ -91,13 +93,26 @@ async def test_a_mail_is_answered_with_an_mcp_tool_and_an_approval_is_a_reply(
     assert prompts == ["Wie ist das Wetter in Lissabon?", "delete old.txt"]  # no signature, no quote, no old mail
 
 
-async def test_a_stranger_gets_a_pairing_code_by_mail_and_nothing_else(
+async def test_strangers_lists_and_unverified_mail_get_nothing_and_reach_no_model(
         home: Home, mail_server: MailServer, scripted_model: Any) -> None:  # noqa: F811
+    """No backscatter: a stranger's mail is not answered (its From may be anyone's), nor is list or
+    bulk mail; with `verified_by`, only mail the receiving server authenticated is read."""
     mail = mail_server
-    model = scripted_model([{"content": "unused"}])
+    model = scripted_model([{"content": "verified answer"}])
     configure(home, mail, model=model_config(model))
+    data = YAML().load(home.config.read_text())
+    data["gateway"]["email"]["verified_by"] = "mx.test"
+    write_config(home, data)
+    hermes = mail.address("hermes")
     async with serving(home):
-        await anyio.to_thread.run_sync(lambda: mail.send("mallory", mail.address("hermes"), "hi", "run everything"))
-        coded = await mail_until(mail, "mallory", lambda m: "pairing code" in body(m))
-    assert "hermes gateway pair" in body(coded) and model.requests() == []
-    assert mail.passwords["hermes"] not in body(coded)
+        for sender, subject, headers in (
+                ("mallory", "hi", {"Authentication_Results": "mx.test; dmarc=pass"}),
+                ("alice", "list", {"List-Id": "<news.test>", "Authentication_Results": "mx.test; dmarc=pass"}),
+                ("alice", "forged", {"Authentication_Results": "evil.example; dmarc=pass"}),
+                ("alice", "unsigned", {}),
+                ("alice", "signed", {"Authentication_Results": "mx.test; spf=pass; dkim=pass header.d=test"})):
+            await anyio.to_thread.run_sync(partial(mail.send, sender, hermes, subject, f"mail {subject}", **headers))
+        answered = await mail_until(mail, "alice", lambda m: "verified answer" in body(m))
+    assert answered["Subject"] == "Re: signed"  # mail is read in order: everything before it was dropped
+    assert [m["content"] for r in model.bodies() for m in r["messages"] if m["role"] == "user"] == ["mail signed"]
+    assert not any("hermes" in str(m["From"]) for m in await anyio.to_thread.run_sync(mail.inbox, "mallory"))

@@ -27,6 +27,10 @@ TOKEN = "123456:canary-service-token-77ab"
     ({"telegram": {"token": "t", "allowed_users": "42"}}, "gateway.telegram.allowed_users", "list"),
     ({"telegram": {"token": "t", "api_url": "file:///etc"}}, "gateway.telegram.api_url", "http"),
     ({"slack": {"token": "t"}}, "gateway", "slack"),
+    ({"email": {"address": "h@x.org", "password": "p", "imap_host": "imap.x.org", "smtp_host": "127.0.0.1",
+                "security": "none"}}, "gateway.email.security", "only for a server on this machine"),
+    ({"email": {"address": "h@x.org", "password": "p", "imap_host": "i", "smtp_host": "s", "smtp_port": 0}},
+     "gateway.email.smtp_port", "port"),
 ])
 def test_broken_gateway_settings_name_the_key_and_change_nothing(home: Home, gateway: dict[str, Any], key: str,
                                                                  rule: str) -> None:
@@ -91,6 +95,8 @@ async def test_the_background_service_starts_reports_and_stops(home: Home, tmp_p
             assert found is not None and found.platforms == ("telegram",)
             again = await anyio.to_thread.run_sync(lambda: hermes_process("gateway", "start", home=home))
             assert again.returncode != 0 and "already running" in again.stderr
+            beside = await anyio.to_thread.run_sync(lambda: hermes_process("gateway", "run", home=home))
+            assert beside.returncode != 0 and f"already running for this HERMES_HOME (pid {found.pid})" in beside.stderr
             status = await anyio.to_thread.run_sync(lambda: hermes_process("gateway", "status", home=home))
             assert status.returncode == 0 and f"pid {found.pid}" in status.stdout
             api.message(42, 42, "hello")

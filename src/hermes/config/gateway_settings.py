@@ -22,7 +22,8 @@ gateway:
     password: ${HERMES_MAIL_PASSWORD}
     imap_host: imap.example.org           # imap_port, smtp_port: by security's defaults
     smtp_host: smtp.example.org
-    security: tls                         # tls | starttls | none (a server on this machine only)
+    security: tls                         # tls | starttls (SMTP 587, IMAP 993) | none (this machine only)
+    verified_by: mx.example.org           # read only mail that passed DMARC/DKIM there (Authentication-Results)
     allowed_users: ["you@example.org"]
 ```
 
@@ -61,10 +62,13 @@ PLATFORM_KEYS: Mapping[str, PlatformKeys] = {
     "discord": PlatformKeys(required=("token",)),
     # security: tls (IMAPS 993, SMTPS 465), starttls (SMTP 587; IMAP must then be tls), or none
     # (plain text: for a server on this machine only).
+    # verified_by: the authserv-id of the receiving server; with it, only mail whose DMARC (or DKIM
+    # for the From domain) passed there is read.
     "email": PlatformKeys(required=("address", "password", "imap_host", "smtp_host"),
-                          optional=("username", "imap_port", "smtp_port", "security"),
+                          optional=("username", "imap_port", "smtp_port", "security", "verified_by"),
                           ports=("imap_port", "smtp_port"), choices={"security": ("tls", "starttls", "none")}),
 }
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 SECRET_KEYS = frozenset({"token", "access_token", "password"})
 COMMON_KEYS = ("allowed_users",)
 
@@ -95,6 +99,11 @@ class PlatformSettings:
         given = [key for key in keys.one_of if values.get(key)]
         if keys.one_of and len(given) != 1:
             raise Invalid(loc, f"needs exactly one of {' or '.join(keys.one_of)}")
+        if platform == "email" and values.get("security") == "none":
+            for key in ("imap_host", "smtp_host"):
+                if values[key] not in LOOPBACK_HOSTS:
+                    raise Invalid((*loc, "security"), f"none sends the password as plain text, so it is only for "
+                                                      f"a server on this machine ({key} is {values[key]})")
         nobody: tuple[str, ...] = ()
         users = optional(data, "allowed_users", loc, texts, nobody)
         if platform == "email":  # addresses are compared as the mail server does: without case

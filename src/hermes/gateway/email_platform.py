@@ -4,11 +4,15 @@ Each correspondent is one conversation: a room is the sender's address, and the 
 as a reply to their last message (`Re:` subject, `In-Reply-To`). Mail that was in the inbox before
 the start is left alone; new mail arrives by IMAP IDLE (a poll where the server has no IDLE).
 Only the plain-text part is read, without the quoted history below a reply or a signature; a
-message over `MAX_EMAIL_BYTES` is answered with a sentence, not read. Email has no buttons: a
-question lists its choices and the person replies.
+message over `MAX_EMAIL_BYTES` is not read (and logged). Email has no buttons: a question lists
+its choices and the person replies.
 
-A From address can be forged by anyone who can reach the mail server; the allowlist is only as
-strong as the receiving server's checks (SPF, DKIM, DMARC). This is said in the README.
+Mail is never a one-to-one chat for pairing: a stranger's mail gets no answer at all, since a
+From address is whatever the sender wrote, and answering it would send mail to whoever spam names
+(backscatter). Bulk, list and automatic mail start no conversation. A From address can be forged
+by anyone who can reach the mail server: with `verified_by` set to the authserv-id of the
+receiving server, only mail whose `Authentication-Results` from that server show DMARC (or DKIM for
+the From domain) passing is read.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import email.policy
 import logging
 import re
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from email.message import EmailMessage
@@ -42,6 +47,10 @@ _SIZE = re.compile(rb"RFC822\.SIZE (\d+)")
 _QUOTE_INTRO = re.compile(r"^(On .*wrote:|Am .*schrieb .*:|Em .*escreveu:|.*写道：?)\s*$")
 
 
+MAX_THREADS = 1_000  # correspondents whose last subject is kept for the replies
+_FAILURES: tuple[type[BaseException], ...] = (OSError, TimeoutError, HermesError)
+
+
 @dataclass
 class _Thread:
     subject: str
@@ -59,24 +68,30 @@ class EmailPlatform:
         self._password = values["password"]
         self._imap_host, self._smtp_host = values["imap_host"], values["smtp_host"]
         self._security = values.get("security") or "tls"
-        self._imap_port = int(values.get("imap_port") or (993 if self._security == "tls" else 143))
-        self._smtp_port = int(values.get("smtp_port") or (465 if self._security == "tls" else 587))
-        self._threads: dict[str, _Thread] = {}
+        # starttls is SMTP's (port 587); IMAP is then over TLS from the start (993), as providers offer it.
+        self._imap_port = int(values.get("imap_port") or (143 if self._security == "none" else 993))
+        self._smtp_port = int(values.get("smtp_port") or {"tls": 465, "starttls": 587}.get(self._security, 25))
+        self._verified_by = (values.get("verified_by") or "").lower()
+        self._threads: OrderedDict[str, _Thread] = OrderedDict()
         self._next_uid = 0
 
     async def run(self, deliver: Deliver, *, task_status: TaskStatus[None]) -> None:
+        import aioimaplib
+
+        failures = (*_FAILURES, aioimaplib.AioImapException)
         imap = await self._connect(first=True)
         task_status.started()
         try:
             while True:
                 try:
                     await self._serve(imap, deliver)
-                except (OSError, TimeoutError, HermesError) as exc:  # the server went away: connect again
+                except failures as exc:  # the server went away: connect again
                     LOG.warning("email: the IMAP connection failed (%s); connecting again", exc)
+                await closing(imap.logout, "email")
                 await anyio.sleep(RETRY_SECONDS)
                 try:
                     imap = await self._connect(first=False)
-                except (OSError, TimeoutError, HermesError) as exc:
+                except failures as exc:
                     LOG.warning("email: connecting to %s failed (%s)", self._imap_host, exc)
         finally:
             await closing(imap.logout, "email")
@@ -87,14 +102,12 @@ class EmailPlatform:
         import aioimaplib
 
         where = f"email: signing in to {self._imap_host}:{self._imap_port} as {self._username}"
-        context = ssl.create_default_context() if self._security == "tls" else None
+        context = None if self._security == "none" else ssl.create_default_context()
         try:
             with anyio.fail_after(SIGN_IN_SECONDS):
                 imap = aioimaplib.IMAP4_SSL(self._imap_host, self._imap_port, ssl_context=context) if context \
                     else aioimaplib.IMAP4(self._imap_host, self._imap_port)
                 await imap.wait_hello_from_server()
-                if self._security == "starttls":
-                    raise HermesError(f"{where}: STARTTLS for IMAP is not supported; use security: tls (port 993)")
                 answer = await imap.login(self._username, self._password)
                 if answer.result != "OK":
                     raise HermesError(f"{where} failed: the server refused the user name or password.")
@@ -147,6 +160,9 @@ class EmailPlatform:
         if int(size.group(1)) <= MAX_EMAIL_BYTES:
             fetched = await imap.uid("fetch", str(uid), "(BODY.PEEK[])")
             raw = next((bytes(line) for line in fetched.lines if isinstance(line, bytearray)), None)
+        else:
+            LOG.warning("email: message %s (%s bytes) is over %s bytes and was not read", uid, size.group(1),
+                        MAX_EMAIL_BYTES)
         await imap.uid("store", str(uid), "+FLAGS", "(\\Seen)")
         if raw is None:
             return None
@@ -155,13 +171,20 @@ class EmailPlatform:
     def _incoming(self, raw: bytes) -> Incoming | None:
         message = BytesParser(policy=email.policy.default).parsebytes(raw)
         sender = parseaddr(str(message.get("From", "")))[1].strip().lower()
-        if not sender or sender == self._address.lower() or message.get("Auto-Submitted", "no") != "no":
-            return None  # its own mail, and automatic replies (vacation notices) start no conversation
+        if not sender or sender == self._address.lower() or automatic(message):
+            return None  # its own mail, and bulk, list or automatic mail start no conversation
+        if self._verified_by and not verified(message, self._verified_by, sender):
+            LOG.warning("email: mail from %s without a passing DMARC or DKIM check by %s was not read", sender,
+                        self._verified_by)
+            return None
         subject = str(message.get("Subject", "")).strip()
         self._threads[sender] = _Thread(subject, message.get("Message-ID"))
+        self._threads.move_to_end(sender)
+        while len(self._threads) > MAX_THREADS:
+            self._threads.popitem(last=False)
         body = message.get_body(preferencelist=("plain",))
         text = body.get_content() if body is not None else ""
-        return Incoming(sender, sender, written_part(str(text))[:MAX_BODY] or subject, direct=True)
+        return Incoming(sender, sender, written_part(str(text))[:MAX_BODY] or subject)
 
     async def send(self, room: str, text: str, buttons: Sequence[Button] = ()) -> None:
         """Email has no buttons: the question's text lists its choices."""
@@ -195,3 +218,27 @@ def written_part(text: str) -> str:
     while kept and (not kept[-1].strip() or _QUOTE_INTRO.match(kept[-1].strip())):
         kept.pop()
     return "\n".join(kept).strip()
+
+
+def automatic(message: Any) -> bool:
+    """Mail no person wrote to the bot: automatic replies, bounces, lists and bulk mail (RFC 3834)."""
+    return (str(message.get("Auto-Submitted", "no")).strip().lower() != "no"
+            or str(message.get("Precedence", "")).strip().lower() in ("bulk", "list", "junk")
+            or message.get("List-Id") is not None
+            or str(message.get("Return-Path", "")).strip() == "<>")
+
+
+def verified(message: Any, authserv_id: str, sender: str) -> bool:
+    """Whether the receiving server `authserv_id` found the From domain's mail authentic (RFC 8601):
+    DMARC passed, or a DKIM signature of the From domain did."""
+    domain = sender.rpartition("@")[2]
+    for header in message.get_all("Authentication-Results") or []:
+        server, _, results = str(header).partition(";")
+        if server.strip().split()[0:1] != [authserv_id]:
+            continue  # another server's word (or the sender's own): not trusted
+        for result in (part.strip().lower() for part in results.split(";")):
+            if result.startswith("dmarc=pass"):
+                return True
+            if result.startswith("dkim=pass") and f"header.d={domain}" in result.split():
+                return True
+    return False
