@@ -23,9 +23,10 @@ from hermes.home import Home
 from platforms.conftest import Account, Homeserver, person
 from tests.agent.conftest import model_config, scripted_model  # noqa: F401  (the agent tests' fixture)
 from tests.blender import StandIn, plugin_repo
-from tests.support import fast_entry, hermes, write_config
+from tests.support import fast_entry, hermes, needs_sandbox, write_config
 
-pytestmark = pytest.mark.anyio
+# The rooms' file and terminal tools run only in the sandbox: without it the gateway does not start.
+pytestmark = [pytest.mark.anyio, needs_sandbox]
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from hermes.gateway.service import log_path, running
 from hermes.home import Home
 from tests.agent.conftest import model_config, scripted_model  # noqa: F401  (the agent tests' fixture)
 from tests.gateway.bot_api import bot_api
-from tests.support import fast_entry, hermes, hermes_process, write_config
+from tests.support import fast_entry, hermes, hermes_process, needs_sandbox, write_config
 
 TOKEN = "123456:canary-service-token-77ab"
 
@@ -78,6 +78,7 @@ def test_a_damaged_access_record_lets_in_only_configs_users(home: Home) -> None:
 
 
 @pytest.mark.anyio
+@needs_sandbox
 async def test_the_background_service_starts_reports_and_stops(home: Home, tmp_path: Path,
                                                                scripted_model: Any) -> None:  # noqa: F811
     model = scripted_model([{"content": "from the service"}])
@@ -108,3 +109,12 @@ async def test_the_background_service_starts_reports_and_stops(home: Home, tmp_p
         status = await anyio.to_thread.run_sync(lambda: hermes_process("gateway", "status", home=home))
         assert status.returncode == 1 and "not running" in status.stdout
     assert TOKEN not in log_path(home).read_text()
+
+
+def test_without_the_sandbox_the_rooms_file_and_terminal_tools_keep_the_gateway_from_starting(home: Home) -> None:
+    gateway = {"telegram": {"token": "t", "api_url": "http://127.0.0.1:9"}}
+    write_config(home, {"model": {"base_url": "http://127.0.0.1:9/v1", "name": "m"}, "mcp": {"sandbox": "off"},
+                        "gateway": gateway})
+    ran = hermes("gateway", "run", home=home)
+    assert ran.returncode != 0 and "gives telegram the file and terminal tools" in ran.stderr
+    assert "mcp.sandbox is off" in ran.stderr and "`telegram: [mcp-github]`" in ran.stderr

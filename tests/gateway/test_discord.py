@@ -22,9 +22,10 @@ from hermes.gateway.run import run_gateway
 from hermes.home import Home
 from tests.agent.conftest import model_config, scripted_model  # noqa: F401  (the agent tests' fixture)
 from tests.gateway.discord_api import DiscordApi, discord_api
-from tests.support import fast_entry, write_config
+from tests.support import fast_entry, needs_sandbox, write_config
 
-pytestmark = pytest.mark.anyio
+# The rooms' file and terminal tools run only in the sandbox: without it the gateway does not start.
+pytestmark = [pytest.mark.anyio, needs_sandbox]
 TOKEN = "canary-discord-token-MTIzNDU2"
 ALICE, STRANGER = 42, 77
 

@@ -14,9 +14,10 @@ from hermes.gateway.rooms import room_folder
 from hermes.home import Home
 from tests.agent.conftest import model_config, scripted_model  # noqa: F401  (the agent tests' fixture)
 from tests.gateway.conftest import answer, gateway, said
-from tests.support import fast_entry, stdio_entry, write_config
+from tests.support import fast_entry, needs_sandbox, stdio_entry, write_config
 
-pytestmark = pytest.mark.anyio
+# The rooms' file and terminal tools run only in the sandbox: without it the gateway does not start.
+pytestmark = [pytest.mark.anyio, needs_sandbox]
 
 ALICE, BOB, MALLORY = "@alice:test", "@bob:test", "@mallory:test"
 

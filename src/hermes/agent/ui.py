@@ -44,7 +44,8 @@ class ChatUI(Protocol):
     async def tool_started(self, call_id: str, name: str, arguments: dict[str, Any] | None) -> None: ...
 
     async def tool_finished(self, call_id: str, name: str, status: RunStatus, seconds: float, summary: str) -> None:
-        """`summary` is one line of what the model got."""
+        """`summary`: one line of what the model got, or, for a tool whose server or app is missing, its
+        sentence and what to do."""
 
     def progress(self, call_id: str, name: str) -> Progress | None:
         """Where a running tool's progress goes, if anywhere."""

@@ -28,6 +28,7 @@ from hermes.gateway.service import clear_state, one_gateway, write_state
 from hermes.home import Home
 from hermes.security.redact import Redactor
 from hermes.security.redacted_log import redacted_file_logging
+from hermes.tools.toolsets import builtin_toolsets
 
 # The platforms' libraries log to hermes.log (redacted) from their warnings up: a URL in an
 # error can carry a bot's token.
@@ -59,6 +60,30 @@ def configured_platforms(home: Home, access: Access) -> tuple[list[Platform], li
     return platforms, secrets
 
 
+def sandbox_problem(config: HermesConfig, platforms: list[str]) -> str | None:
+    """Why the rooms' file and terminal tools could not be confined here (None: they can, or no platform
+    has them). Outside the sandbox one room's tools would reach every other room's folder and the
+    owner's files, so the gateway does not start that way."""
+    from hermes.config.sandbox import SandboxMode, SandboxSettings
+    from hermes.mcp.sandbox_support import sandboxed, support
+
+    needing = [name for name in platforms if builtin_toolsets(config.platform_toolsets, name)]
+    if not needing:
+        return None
+    if config.mcp.sandbox is SandboxMode.OFF:
+        why = "mcp.sandbox is off in config.yaml"
+    elif not sandboxed(config.mcp.sandbox, SandboxSettings()):
+        why = "there is no sandbox on this system"
+    elif not (found := support()).available:
+        why = found.problem
+    else:
+        return None
+    return (f"The gateway gives {', '.join(needing)} the file and terminal tools, which there run only in the "
+            f"sandbox (each room reaches its own folder and nothing else), but {why}. Install bubblewrap, or "
+            f"leave those tools out: list the platform's toolsets under platform_toolsets without "
+            f"hermes-gateway, file and terminal (e.g. `{needing[0]}: [mcp-github]`).")
+
+
 def platform_for(name: str, settings: PlatformSettings, access: Access) -> Platform:
     """The platform's adapter (its library imported only now: a gateway on Matrix never loads Discord's)."""
     if name == "matrix":
@@ -88,8 +113,12 @@ async def run_gateway(home: Home, platforms: Sequence[Platform] | None = None, s
         config = ConfigStore(home).load()
         access = Access(home, {name: settings.allowed_users for name, settings in config.gateway.platforms.items()})
         if platforms is not None:
-            return config, access, list(platforms), list(secrets)
-        chosen, found = configured_platforms(home, access)
+            chosen, found = list(platforms), list[str]()
+        else:
+            chosen, found = configured_platforms(home, access)
+        problem = sandbox_problem(config, [platform.name for platform in chosen])
+        if problem:
+            raise HermesError(problem)
         return config, access, chosen, [*secrets, *found]
 
     config, access, chosen, secrets = await anyio.to_thread.run_sync(prepare)
