@@ -38,6 +38,7 @@ class BotApi:
     changed: anyio.Event = field(default_factory=anyio.Event)
     next_update: int = 100
     next_message: int = 1
+    broken: bool = False  # every method fails, its error quoting the path asked for (token and all)
 
     def _changed(self) -> None:
         self.changed.set()
@@ -77,6 +78,9 @@ class BotApi:
     async def _method(self, request: Request) -> JSONResponse:
         if request.path_params["token"] != self.token:
             return JSONResponse({"ok": False, "error_code": 401, "description": "Unauthorized"}, status_code=401)
+        if self.broken:
+            return JSONResponse({"ok": False, "error_code": 500, "description": f"broken at {request.url.path}"},
+                                status_code=500)
         params = await _params(request)
         method = request.path_params["method"]
         if method == "getMe":

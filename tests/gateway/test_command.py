@@ -10,6 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
+from hermes.errors import HermesError
 from hermes.gateway.access import Access
 from hermes.gateway.service import log_path, running
 from hermes.home import Home
@@ -118,3 +119,31 @@ def test_without_the_sandbox_the_rooms_file_and_terminal_tools_keep_the_gateway_
     ran = hermes("gateway", "run", home=home)
     assert ran.returncode != 0 and "gives telegram the file and terminal tools" in ran.stderr
     assert "mcp.sandbox is off" in ran.stderr and "`telegram: [mcp-github]`" in ran.stderr
+
+
+def test_a_symlinked_or_damaged_record_is_never_written_over(home: Home, tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's own file")
+    home.gateway.mkdir(parents=True)
+    (home.gateway / "access.json").symlink_to(victim)
+    with pytest.raises(HermesError, match="symbolic link"):
+        Access(home, {}).code_for("telegram", "77")
+    ran = hermes("gateway", "unpair", "telegram", "77", home=home)
+    assert ran.returncode != 0 and "symbolic link" in ran.stderr and "Traceback" not in ran.stderr
+    assert victim.read_text() == "the user's own file"
+    (home.gateway / "access.json").unlink()
+    damaged = '{"approved": {"telegram": ["1", "2"]},}'
+    (home.gateway / "access.json").write_text(damaged)
+    for command in (("gateway", "pair", "ABCD-EFGH"), ("gateway", "users")):
+        ran = hermes(*command, home=home)
+        assert ran.returncode != 0 and "cannot be read" in ran.stderr and "access.json" in ran.stderr
+    assert not Access(home, {"telegram": ("42",)}).allowed("telegram", "1")  # only config's users, meanwhile
+    assert (home.gateway / "access.json").read_text() == damaged
+
+
+def test_a_fifo_in_the_logs_place_stops_start_with_a_sentence(home: Home) -> None:
+    write_config(home, {"model": {"base_url": "http://127.0.0.1:9/v1", "name": "m"}})
+    home.logs.mkdir(parents=True)
+    os.mkfifo(log_path(home))
+    ran = hermes("gateway", "start", home=home)
+    assert ran.returncode != 0 and "not a regular file" in ran.stderr and str(log_path(home)) in ran.stderr

@@ -86,3 +86,13 @@ async def test_a_wrong_token_stops_the_start_with_one_sentence(home: Home, scrip
         with pytest.raises(HermesError, match=r"Telegram refused the bot token \(gateway.telegram.token\)") as caught:
             await run_gateway(home)
     assert TOKEN not in str(caught.value)
+
+
+async def test_an_error_that_quotes_the_token_is_said_without_it(home: Home, scripted_model: Any) -> None:  # noqa: F811
+    model = scripted_model([{"content": "unused"}])
+    async with bot_api(TOKEN) as api:
+        api.broken = True
+        configure(home, api, model=model_config(model))
+        with pytest.raises(HermesError, match="signing in failed") as caught:
+            await run_gateway(home)
+    assert TOKEN not in str(caught.value) and "[REDACTED]" in str(caught.value)

@@ -4,12 +4,13 @@ A stranger who writes to the bot in a one-to-one chat gets a code and nothing el
 no model sees the message); the owner lets them in with `hermes gateway pair CODE` at this machine.
 A code lives an hour, a stranger holds at most one, and at most `MAX_PENDING` wait at once, so a
 flood of strangers cannot grow the record. The record (`HERMES_HOME/gateway/access.json`) is written
-under a lock by the gateway and by the command alike; a damaged one lets in only config's users.
+under a lock by the gateway and by the command alike (see `records`); a damaged one lets in only
+config's users, and is never written over.
 """
 
 from __future__ import annotations
 
-import json
+import logging
 import secrets
 import time
 from collections.abc import Iterator, Mapping
@@ -19,9 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from hermes.errors import HermesError, UsageError
-from hermes.files import atomic_write, file_lock, private_dir, read_json_object
+from hermes.files import private_dir
+from hermes.gateway.records import locked_record, read_record
 from hermes.home import Home
 
+LOG = logging.getLogger("hermes.gateway")
 CODE_SECONDS = 3600.0
 MAX_PENDING = 50
 MAX_RECORD_BYTES = 1_000_000
@@ -50,7 +53,7 @@ class Access:
         """Blocking (reads the record): call it off the event loop."""
         if user in self._configured.get(platform, frozenset()):
             return True
-        return user in _record(self._home)["approved"].get(platform, [])
+        return user in _record(self._home, strict=False)["approved"].get(platform, [])
 
     def code_for(self, platform: str, user: str) -> str:
         """The stranger's pairing code: the one they hold, or a new one. Blocking."""
@@ -98,8 +101,15 @@ def paired(home: Home) -> dict[str, list[str]]:
     return approved
 
 
-def _record(home: Home) -> dict[str, Any]:
-    data = read_json_object(record_path(home), MAX_RECORD_BYTES, follow_symlinks=False) or {}
+def _record(home: Home, *, strict: bool = True) -> dict[str, Any]:
+    """The record, its entries checked; not `strict`: an unreadable one counts as empty (and is logged)."""
+    try:
+        data = read_record(record_path(home), MAX_RECORD_BYTES)
+    except HermesError as exc:
+        if strict:
+            raise
+        LOG.warning("gateway: %s; only config.yaml's allowed_users may talk to it", exc)
+        data = {}
     approved = data.get("approved") if isinstance(data.get("approved"), dict) else {}
     pending = data.get("pending") if isinstance(data.get("pending"), dict) else {}
     return {
@@ -115,7 +125,8 @@ def _record(home: Home) -> dict[str, Any]:
 def _locked(home: Home) -> Iterator[dict[str, Any]]:
     """The record, read under the lock and written back when the block ends without an error."""
     private_dir(home.gateway)
-    with file_lock(record_path(home)):
+    with locked_record(record_path(home), MAX_RECORD_BYTES) as raw:
         data = _record(home)
         yield data
-        atomic_write(record_path(home), json.dumps(data, indent=1))
+        raw.clear()
+        raw.update(data)

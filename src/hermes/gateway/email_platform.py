@@ -166,7 +166,11 @@ class EmailPlatform:
         await imap.uid("store", str(uid), "+FLAGS", "(\\Seen)")
         if raw is None:
             return None
-        return self._incoming(raw)
+        try:
+            return self._incoming(raw)
+        except Exception as exc:  # a hostile message (a bogus charset, an address that breaks parsing): skipped
+            LOG.warning("email: message %s could not be read and was skipped: %s", uid, exc)
+            return None
 
     def _incoming(self, raw: bytes) -> Incoming | None:
         message = BytesParser(policy=email.policy.default).parsebytes(raw)
@@ -177,7 +181,7 @@ class EmailPlatform:
             LOG.warning("email: mail from %s without a passing DMARC or DKIM check by %s was not read", sender,
                         self._verified_by)
             return None
-        subject = str(message.get("Subject", "")).strip()
+        subject = " ".join(str(message.get("Subject", "")).split())  # no line break reaches a reply's header
         self._threads[sender] = _Thread(subject, message.get("Message-ID"))
         self._threads.move_to_end(sender)
         while len(self._threads) > MAX_THREADS:
@@ -190,6 +194,15 @@ class EmailPlatform:
         """Email has no buttons: the question's text lists its choices."""
         import aiosmtplib
 
+        try:
+            message = self._reply(room, text)
+            await aiosmtplib.send(message, hostname=self._smtp_host, port=self._smtp_port, username=self._username,
+                                  password=self._password, use_tls=self._security == "tls",
+                                  start_tls=self._security == "starttls", timeout=SIGN_IN_SECONDS)
+        except (aiosmtplib.SMTPException, OSError, ValueError) as exc:  # ValueError: a header the library refused
+            raise SendFailed(str(exc)) from None
+
+    def _reply(self, room: str, text: str) -> EmailMessage:
         thread = self._threads.get(room, _Thread("", None))
         message = EmailMessage()
         message["From"], message["To"] = self._address, room
@@ -197,15 +210,11 @@ class EmailPlatform:
         message["Subject"] = subject if subject.lower().startswith("re:") else f"Re: {subject}"
         message["Message-ID"] = make_msgid(domain=self._address.rpartition("@")[2] or None)
         message["Auto-Submitted"] = "auto-replied"  # RFC 3834: vacation responders must not answer this
-        if thread.message_id:
-            message["In-Reply-To"] = message["References"] = thread.message_id
+        replying_to = " ".join(str(thread.message_id or "").split())
+        if replying_to:
+            message["In-Reply-To"] = message["References"] = replying_to
         message.set_content(text)
-        try:
-            await aiosmtplib.send(message, hostname=self._smtp_host, port=self._smtp_port, username=self._username,
-                                  password=self._password, use_tls=self._security == "tls",
-                                  start_tls=self._security == "starttls", timeout=SIGN_IN_SECONDS)
-        except (aiosmtplib.SMTPException, OSError) as exc:
-            raise SendFailed(str(exc)) from None
+        return message
 
 
 def written_part(text: str) -> str:

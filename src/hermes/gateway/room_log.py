@@ -3,10 +3,14 @@ room closed when idle, or a gateway restarted, takes up the same conversation on
 
 from __future__ import annotations
 
-import json
+import logging
 
-from hermes.files import atomic_write, file_lock, private_dir, read_json_object
+from hermes.errors import HermesError
+from hermes.files import private_dir
+from hermes.gateway.records import locked_record, read_record
 from hermes.home import Home
+
+LOG = logging.getLogger("hermes.gateway")
 
 MAX_BYTES = 4_000_000
 MAX_ROOMS = 10_000  # the oldest entries go first past this
@@ -17,23 +21,25 @@ class RoomLog:
         self._path = home.gateway / "rooms.json"
 
     def transcript_of(self, room: tuple[str, str]) -> str | None:
-        found = (read_json_object(self._path, MAX_BYTES, follow_symlinks=False) or {}).get(_key(room))
+        try:
+            found = read_record(self._path, MAX_BYTES).get(_key(room))
+        except HermesError:
+            return None
         return found if isinstance(found, str) else None
 
     def remember(self, room: tuple[str, str], transcript_id: str) -> None:
         """Blocking: call it off the event loop. A failure to write loses only the resume, never the turn."""
         try:
             private_dir(self._path.parent)
-            with file_lock(self._path):
-                data = read_json_object(self._path, MAX_BYTES, follow_symlinks=False) or {}
-                if data.get(_key(room)) == transcript_id:
-                    return
+            if transcript_id == self.transcript_of(room):
+                return
+            with locked_record(self._path, MAX_BYTES) as data:
                 data.pop(_key(room), None)
                 data[_key(room)] = transcript_id
-                kept = dict(list(data.items())[-MAX_ROOMS:])
-                atomic_write(self._path, json.dumps(kept, ensure_ascii=False, indent=1))
-        except OSError:
-            return
+                for old in list(data)[:-MAX_ROOMS]:
+                    del data[old]
+        except (HermesError, OSError) as exc:
+            LOG.warning("gateway: which transcript a room uses was not kept: %s", exc)
 
 
 def _key(room: tuple[str, str]) -> str:

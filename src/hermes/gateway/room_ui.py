@@ -90,7 +90,7 @@ class RoomUI:
         """A message that may fail without stopping anything (the failure is logged)."""
         try:
             await self.say(text)
-        except SendFailed as exc:
+        except Exception as exc:  # SendFailed, or a platform's own bug: the conversation goes on regardless
             LOG.warning("%s: a message to %s was not sent: %s", self.platform.name, self.room, exc)
 
     # -- what the loop says ----------------------------------------------------------------------

@@ -43,6 +43,7 @@ from hermes.gateway.access import Access
 from hermes.gateway.platform import Incoming, Platform, SendFailed
 from hermes.gateway.room_log import RoomLog
 from hermes.gateway.room_ui import RoomUI
+from hermes.gateway.throttle import Throttle
 from hermes.home import Home
 from hermes.security.redact import Redactor
 
@@ -51,6 +52,7 @@ WAITING = 8  # messages a busy room keeps for its next turns
 HELP = ("Write to me as you would in `hermes chat`. /new starts a new conversation, /stop stops the one "
         "running now, /tools lists what I can use here, /status says which servers are missing and why.")
 Key = tuple[str, str]  # (platform, room)
+SAY_AGAIN_SECONDS = 60.0  # "busy", "full" and pairing codes: once a minute per room or stranger, however many write
 
 
 @dataclass
@@ -88,6 +90,7 @@ class Rooms:
         self._rooms: dict[Key, Room] = {}
         self._closing: dict[Key, Room] = {}
         self._log = RoomLog(home)
+        self._said = Throttle(SAY_AGAIN_SECONDS)
 
     @property
     def open(self) -> list[Key]:
@@ -122,17 +125,21 @@ class Rooms:
         try:
             room.inbox.send_nowait(message)
         except anyio.WouldBlock:
-            await room.ui.tell(f"{WAITING} messages are already waiting for me here; send this again later.")
+            if self._said.allows((*room.key, "waiting")):
+                await room.ui.tell(f"{WAITING} messages are already waiting for me here; send this again later.")
 
     async def _stranger(self, platform: Platform, message: Incoming) -> None:
         if not message.direct:
             return  # a group room: a stranger's message is not for the bot, and a code there helps no one
+        if not self._said.allows((platform.name, message.sender, "code")):
+            return  # a flood from one stranger: one answer (and one write of the record) a minute
         try:
             code = await anyio.to_thread.run_sync(self._access.code_for, platform.name, message.sender)
             text = (f"I do not know you yet. Your pairing code is {code}: the owner of this hermes lets you in "
                     f"with `hermes gateway pair {code}` (it works for an hour).")
         except (HermesError, OSError) as exc:
-            text = f"I cannot take new users now: {exc}"
+            LOG.warning("%s: no pairing code for %s: %s", platform.name, message.sender, exc)
+            text = "I cannot take new users now; the owner of this hermes can see why in its log."
         try:
             await platform.send(message.room, text)
         except SendFailed as exc:
@@ -140,6 +147,8 @@ class Rooms:
 
     async def _start(self, platform: Platform, room_id: str) -> Room | None:
         if len(self._rooms) + len(self._closing) >= self._settings.max_rooms and not self._make_room():
+            if not self._said.allows((platform.name, room_id, "full")):
+                return None
             try:
                 await platform.send(room_id, f"I am in {len(self._rooms)} conversations already; write again in "
                                              f"a moment.")

@@ -142,8 +142,11 @@ async def _serve(home: Home, config: HermesConfig, access: Access, chosen: list[
                 finally:
                     clear_state(home)
     except BaseExceptionGroup as group:
-        # A platform that cannot sign in ends the start in its own sentence, not in a task group's.
+        # A platform that cannot sign in ends the start in its own sentence, not in a task group's,
+        # redacted: a platform's error can quote a URL that holds the bot's token.
         cause = leaf(group)
         if isinstance(cause, HermesError):
-            raise cause from None
+            said = HermesError(redactor(str(cause)))
+            said.exit_code = cause.exit_code
+            raise said from None
         raise

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hermes.errors import HermesError
-from hermes.files import atomic_write, file_lock, private_dir, read_json_object, read_tail
+from hermes.files import atomic_write, file_lock, open_private_append, private_dir, read_json_object, read_tail
 from hermes.home import Home
 
 START_SECONDS = 120.0  # servers and a homeserver sign-in can take a while on a slow machine
@@ -58,6 +58,8 @@ def one_gateway(home: Home) -> Iterator[None]:
         found = running(home)
         raise HermesError("A gateway is already running for this HERMES_HOME" +
                           (f" (pid {found.pid})" if found else "") + "; `hermes gateway stop` stops it.") from None
+    except OSError as exc:  # after Timeout, which is one too
+        raise HermesError(f"{lock.lock_file}: {exc.strerror or exc}; the gateway cannot start.") from None
     try:
         yield
     finally:
@@ -89,12 +91,14 @@ def running(home: Home) -> Running | None:
     pid, started, platforms = data.get("pid"), data.get("started"), data.get("platforms")
     created = data.get("created")
     if not isinstance(pid, int) or not isinstance(started, (int, float)) or not isinstance(platforms, list) \
-            or not isinstance(created, (int, float)):
+            or not isinstance(created, (int, float)) or not 0 < started < 1e11:  # NaN and absurd times too
         return None
     try:
         process = psutil.Process(pid)
         # The same pid and the same start time: this process, not one that took its number later.
-        if abs(process.create_time() - created) > 0.01 or "gateway" not in process.cmdline():
+        command = process.cmdline()
+        if abs(process.create_time() - created) > 0.01 or "gateway" not in command \
+                or not any("hermes" in part for part in command):
             return None
     except (psutil.Error, OSError):
         return None
@@ -106,8 +110,11 @@ def start(home: Home) -> Running:
     if found is not None:
         raise HermesError(f"The gateway is already running (pid {found.pid}); `hermes gateway stop` stops it.")
     private_dir(home.logs)
-    with open(log_path(home), "ab") as log:
-        os.chmod(log_path(home), 0o600)
+    try:
+        log = open_private_append(log_path(home), binary=True)  # never a FIFO's blocking open
+    except OSError as exc:
+        raise HermesError(f"The gateway's log cannot be written: {exc}") from None
+    with log:
         child = subprocess.Popen([sys.executable, "-m", "hermes", "gateway", "run"], stdin=subprocess.DEVNULL,
                                  stdout=log, stderr=log, start_new_session=True,
                                  env={**os.environ, "HERMES_HOME": str(home.root)})
@@ -117,9 +124,10 @@ def start(home: Home) -> Running:
         if found is not None and found.pid == child.pid:
             return found
         if child.poll() is not None:
-            tail = read_tail(log_path(home), 2000).decode("utf-8", "replace").strip().splitlines()
-            raise HermesError(f"The gateway stopped as it started: {tail[-1] if tail else 'no output'} "
-                              f"(the whole log: {log_path(home)})")
+            tail = read_tail(log_path(home), 4000).decode("utf-8", "replace").strip().splitlines()
+            said = next((line.removeprefix("Error: ") for line in reversed(tail) if line.startswith("Error: ")),
+                        tail[-1] if tail else "no output")
+            raise HermesError(f"The gateway stopped as it started: {said} (the whole log: {log_path(home)})")
         time.sleep(POLL)
     raise HermesError(f"The gateway did not report serving within {START_SECONDS:.0f} s; it is still starting "
                       f"(pid {child.pid}, log {log_path(home)}).")
