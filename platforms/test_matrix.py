@@ -23,7 +23,7 @@ from hermes.home import Home
 from platforms.conftest import Account, Homeserver, person
 from tests.agent.conftest import model_config, scripted_model  # noqa: F401  (the agent tests' fixture)
 from tests.blender import StandIn, plugin_repo
-from tests.support import fast_entry, hermes, needs_sandbox, write_config
+from tests.support import fast_entry, hermes, needs_sandbox, stdio_entry, write_config
 
 # The rooms' file and terminal tools run only in the sandbox: without it the gateway does not start.
 pytestmark = [pytest.mark.anyio, needs_sandbox]
@@ -158,3 +158,22 @@ async def test_a_rooms_history_is_not_answered_and_a_strangers_group_room_is_not
     assert bot.user_id not in [member.user_id for member in members.members]  # its invite came first
     prompts = [m["content"] for r in model.bodies() for m in r["messages"] if m["role"] == "user"]
     assert prompts == ["a new question"]
+
+
+async def test_a_servers_form_is_asked_in_the_room(home: Home, synapse: Homeserver,
+                                                   scripted_model: Any) -> None:  # noqa: F811
+    bot, alice = synapse.account("hermes"), synapse.account("alice")
+    model = scripted_model([{"tool_calls": [{"name": "mcp__forms__test_elicitation",
+                                             "arguments": {"message": "Wer bist du?"}}]},
+                            {"answer_from_tool": True}])
+    configure(home, synapse, bot, alice, model=model_config(model),
+              mcp_servers={"forms": stdio_entry("conformance_server.py", approval="never")})
+    async with serving(home), person(synapse, alice) as someone:
+        room = await someone.room_with(bot.user_id)
+        mark = await someone.say(room, "frag mich")
+        await someone.reply(room, after=mark, containing="Wer bist du?")
+        await someone.reply(room, after=mark, containing="username")
+        mark = await someone.say(room, "ada")
+        await someone.reply(room, after=mark, containing="mail")
+        mark = await someone.say(room, "ada@example.com")
+        assert "ada@example.com" in await someone.reply(room, after=mark, containing="ada@example.com")
