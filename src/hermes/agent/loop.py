@@ -34,7 +34,7 @@ from hermes.agent.ui import ChatUI, RunStatus
 from hermes.config.agent_settings import ModelSettings
 from hermes.session.core import Session
 from hermes.tools.call_result import Outcome
-from hermes.tools.deferred import SEARCH_TOOL, found_tools
+from hermes.tools.deferred import SEARCH_TOOL, search_answer
 from hermes.tools.permissions import Permission, Verdict
 from hermes.tools.surface import SurfaceTool
 from hermes.tools.views import view_hint
@@ -365,9 +365,11 @@ class Agent:
 
     async def _search(self, query: str) -> str:
         tools, text = await self.session.tools.search(query)
-        if not tools:
+        answer = search_answer(tools, text)
+        if answer is None:
             return text
-        return json.dumps(found_tools(tools), ensure_ascii=False)
+        # Strong matches as the bare list models have always had; weak ones with the note that says so.
+        return json.dumps(answer if "note" in answer else answer["tools"], ensure_ascii=False)
 
 
 _STATUS = {Outcome.OK: RunStatus.OK, Outcome.ERROR: RunStatus.ERROR, Outcome.UNAVAILABLE: RunStatus.UNAVAILABLE,

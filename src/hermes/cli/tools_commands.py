@@ -308,6 +308,8 @@ def search_command(query: str, platform: str | None, as_json: bool) -> None:
     if as_json:
         print_json({"query": query, "tools": tools, "text": text})
     elif tools:
+        if text:  # weak matches: said before they are shown
+            say(text)
         print_table(["TOOL", "DESCRIPTION"], [[t["name"], (t["description"] or "").split("\n")[0][:80]] for t in tools])
     else:
         say(text)

@@ -30,7 +30,7 @@ from hermes.security.redact import Redactor
 from hermes.session.calls import Calls
 from hermes.session.surfacing import ToolSurface
 from hermes.session.upstream import Upstream
-from hermes.tools.deferred import SEARCH_TOOL, found_tools
+from hermes.tools.deferred import SEARCH_TOOL, search_answer
 from hermes.tools.permissions import Verdict
 from hermes.tools.surface import SurfaceTool
 
@@ -117,11 +117,12 @@ class Forwarder:
 
     async def _search(self, query: str) -> types.CallToolResult:
         tools, text = await self.session.tools.search(query)
-        if not tools:
+        answer = search_answer(tools, text)
+        if answer is None:
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
-        found = found_tools(tools)
-        return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(found, indent=1))],
-                                    structured_content={"tools": found})
+        shown = answer if "note" in answer else answer["tools"]
+        return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(shown, indent=1))],
+                                    structured_content=answer)
 
     async def call_tool(self, ctx: Ctx, params: types.CallToolRequestParams
                         ) -> types.CallToolResult | types.InputRequiredResult:

@@ -71,6 +71,11 @@ def catalog_text(surface: Surface, hidden: list[HiddenServer]) -> str:
     return "Tools available through tool_search, by source:\n" + (body or "(none)") + "\n"
 
 
+WEAK_MATCHES = 5
+WEAK_NOTE = ("none of its words is in a tool, so these are only the closest in meaning (weak matches: read "
+             "their descriptions before calling one).")
+
+
 class SearchIndex:
     """The surface's tools, indexed once per surface (the surface changes only on reload).
 
@@ -104,20 +109,32 @@ class SearchIndex:
         found = [self.surface.tools[d.key] for d in self._index.search(query, _MAX_RESULTS, closeness)]
         if found:
             return found, ""
+        # Nothing clears the bar, but meaning still ranks every tool: the closest few are answered,
+        # said to be weak, rather than nothing (the request may be in words no tool uses).
+        weak = [self.surface.tools[d.key] for d in self._index.nearest(closeness, WEAK_MATCHES)] if closeness else []
         sources = [f"{shown_server(server)} ({counted(len(tools), 'tool')})"
                    for server, tools in self.surface.servers()]
-        lines = [f"No tool matched '{one_line(query, 200)}'."]
+        lines = [f"No tool clearly matched '{one_line(query, 200)}': {WEAK_NOTE}" if weak else
+                 f"No tool matched '{one_line(query, 200)}'."]
         lines.append("Available sources: " + (", ".join(sources) if sources else "none") + ".")
         if hidden:
             lines.append("Hidden sources:")
             lines += [f"- {h.line()}" for h in sorted(hidden, key=lambda h: h.server)]
         lines.append(SEARCH_HINT)
-        return [], "\n".join(lines)
+        return weak, "\n".join(lines)
 
 
 def found_tools(tools: list[SurfaceTool]) -> list[dict[str, Any]]:
-    """What `tool_search` answers with: each tool's name, description and input schema."""
+    """Each tool's name, description and input schema."""
     return [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools]
+
+
+def search_answer(tools: list[SurfaceTool], text: str) -> dict[str, Any] | None:
+    """What `tool_search` answers with, as data: the tools found, with the note when they are only weak
+    matches; None when there are none (the answer is then `text` alone)."""
+    if not tools:
+        return None
+    return {"note": text, "tools": found_tools(tools)} if text else {"tools": found_tools(tools)}
 
 
 def search(surface: Surface, hidden: list[HiddenServer], query: str) -> tuple[list[SurfaceTool], str]:

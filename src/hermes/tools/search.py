@@ -199,6 +199,12 @@ class ToolIndex:
             ranked += [n for n in scored if n not in seen]
         return [self.documents[n] for n in ranked[:limit]]
 
+    def nearest(self, closeness: Closeness, limit: int) -> list[Document]:
+        """The documents closest in meaning, however weakly (none for vectors of another surface)."""
+        if len(closeness.cosine) != len(self.documents):
+            return []
+        return [self.documents[n] for n in closeness.nearest[:limit]]
+
     def _blend(self, scored: list[int], scores: dict[int, float], attainable: float,
                closeness: Closeness) -> list[int]:
         if len(closeness.cosine) != len(self.documents):  # vectors of another surface: words alone
