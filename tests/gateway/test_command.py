@@ -4,6 +4,8 @@ found and stopped as a real background process, pairing from the command line.""
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -147,3 +149,28 @@ def test_a_fifo_in_the_logs_place_stops_start_with_a_sentence(home: Home) -> Non
     os.mkfifo(log_path(home))
     ran = hermes("gateway", "start", home=home)
     assert ran.returncode != 0 and "not a regular file" in ran.stderr and str(log_path(home)) in ran.stderr
+
+
+def test_the_systemd_user_unit_is_one_systemd_reads_and_only_ours_is_replaced(home: Home, tmp_path: Path) -> None:
+    config = tmp_path / "config home"
+    env = {"XDG_CONFIG_HOME": str(config), "PATH": "/opt/node 22/bin:/usr/bin"}
+    installed = hermes("gateway", "install-service", home=home, env=env)
+    unit = config / "systemd" / "user" / "hermes-gateway.service"
+    assert installed.returncode == 0 and str(unit) in installed.stdout and "enable --now" in installed.stdout
+    text = unit.read_text()
+    assert f'Environment="HERMES_HOME={home.root}" "PATH=/opt/node 22/bin:/usr/bin"' in text
+    assert "-m hermes gateway run" in text and "Restart=on-failure" in text
+    analyze = shutil.which("systemd-analyze")
+    if analyze is not None:  # systemd's own parser, where the machine has it
+        runtime = tmp_path / "runtime"
+        runtime.mkdir(mode=0o700)
+        checked = subprocess.run([analyze, "verify", "--user", str(unit)], capture_output=True, text=True,
+                                 env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)}, timeout=60)
+        assert checked.returncode == 0 and "hermes-gateway" not in checked.stderr, checked.stderr
+    assert hermes("gateway", "install-service", home=home, env=env).returncode == 0  # ours: written again
+    assert hermes("gateway", "uninstall-service", home=home, env=env).returncode == 0 and not unit.exists()
+    unit.write_text("[Service]\nExecStart=/usr/bin/true\n")  # someone else's
+    refused = hermes("gateway", "install-service", home=home, env=env)
+    assert refused.returncode != 0 and "not written by hermes" in refused.stderr
+    assert hermes("gateway", "uninstall-service", home=home, env=env).returncode != 0
+    assert unit.read_text() == "[Service]\nExecStart=/usr/bin/true\n"

@@ -105,3 +105,28 @@ def users_command() -> None:
     lines += [f"{name}: {user} (paired)" for name, users in paired(home).items() for user in users]
     say("\n".join(lines) if lines else "Nobody yet: list allowed_users under gateway.<platform> in config.yaml, "
                                        "or pair users by their code.")
+
+
+@gateway_group.command("install-service")
+def install_service_command() -> None:
+    """Write a systemd user unit that runs the gateway (restarted on failure, started at login)."""
+    import os
+
+    from hermes.gateway.service import install_unit
+
+    path = install_unit(Home.from_env(), os.environ)
+    say(f"Wrote {path}. Start it now and at every login with:\n"
+        f"  systemctl --user daemon-reload && systemctl --user enable --now hermes-gateway\n"
+        f"and keep it running while you are logged out with `loginctl enable-linger`.")
+
+
+@gateway_group.command("uninstall-service")
+def uninstall_service_command() -> None:
+    """Remove the systemd user unit `install-service` wrote (stop it first: `systemctl --user disable --now
+    hermes-gateway`)."""
+    import os
+
+    from hermes.gateway.service import uninstall_unit
+
+    path = uninstall_unit(os.environ)
+    say("There was no hermes-gateway unit." if path is None else f"Removed {path}.")

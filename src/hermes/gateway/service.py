@@ -1,7 +1,9 @@
 """`hermes gateway start | stop | status`: the gateway as the user's own background service.
 
 `start` runs `hermes gateway run` detached from the terminal (its output in
-`HERMES_HOME/logs/gateway.log`) and returns once it is serving, or says why it ended. The running
+`HERMES_HOME/logs/gateway.log`) and returns once it is serving, or says why it ended. Where the
+gateway should outlive a logout and a reboot, `install-service` writes a systemd user unit that
+runs the same command (restarted on failure), for `systemctl --user enable --now`. The running
 gateway keeps `HERMES_HOME/gateway/state.json` (its pid, since when, on which platforms); `status`
 and `stop` trust it only while that pid is alive and is a hermes gateway, so a stale file after a
 crash or a reboot never names (or signals) another process.
@@ -15,13 +17,21 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from hermes.errors import HermesError
-from hermes.files import atomic_write, file_lock, open_private_append, private_dir, read_json_object, read_tail
+from hermes.files import (
+    atomic_write,
+    file_lock,
+    open_private_append,
+    private_dir,
+    read_head,
+    read_json_object,
+    read_tail,
+)
 from hermes.home import Home
 
 START_SECONDS = 120.0  # servers and a homeserver sign-in can take a while on a slow machine
@@ -150,3 +160,69 @@ def stop(home: Home) -> Running | None:
         raise HermesError(f"The gateway (pid {found.pid}) did not stop within {STOP_SECONDS:.0f} s of SIGTERM; "
                           f"see {log_path(home)}.") from None
     return found
+
+
+UNIT_NAME = "hermes-gateway.service"
+UNIT_MARK = "# Written by `hermes gateway install-service`; `hermes gateway uninstall-service` removes it."
+
+
+def unit_path(environ: Mapping[str, str]) -> Path:
+    config = environ.get("XDG_CONFIG_HOME") or str(Path(environ.get("HOME") or Path.home()) / ".config")
+    return Path(config) / "systemd" / "user" / UNIT_NAME
+
+
+def unit_text(home: Home, python: str, path: str) -> str:
+    """`path`: the PATH servers are found on (the installing shell's: a user unit's own is minimal)."""
+    return "\n".join([
+        UNIT_MARK,
+        "[Unit]",
+        "Description=hermes gateway: the agent and its MCP tools on messaging platforms",
+        "Wants=network-online.target",
+        "After=network-online.target",
+        "",
+        "[Service]",
+        f"ExecStart={_quoted(python)} -m hermes gateway run",
+        f"Environment={_quoted(f'HERMES_HOME={home.root}')} {_quoted(f'PATH={path}')}",
+        "Restart=on-failure",
+        "RestartSec=10",
+        "",
+        "[Install]",
+        "WantedBy=default.target",
+        "",
+    ])
+
+
+def _quoted(value: str) -> str:
+    """A value as systemd reads it back whole: quoted, with its specifier and variable signs doubled."""
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%").replace("$", "$$")
+    return f'"{escaped}"'
+
+
+def install_unit(home: Home, environ: Mapping[str, str]) -> Path:
+    """Write the user unit (again, when it is hermes's own); a unit of that name written by someone else
+    is left as it is."""
+    path = unit_path(environ)
+    if path.is_symlink() or (path.exists() and UNIT_MARK not in _head(path)):
+        raise HermesError(f"{path} exists and was not written by hermes; it is left as it is (remove it, or "
+                          f"run the gateway from it as it stands).")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, unit_text(home, sys.executable, environ.get("PATH", os.defpath)), mode=0o644)
+    return path
+
+
+def uninstall_unit(environ: Mapping[str, str]) -> Path | None:
+    """Remove hermes's unit (None: there was none); someone else's is never removed."""
+    path = unit_path(environ)
+    if not path.exists() and not path.is_symlink():
+        return None
+    if path.is_symlink() or UNIT_MARK not in _head(path):
+        raise HermesError(f"{path} was not written by hermes; it is left as it is.")
+    path.unlink()
+    return path
+
+
+def _head(path: Path) -> str:
+    try:
+        return read_head(path, 4096, follow_symlinks=False).decode("utf-8", "replace")
+    except OSError:
+        return ""
