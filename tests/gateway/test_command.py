@@ -3,6 +3,7 @@ found and stopped as a real background process, pairing from the command line.""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -55,21 +56,40 @@ def test_without_a_model_or_a_platform_the_gateway_says_what_to_add(home: Home) 
 def test_an_unset_token_variable_is_named_with_its_key(home: Home) -> None:
     write_config(home, {"model": {"base_url": "http://127.0.0.1:9/v1", "name": "m"},
                         "gateway": {"telegram": {"token": "${NO_SUCH_TOKEN_VAR}"}}})
-    ran = hermes("gateway", "run", home=home)
-    assert ran.returncode != 0 and "NO_SUCH_TOKEN_VAR" in ran.stderr and "gateway.telegram.token" in ran.stderr
+    for command in ("run", "status"):
+        ran = hermes("gateway", command, home=home)
+        assert ran.returncode != 0 and "NO_SUCH_TOKEN_VAR" in ran.stderr and "gateway.telegram.token" in ran.stderr
+
+
+def test_a_toolset_that_names_nothing_stops_the_start_before_any_room_meets_it(home: Home) -> None:
+    write_config(home, {"model": {"base_url": "http://127.0.0.1:9/v1", "name": "m"},
+                        "gateway": {"telegram": {"token": "t", "api_url": "http://127.0.0.1:9"}},
+                        "platform_toolsets": {"telegram": ["mcp-fst"]}, "mcp_servers": {"fast": fast_entry()}})
+    for command in ("run", "status"):
+        ran = hermes("gateway", command, home=home)
+        assert ran.returncode != 0 and "platform_toolsets.telegram" in ran.stderr
+        assert "unknown toolset 'mcp-fst' (did you mean 'mcp-fast'?)" in ran.stderr
 
 
 def test_pairing_from_the_command_line(home: Home) -> None:
     code = Access(home, {}).code_for("telegram", "77")
     assert not Access(home, {}).allowed("telegram", "77")
     assert hermes("gateway", "pair", "NOPE-NOPE", home=home).returncode != 0
-    paired = hermes("gateway", "pair", code, home=home)
+    waiting = hermes("gateway", "users", home=home)
+    assert f"telegram: 77 is waiting with code {code}" in waiting.stdout
+    assert json.loads(hermes("gateway", "users", "--json", home=home).stdout)["waiting"][0]["code"] == code
+    paired = hermes("gateway", "pair", code.replace("-", "").lower(), home=home)  # as someone may type it
     assert paired.returncode == 0 and "77 on telegram" in paired.stdout
     assert Access(home, {}).allowed("telegram", "77")
     assert "telegram: 77 (paired)" in hermes("gateway", "users", home=home).stdout
     assert hermes("gateway", "unpair", "telegram", "77", home=home).returncode == 0
     assert not Access(home, {}).allowed("telegram", "77")
     assert hermes("gateway", "unpair", "telegram", "77", home=home).returncode != 0
+    typo = hermes("gateway", "unpair", "telegrm", "77", home=home)
+    assert typo.returncode != 0 and "(did you mean 'telegram'?)" in typo.stderr
+    write_config(home, {"gateway": {"telegram": {"token": "t", "allowed_users": ["42"]}}})
+    listed = hermes("gateway", "unpair", "telegram", "42", home=home)
+    assert listed.returncode != 0 and "gateway.telegram.allowed_users" in listed.stderr
 
 
 def test_a_damaged_access_record_lets_in_only_configs_users(home: Home) -> None:

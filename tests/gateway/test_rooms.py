@@ -233,3 +233,21 @@ async def test_a_room_closed_for_another_takes_up_its_conversation_when_it_speak
     resumed = model.bodies()[-1]["messages"]
     assert any(m.get("content") == "remember the word kiwi" for m in resumed)  # the same conversation
     assert not any(m.get("content") == "hello" for m in resumed)
+
+
+async def test_a_room_that_cannot_open_says_so_once_and_the_next_message_tries_again(
+        home: Home, scripted_model: Any) -> None:  # noqa: F811
+    model = scripted_model([{"content": "fixed"}])
+    good = {"model": model_config(model), "gateway": allowed(ALICE), "mcp_servers": {"fast": fast_entry()}}
+    write_config(home, good)
+    matrix = FakePlatform("matrix")
+    async with gateway(home, matrix):
+        write_config(home, {**good, "platform_toolsets": {"matrix": ["mcp-fst"]}})  # a typo, after the start
+        refused = await said(matrix, "!one", ALICE, "hello", containing="cannot answer here")
+        assert "unknown toolset 'mcp-fst' (did you mean 'mcp-fast'?)" in refused.text
+        write_config(home, good)
+        assert (await said(matrix, "!one", ALICE, "hello again", containing="fixed")).text == "fixed"
+        assert (await said(matrix, "!one", ALICE, "/tols")).text == \
+            "Unknown command /tols (did you mean '/tools'?); /help lists them."
+    assert sum("cannot answer here" in sent.text for sent in matrix.sent) == 1  # said once, never a flood
+    assert len(model.requests()) == 1

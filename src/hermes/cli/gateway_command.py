@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import sys
 import time
+from functools import partial
 
 import click
 
-from hermes.cli.output import say
+from hermes.cli.options import json_option
+from hermes.cli.output import print_json, say
 from hermes.home import Home
 
 
@@ -28,8 +30,13 @@ def run_command() -> None:
     from hermes.gateway.run import run_gateway
 
     home = Home.from_env()
-    say("hermes gateway: connecting (Ctrl-C stops it)…", err=True)
-    interrupts.run(run_gateway, home, stop_on_signal=True)
+    say("hermes gateway: connecting…", err=True)
+
+    def ready(platforms: list[str]) -> None:
+        say(f"hermes gateway: serving on {', '.join(platforms)} (Ctrl-C or SIGTERM stops it).", err=True)
+
+    interrupts.run(partial(run_gateway, home, ready=ready), stop_on_signal=True)
+    say("hermes gateway: stopped.", err=True)
     sys.exit(0)
 
 
@@ -53,15 +60,25 @@ def stop_command() -> None:
 
 
 @gateway_group.command("status")
-def status_command() -> None:
+@json_option
+def status_command(as_json: bool) -> None:
     """Whether the gateway runs, since when, on which platforms; exit 1 when it does not.
-    The settings under gateway: are checked first (a broken one is named with its key)."""
+    The settings are checked first, as a start would check them (keys, ${VAR}s, toolsets, sandbox)."""
     from hermes.config.store import ConfigStore
+    from hermes.gateway.access import Access
+    from hermes.gateway.run import check_settings, configured_platforms
     from hermes.gateway.service import running
 
     home = Home.from_env()
-    ConfigStore(home).load()
+    config = ConfigStore(home).load()
+    if config.gateway.platforms:
+        platforms, _ = configured_platforms(home, Access(home, {}))
+        check_settings(home, config, [platform.name for platform in platforms])
     found = running(home)
+    if as_json:
+        print_json({"running": found is not None, "pid": found.pid if found else None,
+                    "started": found.started if found else None, "platforms": list(found.platforms) if found else []})
+        sys.exit(0 if found else 1)
     if found is None:
         say("The gateway is not running (`hermes gateway start` starts it).")
         sys.exit(1)
@@ -84,25 +101,47 @@ def pair_command(code: str) -> None:
 @click.argument("user")
 def unpair_command(platform: str, user: str) -> None:
     """Take a paired USER's access on PLATFORM away (users listed in config.yaml stay)."""
+    from hermes.config.gateway_settings import PLATFORM_KEYS
+    from hermes.config.store import ConfigStore
     from hermes.errors import UsageError
     from hermes.gateway.access import unpair
+    from hermes.validation import suggestion
 
-    if not unpair(Home.from_env(), platform, user):
+    home = Home.from_env()
+    if platform not in PLATFORM_KEYS:
+        raise UsageError(f"Unknown platform '{platform}'{suggestion(platform, PLATFORM_KEYS)}; the gateway's "
+                         f"platforms are {', '.join(PLATFORM_KEYS)}.")
+    listed = ConfigStore(home).load().gateway.platforms.get(platform)
+    if not unpair(home, platform, user):
+        if listed is not None and user in listed.allowed_users:
+            raise UsageError(f"{user} is not paired but listed under gateway.{platform}.allowed_users in "
+                             f"{home.config}; remove them there.")
         raise UsageError(f"{user} is not paired on {platform} (`hermes gateway users` lists who is).")
     say(f"{user} on {platform} can no longer talk to the gateway.")
 
 
 @gateway_group.command("users")
-def users_command() -> None:
-    """Who may talk to the gateway: config.yaml's allowed_users and the paired users."""
+@json_option
+def users_command(as_json: bool) -> None:
+    """Who may talk to the gateway (config.yaml's allowed_users and the paired users), and who is
+    waiting with a pairing code."""
     from hermes.config.store import ConfigStore
-    from hermes.gateway.access import paired
+    from hermes.gateway.access import paired, waiting
 
     home = Home.from_env()
     config = ConfigStore(home).load()
-    lines = [f"{name}: {user} (config.yaml)" for name, settings in config.gateway.platforms.items()
-             for user in settings.allowed_users]
-    lines += [f"{name}: {user} (paired)" for name, users in paired(home).items() for user in users]
+    listed = [{"platform": name, "user": user, "how": "config.yaml"}
+              for name, settings in config.gateway.platforms.items() for user in settings.allowed_users]
+    listed += [{"platform": name, "user": user, "how": "paired"} for name, users in paired(home).items()
+               for user in users]
+    pending = waiting(home)
+    if as_json:
+        print_json({"users": listed, "waiting": [{"platform": p.platform, "user": p.user, "code": p.code,
+                                                  "expires": p.expires} for p in pending]})
+        return
+    lines = [f"{entry['platform']}: {entry['user']} ({entry['how']})" for entry in listed]
+    lines += [f"{p.platform}: {p.user} is waiting with code {p.code} ({max(1, int((p.expires - time.time()) // 60))} "
+              f"min left; `hermes gateway pair {p.code}` lets them in)" for p in pending]
     say("\n".join(lines) if lines else "Nobody yet: list allowed_users under gateway.<platform> in config.yaml, "
                                        "or pair users by their code.")
 

@@ -74,7 +74,8 @@ class Access:
 
 def pair(home: Home, code: str) -> Pending:
     """`hermes gateway pair CODE`: the code's user may talk to the gateway from now on."""
-    wanted = code.strip().upper()
+    letters = "".join(c for c in code.upper() if c.isalnum())  # `abcd efgh`, `ABCDEFGH`: the same code
+    wanted = f"{letters[:4]}-{letters[4:]}" if len(letters) == 8 else code.strip().upper()
     with _locked(home) as record:
         entry = record["pending"].pop(wanted, None)
         if entry is None or entry["expires"] <= time.time():
@@ -94,6 +95,14 @@ def unpair(home: Home, platform: str, user: str) -> bool:
             return False
         approved.remove(user)
         return True
+
+
+def waiting(home: Home) -> list[Pending]:
+    """The strangers holding a code now, soonest to expire first."""
+    now = time.time()
+    found = [Pending(code, entry["platform"], entry["user"], entry["expires"])
+             for code, entry in _record(home)["pending"].items() if entry["expires"] > now]
+    return sorted(found, key=lambda p: p.expires)
 
 
 def paired(home: Home) -> dict[str, list[str]]:

@@ -11,6 +11,7 @@ messages cannot be read, and the room is told so once.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -27,7 +28,8 @@ SYNC_MS = 30_000  # a long poll: the homeserver answers as soon as something hap
 MAX_ROOMS = 1_000  # rooms the bot joins at most (an invite flood must not grow without bound)
 MAX_PAUSE = 60.0
 SIGNED_OUT = ("M_UNKNOWN_TOKEN", "M_MISSING_TOKEN", "M_FORBIDDEN", "M_USER_DEACTIVATED")
-SIGN_IN_SECONDS = 60.0  # nio retries a homeserver it cannot reach forever; the start must not
+SIGN_IN_SECONDS = 60.0
+START_TRIES = 2  # nio retries a homeserver it cannot reach forever; the start must not
 MAX_TEXT = 30_000  # an event is at most 64 KiB of JSON; room for escaping and the envelope
 
 
@@ -52,8 +54,11 @@ class MatrixPlatform:
     async def run(self, deliver: Deliver, *, task_status: TaskStatus[None]) -> None:
         import nio
 
-        client = nio.AsyncClient(self._homeserver, self._user, config=nio.AsyncClientConfig(
-            encryption_enabled=False, max_timeouts=None, request_timeout=SYNC_MS / 1000 + 30))
+        # At the start a homeserver that cannot be reached is said at once (a few tries); once serving,
+        # nio tries again for ever, as a connection that drops should.
+        starting = nio.AsyncClientConfig(encryption_enabled=False, max_timeouts=START_TRIES,
+                                         request_timeout=SYNC_MS / 1000 + 30)
+        client = nio.AsyncClient(self._homeserver, self._user, config=starting)
         try:
             try:
                 with anyio.fail_after(SIGN_IN_SECONDS):
@@ -62,6 +67,10 @@ class MatrixPlatform:
             except TimeoutError:
                 raise HermesError(f"Matrix: {self._homeserver} did not answer within {SIGN_IN_SECONDS:.0f} s "
                                   f"(is gateway.matrix.homeserver right, and is it up?).") from None
+            except OSError as exc:  # aiohttp's connection errors are OSErrors: refused, unknown host, …
+                raise HermesError(f"Matrix: {self._homeserver} cannot be reached ({exc}); is "
+                                  f"gateway.matrix.homeserver right, and is it up?") from None
+            client.config = dataclasses.replace(starting, max_timeouts=None)
             if not isinstance(first, nio.SyncResponse):
                 raise HermesError(f"Matrix: the first sync with {self._homeserver} failed: {first.message}")
             self._client = client
@@ -70,6 +79,8 @@ class MatrixPlatform:
             await self._sync(client, first.next_batch, deliver)
         finally:
             self._client = None
+            if self._password and client.access_token:  # its own sign-in: the device it made goes with it
+                await closing(client.logout, "Matrix")
             await closing(client.close, "Matrix")
 
     async def _invites(self, client: Any, answer: Any) -> None:

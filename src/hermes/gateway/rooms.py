@@ -46,11 +46,13 @@ from hermes.gateway.room_ui import RoomUI
 from hermes.gateway.throttle import Throttle
 from hermes.home import Home
 from hermes.security.redact import Redactor
+from hermes.validation import suggestion
 
 LOG = logging.getLogger("hermes.gateway")
 WAITING = 8  # messages a busy room keeps for its next turns
 HELP = ("Write to me as you would in `hermes chat`. /new starts a new conversation, /stop stops the one "
         "running now, /tools lists what I can use here, /status says which servers are missing and why.")
+COMMANDS = ("/help", "/new", "/stop", "/tools", "/status")
 Key = tuple[str, str]  # (platform, room)
 SAY_AGAIN_SECONDS = 60.0  # "busy", "full" and pairing codes: once a minute per room or stranger, however many write
 
@@ -180,15 +182,17 @@ class Rooms:
         room.inbox.close()
 
     async def _serve(self, room: Room) -> None:
+        opened = False
         try:
             before = self._closing.get(room.key)
             if before is not None and before is not room:
                 await before.gone.wait()  # the same folder and transcript: one chat at a time
-            await self._chat(room)
+            opened = await self._chat(room)
         except Exception:  # a room's failure is that room's: logged and said there, never the gateway's
             LOG.exception("%s room %s failed", room.platform.name, room.id)
-            await room.ui.tell("Something went wrong in this conversation; it starts again with your next "
-                               "message. The gateway's log has the details.")
+            if self._said.allows((*room.key, "failed")):
+                await room.ui.tell("Something went wrong in this conversation; it starts again with your next "
+                                   "message. The gateway's log has the details.")
         finally:
             self._retire(room)
             leftover = self._leftover(room)
@@ -196,7 +200,9 @@ class Rooms:
                 del self._closing[room.key]
             room.outbox.close()
             room.gone.set()
-            for message in leftover:  # said while it closed: a new room takes them up
+            # Said while it closed: a new room takes them up. Not after a room that could not open:
+            # the next would fail the same way, and the messages would go round for ever.
+            for message in leftover if opened else ():
                 await self.deliver(room.platform, message)
 
     def _leftover(self, room: Room) -> list[Incoming]:
@@ -207,7 +213,9 @@ class Rooms:
             except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
                 return found
 
-    async def _chat(self, room: Room) -> None:
+    async def _chat(self, room: Room) -> bool:
+        """The room's conversation, until it closes; False when its chat could not open (said in the room,
+        once a minute however many messages wait)."""
         base = Path(self._settings.workdir).expanduser() if self._settings.workdir else None
         folder = await anyio.to_thread.run_sync(private_dir, room_folder(self._home, room.platform.name, room.id,
                                                                          base))
@@ -219,8 +227,11 @@ class Rooms:
         try:
             async with open_chat(self._home, options, room.ui, redactor=self._redactor) as chat:
                 await self._conversation(room, chat)
+                return True
         except HermesError as exc:
-            await room.ui.tell(f"hermes cannot answer here: {exc}")
+            if self._said.allows((*room.key, "failed")):
+                await room.ui.tell(f"hermes cannot answer here: {exc}")
+            return False
 
     async def _conversation(self, room: Room, chat: Chat) -> None:
         idle = self._settings.idle_minutes * 60.0
@@ -254,6 +265,11 @@ class Rooms:
 
     async def _handle(self, room: Room, chat: Chat, message: Incoming) -> None:
         command = message.text.strip()
+        if command.startswith("/") and " " not in command and command not in COMMANDS:
+            near = suggestion(command, COMMANDS)
+            if near:  # a mistyped command, not a message for the model ("/usr/bin is full" still is one)
+                await room.ui.tell(f"Unknown command {command}{near}; /help lists them.")
+                return
         if command == "/help":
             await room.ui.tell(HELP)
         elif command == "/new":

@@ -9,7 +9,7 @@ loses its connection later reconnects on its own (each platform's library retrie
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 
 import anyio
@@ -19,7 +19,7 @@ from hermes.agent.chat import ChatOptions, model_settings
 from hermes.config.gateway_settings import PlatformSettings
 from hermes.config.model import HermesConfig
 from hermes.config.store import ConfigStore
-from hermes.errors import HermesError, leaf
+from hermes.errors import ConfigError, HermesError, leaf
 from hermes.files import private_dir
 from hermes.gateway.access import Access
 from hermes.gateway.platform import Platform
@@ -60,6 +60,23 @@ def configured_platforms(home: Home, access: Access) -> tuple[list[Platform], li
     return platforms, secrets
 
 
+def check_settings(home: Home, config: HermesConfig, platforms: list[str]) -> None:
+    """What would stop every room from opening, found before any platform connects (a room that
+    cannot open can only say so in the room, message after message): toolsets that name nothing,
+    and the file and terminal tools without a sandbox."""
+    from hermes.plugins.registry import load_enabled
+    from hermes.session.servers import desired_servers
+    from hermes.tools.toolsets import toolset_problems
+
+    every = desired_servers(config, load_enabled(home, config), include_disabled=True)
+    names = {*every.servers, *(server.name for server in every.shadowed)}
+    for key, rule in toolset_problems(config.platform_toolsets, names):
+        raise ConfigError(rule, path=home.config, key=key)
+    problem = sandbox_problem(config, platforms)
+    if problem:
+        raise HermesError(problem)
+
+
 def sandbox_problem(config: HermesConfig, platforms: list[str]) -> str | None:
     """Why the rooms' file and terminal tools could not be confined here (None: they can, or no platform
     has them). Outside the sandbox one room's tools would reach every other room's folder and the
@@ -84,8 +101,18 @@ def sandbox_problem(config: HermesConfig, platforms: list[str]) -> str | None:
             f"hermes-gateway, file and terminal (e.g. `{needing[0]}: [mcp-github]`).")
 
 
+LIBRARIES = {"matrix": ("nio", "matrix-nio"), "telegram": ("telegram", "python-telegram-bot"),
+             "discord": ("discord", "discord.py"), "email": ("aioimaplib", "aioimaplib and aiosmtplib")}
+
+
 def platform_for(name: str, settings: PlatformSettings, access: Access) -> Platform:
     """The platform's adapter (its library imported only now: a gateway on Matrix never loads Discord's)."""
+    import importlib.util
+
+    module, package = LIBRARIES[name]
+    if importlib.util.find_spec(module) is None:
+        raise HermesError(f"The {name} platform needs {package}, which is not installed: install hermes with its "
+                          f"gateway extra (pip install 'hermes-mcp-host[gateway]').")
     if name == "matrix":
         from hermes.gateway.matrix_platform import MatrixPlatform
 
@@ -104,8 +131,10 @@ def platform_for(name: str, settings: PlatformSettings, access: Access) -> Platf
 
 
 async def run_gateway(home: Home, platforms: Sequence[Platform] | None = None, secrets: Sequence[str] = (), *,
+                      ready: Callable[[list[str]], None] | None = None,
                       task_status: TaskStatus[Rooms] = anyio.TASK_STATUS_IGNORED) -> None:
-    """Serve until cancelled; `platforms`: these instead of config.yaml's (with their `secrets`)."""
+    """Serve until cancelled; `platforms`: these instead of config.yaml's (with their `secrets`);
+    `ready` hears the platforms' names once every one of them is serving."""
     def prepare() -> tuple[HermesConfig, Access, list[Platform], list[str]]:
         model_settings(home, ChatOptions())  # no model: the one sentence that says what to add, before anything
         home.ensure()
@@ -116,18 +145,16 @@ async def run_gateway(home: Home, platforms: Sequence[Platform] | None = None, s
             chosen, found = list(platforms), list[str]()
         else:
             chosen, found = configured_platforms(home, access)
-        problem = sandbox_problem(config, [platform.name for platform in chosen])
-        if problem:
-            raise HermesError(problem)
+        check_settings(home, config, [platform.name for platform in chosen])
         return config, access, chosen, [*secrets, *found]
 
     config, access, chosen, secrets = await anyio.to_thread.run_sync(prepare)
     with one_gateway(home):
-        await _serve(home, config, access, chosen, secrets, task_status)
+        await _serve(home, config, access, chosen, secrets, ready, task_status)
 
 
 async def _serve(home: Home, config: HermesConfig, access: Access, chosen: list[Platform], secrets: Sequence[str],
-                 task_status: TaskStatus[Rooms]) -> None:
+                 ready: Callable[[list[str]], None] | None, task_status: TaskStatus[Rooms]) -> None:
     redactor = Redactor(secrets)  # one for every room: they hide the same config's secrets
     try:
         with redacted_file_logging(home.logs / "hermes.log", redactor, LIBRARY_LOGGERS):
@@ -136,6 +163,8 @@ async def _serve(home: Home, config: HermesConfig, access: Access, chosen: list[
                 for platform in chosen:
                     await tasks.start(partial(platform.run, partial(rooms.deliver, platform)))
                 write_state(home, [platform.name for platform in chosen])
+                if ready is not None:
+                    ready([platform.name for platform in chosen])
                 try:
                     task_status.started(rooms)
                     await anyio.sleep_forever()

@@ -135,8 +135,10 @@ def start(home: Home) -> Running:
             return found
         if child.poll() is not None:
             tail = read_tail(log_path(home), 4000).decode("utf-8", "replace").strip().splitlines()
-            said = next((line.removeprefix("Error: ") for line in reversed(tail) if line.startswith("Error: ")),
-                        tail[-1] if tail else "no output")
+            starts = [index for index, line in enumerate(tail) if line.startswith("Error: ")]
+            # The whole of the last error (a missing model's comes with the block to add), else the last line.
+            said = "\n".join(tail[starts[-1]:]).removeprefix("Error: ") if starts else \
+                (tail[-1] if tail else "no output")
             raise HermesError(f"The gateway stopped as it started: {said} (the whole log: {log_path(home)})")
         time.sleep(POLL)
     raise HermesError(f"The gateway did not report serving within {START_SECONDS:.0f} s; it is still starting "
