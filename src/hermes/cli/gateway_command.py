@@ -72,7 +72,7 @@ def status_command(as_json: bool) -> None:
     home = Home.from_env()
     config = ConfigStore(home).load()
     if config.gateway.platforms:
-        platforms, _ = configured_platforms(home, Access(home, {}))
+        platforms, _ = configured_platforms(home, config, Access(home, {}))
         check_settings(home, config, [platform.name for platform in platforms])
     found = running(home)
     if as_json:

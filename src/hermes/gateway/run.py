@@ -19,7 +19,7 @@ from hermes.agent.chat import ChatOptions, model_settings
 from hermes.config.gateway_settings import PlatformSettings
 from hermes.config.model import HermesConfig
 from hermes.config.store import ConfigStore
-from hermes.errors import ConfigError, HermesError, leaf
+from hermes.errors import HermesError, leaf
 from hermes.files import private_dir
 from hermes.gateway.access import Access
 from hermes.gateway.platform import Platform
@@ -44,11 +44,9 @@ gateway:
     allowed_users: ["@you:example.org"]"""
 
 
-def configured_platforms(home: Home, access: Access) -> tuple[list[Platform], list[str]]:
-    """The platforms of config.yaml's `gateway:` with their secrets filled in, and those secrets."""
-    store = ConfigStore(home)
-    config = store.load()
-    variables = store.variables()
+def configured_platforms(home: Home, config: HermesConfig, access: Access) -> tuple[list[Platform], list[str]]:
+    """The platforms of `config`'s `gateway:` with their secrets filled in, and those secrets."""
+    variables = ConfigStore(home).variables()
     platforms: list[Platform] = []
     secrets: list[str] = []
     for name, written in config.gateway.platforms.items():
@@ -65,13 +63,9 @@ def check_settings(home: Home, config: HermesConfig, platforms: list[str]) -> No
     cannot open can only say so in the room, message after message): toolsets that name nothing,
     and the file and terminal tools without a sandbox."""
     from hermes.plugins.registry import load_enabled
-    from hermes.session.servers import desired_servers
-    from hermes.tools.toolsets import toolset_problems
+    from hermes.session.servers import check_toolsets
 
-    every = desired_servers(config, load_enabled(home, config), include_disabled=True)
-    names = {*every.servers, *(server.name for server in every.shadowed)}
-    for key, rule in toolset_problems(config.platform_toolsets, names):
-        raise ConfigError(rule, path=home.config, key=key)
+    check_toolsets(config, load_enabled(home, config), home.config)
     problem = sandbox_problem(config, platforms)
     if problem:
         raise HermesError(problem)
@@ -144,7 +138,7 @@ async def run_gateway(home: Home, platforms: Sequence[Platform] | None = None, s
         if platforms is not None:
             chosen, found = list(platforms), list[str]()
         else:
-            chosen, found = configured_platforms(home, access)
+            chosen, found = configured_platforms(home, config, access)
         check_settings(home, config, [platform.name for platform in chosen])
         return config, access, chosen, [*secrets, *found]
 

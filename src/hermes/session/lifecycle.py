@@ -26,7 +26,6 @@ from hermes.config.agent_settings import Permissions
 from hermes.config.model import HermesConfig, ServerConfig
 from hermes.config.project import load_project
 from hermes.config.resolve import ResolvedServer, resolve_server
-from hermes.errors import ConfigError
 from hermes.home import Home
 from hermes.mcp.connection import RestartPolicy, ServerConnection
 from hermes.mcp.endpoint import LiveEndpointSource
@@ -36,10 +35,16 @@ from hermes.mcp.supervisor import Supervisor
 from hermes.mcp.transports import TransportOpener
 from hermes.plugins.registry import LoadedPlugins, load_enabled
 from hermes.security.redact import Redactor
-from hermes.session.servers import BUILTIN_SOURCE, DesiredServer, builtin_definitions, desired_servers
+from hermes.session.servers import (
+    BUILTIN_SOURCE,
+    DesiredServer,
+    builtin_definitions,
+    check_toolsets,
+    desired_servers,
+)
 from hermes.session.why import PUBLISH_GRACE, why_unavailable
 from hermes.tools.filters import filter_warnings
-from hermes.tools.toolsets import builtin_toolsets, servers_for_platform, shown_server, toolset_problems
+from hermes.tools.toolsets import builtin_toolsets, servers_for_platform, shown_server
 from hermes.tools.unavailable import Unavailable
 
 
@@ -154,10 +159,7 @@ class Lifecycle:
         under platform_toolsets that names nothing is a ConfigError, and nothing changes."""
         plugins = load_enabled(self.home, config)
         project = load_project(self.home, self.settings.project) if self.settings.project else None
-        every = desired_servers(config, plugins, include_disabled=True, project=project)
-        names = {*every.servers, *(s.name for s in every.shadowed)}
-        for key, rule in toolset_problems(config.platform_toolsets, names):
-            raise ConfigError(rule, path=self.home.config, key=key)
+        check_toolsets(config, plugins, self.home.config, project)
         self.config = config
         self._opener.sandbox_mode = config.mcp.sandbox
         self._variables = dict(variables)

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from hermes.config.model import HermesConfig, PinPolicy, ServerConfig, ToolFilter
 from hermes.config.project import ProjectServers
+from hermes.errors import ConfigError
 from hermes.home import Home
-from hermes.tools.toolsets import builtin_server
+from hermes.tools.toolsets import builtin_server, toolset_problems
 
 if TYPE_CHECKING:  # types only: a listing without plugins must not pay for the app machinery
     import mcp_types as types
@@ -165,3 +166,13 @@ def known_server_names(home: Home, folder: Path) -> list[str]:
         return list(configured_servers(home, ConfigStore(home).load(), load_project(home, folder)))
     except (HermesError, OSError):
         return []
+
+
+def check_toolsets(config: HermesConfig, plugins: LoadedPlugins, path: Path,
+                   project: ProjectServers | None = None) -> None:
+    """A ConfigError for the first name under platform_toolsets that is no toolset of these servers
+    (disabled and shadowed ones count: naming them is no typo)."""
+    every = desired_servers(config, plugins, include_disabled=True, project=project)
+    names = {*every.servers, *(server.name for server in every.shadowed)}
+    for key, rule in toolset_problems(config.platform_toolsets, names):
+        raise ConfigError(rule, path=path, key=key)
