@@ -119,6 +119,11 @@ def _record(home: Home, *, strict: bool = True) -> dict[str, Any]:
             raise
         LOG.warning("gateway: %s; only config.yaml's allowed_users may talk to it", exc)
         data = {}
+    return _checked(data)
+
+
+def _checked(data: dict[str, Any]) -> dict[str, Any]:
+    """The record's entries that have the shape hermes writes (anything else is dropped)."""
     approved = data.get("approved") if isinstance(data.get("approved"), dict) else {}
     pending = data.get("pending") if isinstance(data.get("pending"), dict) else {}
     return {
@@ -135,7 +140,7 @@ def _locked(home: Home) -> Iterator[dict[str, Any]]:
     """The record, read under the lock and written back when the block ends without an error."""
     private_dir(home.gateway)
     with locked_record(record_path(home), MAX_RECORD_BYTES) as raw:
-        data = _record(home)
+        data = _checked(raw)
         yield data
         raw.clear()
         raw.update(data)

@@ -28,11 +28,10 @@ class RoomLog:
         return found if isinstance(found, str) else None
 
     def remember(self, room: tuple[str, str], transcript_id: str) -> None:
-        """Blocking: call it off the event loop. A failure to write loses only the resume, never the turn."""
+        """Blocking: call it off the event loop (the caller calls it when the room's transcript changed). A
+        failure to write loses only the resume, never the turn."""
         try:
             private_dir(self._path.parent)
-            if transcript_id == self.transcript_of(room):
-                return
             with locked_record(self._path, MAX_BYTES) as data:
                 data.pop(_key(room), None)
                 data[_key(room)] = transcript_id

@@ -154,13 +154,12 @@ class RoomUI:
         choices = tuple(Choice(str(value), title) for value, title in spec["options"])
         if spec["type"] == "boolean":
             choices = plain("yes", "no")
+        keep = spec["default"] is not None or not spec["required"]  # `KEEP` keeps the default, or leaves it empty
         lines = [f"{spec['label']}" + (f": {spec['description']}" if spec["description"] else "")]
-        if spec["default"] is not None:
-            lines.append(f"Reply {KEEP} to keep {spec['default']}.")
-        elif not spec["required"]:
-            lines.append(f"Reply {KEEP} to leave it empty.")
+        if keep:
+            lines.append(f"Reply {KEEP} to " + ("leave it empty." if spec["default"] is None else
+                                                f"keep {spec['default']}."))
         lines.append("Reply decline or cancel to stop.")
-        keep = spec["default"] is not None or not spec["required"]
         while True:
             question = _Question((*choices, *plain(*FORM_STOPS)), free=not choices, keep=keep)
             reply = await self._ask("\n".join(lines), question)

@@ -28,6 +28,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -66,6 +67,7 @@ class Room:
     outbox: MemoryObjectReceiveStream[Incoming]
     used: float = field(default_factory=time.monotonic)
     turn: anyio.CancelScope | None = None  # set while a turn runs (and its answer is sent)
+    transcript: str | None = None  # the transcript rooms.json names for it (written again only when it changes)
     close: anyio.Event = field(default_factory=anyio.Event)  # asked to close when next idle
     gone: anyio.Event = field(default_factory=anyio.Event)  # its chat has ended
 
@@ -110,10 +112,7 @@ class Rooms:
             if room is not None and room.turn is not None:
                 room.turn.cancel()
                 return
-            try:
-                await platform.send(message.room, "Nothing is running.")
-            except SendFailed as exc:
-                LOG.warning("%s: a message was not sent: %s", platform.name, exc)
+            await _send_quietly(platform, message.room, "Nothing is running.")
             return
         if room is not None and await room.ui.reply(message.sender, message.text, message.pressed):
             room.used = time.monotonic()
@@ -142,20 +141,13 @@ class Rooms:
         except (HermesError, OSError) as exc:
             LOG.warning("%s: no pairing code for %s: %s", platform.name, message.sender, exc)
             text = "I cannot take new users now; the owner of this hermes can see why in its log."
-        try:
-            await platform.send(message.room, text)
-        except SendFailed as exc:
-            LOG.warning("%s: a pairing code was not sent: %s", platform.name, exc)
+        await _send_quietly(platform, message.room, text)
 
     async def _start(self, platform: Platform, room_id: str) -> Room | None:
         if len(self._rooms) + len(self._closing) >= self._settings.max_rooms and not self._make_room():
-            if not self._said.allows((platform.name, room_id, "full")):
-                return None
-            try:
-                await platform.send(room_id, f"I am in {len(self._rooms)} conversations already; write again in "
-                                             f"a moment.")
-            except SendFailed as exc:
-                LOG.warning("%s: a message was not sent: %s", platform.name, exc)
+            if self._said.allows((platform.name, room_id, "full")):
+                await _send_quietly(platform, room_id, f"I am in {len(self._rooms)} conversations already; write "
+                                                       f"again in a moment.")
             return None
         ui = RoomUI(platform, room_id, self._redactor, answer_seconds=self._settings.answer_minutes * 60.0)
         inbox, outbox = anyio.create_memory_object_stream[Incoming](WAITING)
@@ -219,13 +211,16 @@ class Rooms:
         base = Path(self._settings.workdir).expanduser() if self._settings.workdir else None
         folder = await anyio.to_thread.run_sync(private_dir, room_folder(self._home, room.platform.name, room.id,
                                                                          base))
-        resume, problem = await anyio.to_thread.run_sync(self._saved, room)
+        saved, problem = await anyio.to_thread.run_sync(self._saved, room)
         if problem:
             await room.ui.tell(f"The saved conversation of this room could not be read ({problem}); a new one "
                                f"starts.")
-        options = ChatOptions(platform=room.platform.name, folder=folder, room_folder=folder, resume=resume)
+        options = ChatOptions(platform=room.platform.name, folder=folder, room_folder=folder)
         try:
             async with open_chat(self._home, options, room.ui, redactor=self._redactor) as chat:
+                if saved is not None:  # read (and checked) once, above: taken up as it is
+                    chat.restore(*saved)
+                    room.transcript = saved[0].id
                 await self._conversation(room, chat)
                 return True
         except HermesError as exc:
@@ -293,15 +288,17 @@ class Rooms:
             except (HermesError, TurnStopped) as exc:
                 answer = str(exc)
         try:
-            await anyio.to_thread.run_sync(self._log.remember, room.key, chat.transcript.id)
+            if chat.transcript.id != room.transcript:  # a new room, or /new
+                await anyio.to_thread.run_sync(self._log.remember, room.key, chat.transcript.id)
+                room.transcript = chat.transcript.id
             await room.ui.tell(answer if answer is not None else "Stopped.")
         finally:
             room.turn = None  # only now may the room be closed: its answer has been sent
             room.used = time.monotonic()
 
-    def _saved(self, room: Room) -> tuple[Summary | None, str | None]:
-        """The room's last transcript to take up (None: a new room, or its transcript is gone), and why a
-        saved one cannot be taken up. Blocking: reads the transcript whole, as `resume` will."""
+    def _saved(self, room: Room) -> tuple[tuple[Summary, list[dict[str, Any]]] | None, str | None]:
+        """The room's last transcript and its messages, to take up (None: a new room, or its transcript is
+        gone), and why a saved one cannot be taken up. Blocking: reads the transcript whole."""
         transcript_id = self._log.transcript_of(room.key)
         if transcript_id is None:
             return None, None
@@ -310,10 +307,18 @@ class Rooms:
         except TranscriptError:
             return None, None  # pruned with the oldest transcripts: a new conversation, nothing to say
         try:
-            load(summary)
+            return (summary, load(summary)), None
         except TranscriptError as exc:
             return None, str(exc)
-        return summary, None
+
+
+async def _send_quietly(platform: Platform, room: str, text: str) -> None:
+    """A message of the gateway's own outside any conversation (to a stranger, to a room not open); a
+    platform that does not take it is logged, never the end of anything."""
+    try:
+        await platform.send(room, text)
+    except SendFailed as exc:
+        LOG.warning("%s: a message to %s was not sent: %s", platform.name, room, exc)
 
 
 def room_folder(home: Home, platform: str, room: str, base: Path | None = None) -> Path:
