@@ -106,8 +106,11 @@ def test_the_blend_lets_meaning_outrank_a_weak_word_match_and_words_decide_among
     # Equally close in meaning, the words decide.
     even = index.search(query, 3, Closeness([0.3, 0.3, 0.3], [0, 1, 2]))
     assert [d.name for d in even][2] == "delete_studio_artifact"
-    # Nothing named, no word in any tool: only what is close enough in meaning answers.
-    assert [d.name for d in index.search("teleport", 3, Closeness([0.1, 0.35, 0.2], [1, 2, 0]))] == ["empty_trash"]
+    # Nothing named, no word in any tool: meaning ranks them all when the closest is close enough,
+    # and nothing answers when it is not.
+    assert [d.name for d in index.search("teleport", 3, Closeness([0.1, 0.35, 0.2], [1, 2, 0]))] == [
+        "empty_trash", "list_audio", "delete_studio_artifact"]
+    assert index.search("teleport", 3, Closeness([0.1, 0.25, 0.2], [1, 2, 0])) == []
     # A cosine that is not a number counts as far as can be; a closeness of another surface, not at all.
     assert index.search("list", 3, Closeness([float("nan"), 0.2, 0.9], [0, 2, 1]))[-1].name == "delete_studio_artifact"
     assert [d.name for d in index.search("list", 3, Closeness([0.9], [0]))] == ["list_audio"]
@@ -133,6 +136,10 @@ class _Counting:
     def __init__(self, real: encoder.SentenceEncoder) -> None:
         self.real = real
         self.dimensions = real.dimensions
+        self.model_id = real.model_id
+        self.encoders = (("", self),)
+        self.join = real.join
+        self.read_query = real.read_query
         self.texts = 0
 
     def encode(self, texts: list[str]) -> np.ndarray:
@@ -169,7 +176,7 @@ def test_the_cache_is_bounded_and_keeps_the_vectors_used_last(model: encoder.Sen
     Meaning(documents[4:8], lambda: model, cache).vectors()
     kept = cache.read(model.dimensions)
     assert len(kept) == 5
-    newest = {vectors.digest(vectors.document_text(d)) for d in documents[4:8]}
+    newest = {vectors.digest(model.model_id, vectors.document_text(d)) for d in documents[4:8]}
     assert newest <= set(kept)
 
 
@@ -190,7 +197,7 @@ def test_a_broken_cache_is_ignored_and_replaced_never_trusted(model: encoder.Sen
         np.savez_compressed(path, digests=np.zeros((400_000, 16), np.uint8),
                             vectors=np.zeros((400_000, 384), np.float16))
     elif hostile == "not-finite":  # the right digests, poisoned vectors: they would rank at random
-        keys = [vectors.digest(vectors.document_text(d)) for d in _documents(3)]
+        keys = [vectors.digest(model.model_id, vectors.document_text(d)) for d in _documents(3)]
         poison = np.full((3, 384), np.nan, np.float16)
         poison[1] = np.inf
         poison[2] = 0.0

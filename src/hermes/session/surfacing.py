@@ -17,7 +17,7 @@ from hermes.config.model import ServerConfig
 from hermes.mcp.snapshot import ConnectionSnapshot
 from hermes.session.known_tools import KnownToolCounts
 from hermes.session.roster import Roster
-from hermes.tools import encoder
+from hermes.tools import meaning_model
 from hermes.tools.deferred import HiddenServer, SearchIndex, catalog_text
 from hermes.tools.filters import unmatched_filter_entries
 from hermes.tools.permissions import Permission, Verdict, unmatched_rules, verdict
@@ -159,7 +159,7 @@ class ToolSurface:
         surface = self.current()
         if self._search is None or self._search.surface is not surface:
             cache = VectorFile(self._vectors)
-            self._search = SearchIndex(surface, encoder.load if encoder.available() else None, cache,
+            self._search = SearchIndex(surface, meaning_model.load if meaning_model.available() else None, cache,
                                        start=self._start, recent=self._recent)
         return self._search
 

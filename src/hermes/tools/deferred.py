@@ -18,15 +18,16 @@ import anyio.to_thread
 
 from hermes.background import Job, run_inline
 from hermes.security.invisible import one_line
+from hermes.tools import needs
 from hermes.tools.naming import prefix
-from hermes.tools.search import ToolIndex, documents_of
+from hermes.tools.search import Closeness, ToolIndex, documents_of
 from hermes.tools.surface import Surface, SurfaceTool
 from hermes.tools.toolsets import shown_server
 from hermes.tools.vectors import Meaning, Recent, VectorFile
 from hermes.validation import counted
 
 if TYPE_CHECKING:
-    from hermes.tools.encoder import SentenceEncoder
+    from hermes.tools.vectors import MeaningModel
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ class SearchIndex:
     With an encoder (the `semantic` extra), the tools' meaning vectors are computed in a worker
     thread as soon as the index exists, and every search ranks by words and meaning together."""
 
-    def __init__(self, surface: Surface, load: Callable[[], SentenceEncoder | None] | None = None,
+    def __init__(self, surface: Surface, load: Callable[[], MeaningModel | None] | None = None,
                  cache: VectorFile | None = None, *, start: Callable[[Job], None] = run_inline,
                  recent: Recent | None = None) -> None:
         """`start` runs the encoding (a session's `Background.submit`; inline by default)."""
@@ -98,19 +99,24 @@ class SearchIndex:
         await self._meaning.ready()
         return await anyio.to_thread.run_sync(self.search_now, hidden, query)
 
+    def _closeness(self, text: str) -> Closeness | None:
+        if self._meaning is None or not text.strip():
+            return None
+        try:
+            return self._meaning.closeness(text)
+        except Exception as exc:  # the model failing must never cost the search itself
+            log.warning("tool search ranks by words alone: the meaning ranking failed: %s", exc)
+            return None
+
     def search_now(self, hidden: list[HiddenServer], query: str) -> tuple[list[SurfaceTool], str]:
-        """Matching tools (best first) and, when nothing matches, a text that says what exists and why."""
-        closeness = None
-        if self._meaning is not None and query.strip():
-            try:
-                closeness = self._meaning.closeness(query)
-            except Exception as exc:  # the model failing must never cost the search itself
-                log.warning("tool search ranks by words alone: the meaning ranking failed: %s", exc)
-        found = [self.surface.tools[d.key] for d in self._index.search(query, _MAX_RESULTS, closeness)]
+        """Matching tools (best first) and, when nothing matches, a text that says what exists and why.
+        A request with several needs is searched whole and need by need (`tools.needs`)."""
+        found = [self.surface.tools[d.key] for d in needs.search(self._index, query, _MAX_RESULTS, self._closeness)]
         if found:
             return found, ""
         # Nothing clears the bar, but meaning still ranks every tool: the closest few are answered,
         # said to be weak, rather than nothing (the request may be in words no tool uses).
+        closeness = self._closeness(query)  # computed again only in this rare case
         weak = [self.surface.tools[d.key] for d in self._index.nearest(closeness, WEAK_MATCHES)] if closeness else []
         sources = [f"{shown_server(server)} ({counted(len(tools), 'tool')})"
                    for server, tools in self.surface.servers()]

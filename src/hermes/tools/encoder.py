@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes.files import read_bounded
+from hermes.tools.vectors import QueryMeaning
 
 if TYPE_CHECKING:
     import numpy as np
@@ -63,6 +64,8 @@ def bundled_model() -> Path | None:
 
 class SentenceEncoder:
     """Text -> a unit vector of 384 numbers; texts that mean the same have a high dot product."""
+
+    model_id = b"all-MiniLM-L6-v2/256"  # the model and its length: part of every cached vector's digest
 
     def __init__(self, folder: Path, max_tokens: int = MAX_TOKENS, query_adapter: Path | None = QUERY_ADAPTER) -> None:
         import numpy as np
@@ -106,6 +109,18 @@ class SentenceEncoder:
     def adapted(self) -> bool:
         """Whether queries are encoded with the query adapter."""
         return bool(self._query_adapter)
+
+    @property
+    def encoders(self) -> tuple[tuple[str, SentenceEncoder]]:
+        """This model alone, its vectors cached in the file as named (`vectors.MeaningModel`)."""
+        return (("", self),)
+
+    def join(self, parts: Sequence[NDArray[np.float32]]) -> NDArray[np.float32]:
+        return parts[0]
+
+    def read_query(self, text: str) -> QueryMeaning:
+        """A query read by this model alone (`tools.meaning_model` pairs it with a multilingual one)."""
+        return QueryMeaning(self.encode_query([text])[0])
 
     def encode_query(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """`encode` for what is searched for, through the query adapter (tools are not)."""

@@ -121,6 +121,10 @@ class Closeness:
 
     cosine: Cosines  # one per document, in the index's order
     nearest: Sequence[int]  # the documents by cosine, closest first (BLEND_DEPTH of them, or all)
+    # How this query's ranking weighs words against meaning, and the cosine a tool needs when no
+    # word of the query is in any tool: both depend on the models and the query's language.
+    word_share: float = WORD_SHARE
+    floor: float = MIN_SIMILARITY
 
 
 @dataclass(frozen=True)
@@ -187,7 +191,8 @@ class ToolIndex:
 
         With `closeness`, the score blends words and meaning: a tool high in either rises, one
         high in both most. When no word of the query is in any tool, meaning alone answers only
-        with tools at `MIN_SIMILARITY` or closer, so a query about nothing here is still a miss."""
+        when its closest tool is at the closeness's floor or closer, so a query about nothing here
+        is still a miss."""
         named = self._named(query)
         ranked = list(named)
         if len(ranked) < limit:
@@ -210,10 +215,16 @@ class ToolIndex:
         if len(closeness.cosine) != len(self.documents):  # vectors of another surface: words alone
             return scored
         cosine = {n: _finite(closeness.cosine[n]) for n in {*scored[:BLEND_DEPTH], *closeness.nearest[:BLEND_DEPTH]}}
-        floor = MIN_SIMILARITY if not scores else -1.0
-        candidates = [*scored[:BLEND_DEPTH], *(n for n in closeness.nearest[:BLEND_DEPTH] if cosine[n] >= floor)]
-        scale = WORD_SHARE / attainable if attainable > 0 else 0.0
-        blended = {n: scale * scores.get(n, 0.0) + (1 - WORD_SHARE) * cosine[n] for n in candidates}
+        nearest = list(closeness.nearest[:BLEND_DEPTH])
+        # With no word in any tool, the floor decides whether the query is about anything here: if
+        # the closest tool clears it, meaning ranks them all (the second closest may be the one
+        # asked for); if not, nothing is a clear match.
+        if not scores and nearest and cosine[nearest[0]] < closeness.floor:
+            nearest = []
+        candidates = [*scored[:BLEND_DEPTH], *nearest]
+        share = closeness.word_share
+        scale = share / attainable if attainable > 0 else 0.0
+        blended = {n: scale * scores.get(n, 0.0) + (1 - share) * cosine[n] for n in candidates}
         return sorted(blended, key=lambda n: (-blended[n], self.documents[n].key))
 
     def _named(self, query: str) -> list[int]:

@@ -20,21 +20,55 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hermes.background import Job, run_inline
 from hermes.files import TooLarge, UnreadableFile, atomic_write, file_lock, read_bounded
-from hermes.tools.search import BLEND_DEPTH, Closeness, Document, name_words
+from hermes.tools.search import BLEND_DEPTH, MIN_SIMILARITY, WORD_SHARE, Closeness, Document, name_words
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-    from hermes.tools.encoder import SentenceEncoder
-
 log = logging.getLogger(__name__)
 
-MODEL_ID = b"all-MiniLM-L6-v2/256"  # part of every digest: another model or length, other vectors
+
+@dataclass(frozen=True)
+class QueryMeaning:
+    """A query as a model reads it: its vector, and how its ranking weighs words against meaning."""
+
+    vector: NDArray[np.float32]
+    word_share: float = WORD_SHARE
+    floor: float = MIN_SIMILARITY
+
+
+class Encoder(Protocol):
+    """One sentence model, whose tool vectors are cached on their own."""
+
+    @property
+    def model_id(self) -> bytes:
+        """Part of every cached vector's digest: another model, other vectors."""
+
+    @property
+    def dimensions(self) -> int: ...
+
+    def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """Tools' texts -> unit rows, in order."""
+
+
+class MeaningModel(Protocol):
+    """What turns tools and queries into vectors (`tools.encoder`, `tools.meaning_model`): one
+    model or several, each with its own cache file (`suffix` added to its name), whose tool
+    vectors `join` makes one row per tool."""
+
+    @property
+    def encoders(self) -> Sequence[tuple[str, Encoder]]: ...
+
+    def join(self, parts: Sequence[NDArray[np.float32]]) -> NDArray[np.float32]: ...
+
+    def read_query(self, text: str) -> QueryMeaning: ...
+
+
 MAX_KEPT = 20_000  # vectors on disk (float16): about 16 MB
 _FILE_LIMIT = 40 * 1024 * 1024
 _DIGEST = 16
@@ -50,8 +84,7 @@ class Recent:
     server reconnects finds nearly all of its tools here instead of re-reading the file."""
 
     lock: threading.Lock = field(default_factory=threading.Lock)
-    path: Path | None = None
-    vectors: dict[bytes, NDArray[np.float16]] = field(default_factory=dict)
+    by_file: dict[Path, dict[bytes, NDArray[np.float16]]] = field(default_factory=dict)
 
 
 # Words that say only "this is an MCP server"; the rest of a server's name (a product, its owner)
@@ -69,8 +102,8 @@ def document_text(document: Document) -> str:
     return f"{server}: {text}" if server else text
 
 
-def digest(text: str) -> bytes:
-    return hashlib.sha256(MODEL_ID + b"\0" + text.encode("utf-8", "surrogatepass")).digest()[:_DIGEST]
+def digest(model_id: bytes, text: str) -> bytes:
+    return hashlib.sha256(model_id + b"\0" + text.encode("utf-8", "surrogatepass")).digest()[:_DIGEST]
 
 
 def _header_fits(members: zipfile.ZipFile, name: str, dtype: Any, width: int, stored: int) -> bool:
@@ -163,19 +196,19 @@ class Meaning:
     with its owner stops between batches (a one-shot chat ends without waiting for it); the cache
     file is only ever replaced whole."""
 
-    def __init__(self, documents: Sequence[Document], load: Callable[[], SentenceEncoder | None],
+    def __init__(self, documents: Sequence[Document], load: Callable[[], MeaningModel | None],
                  cache: VectorFile | None, *, start: Callable[[Job], None] = run_inline,
                  recent: Recent | None = None) -> None:
-        self._future: Future[tuple[SentenceEncoder, NDArray[np.float32]] | None] = Future()
+        self._future: Future[tuple[MeaningModel, NDArray[np.float32]] | None] = Future()
         work, memory = list(documents), recent or Recent()
         start(lambda check: self._run(work, load, cache, memory, check))
 
-    def _run(self, documents: list[Document], load: Callable[[], SentenceEncoder | None],
+    def _run(self, documents: list[Document], load: Callable[[], MeaningModel | None],
              cache: VectorFile | None, recent: Recent, check: Callable[[], None]) -> None:
         try:
             with recent.lock:
-                encoder = load()
-                computed = None if encoder is None else (encoder, _compute(encoder, documents, cache, recent, check))
+                model = load()
+                computed = None if model is None else (model, _vectors(model, documents, cache, recent, check))
                 self._future.set_result(computed)
         except Exception as exc:
             log.warning("tool search ranks by words alone: encoding the tools failed: %s", exc)
@@ -196,19 +229,28 @@ class Meaning:
         done = self._future.result()
         if done is None:
             return None
-        encoder, vectors = done
-        return closeness_of(vectors, encoder.encode_query([text])[0])
+        model, vectors = done
+        query = model.read_query(text)
+        return closeness_of(vectors, query.vector, word_share=query.word_share, floor=query.floor)
 
 
-def _compute(encoder: SentenceEncoder, documents: list[Document], cache: VectorFile | None, recent: Recent,
+def _vectors(model: MeaningModel, documents: list[Document], cache: VectorFile | None, recent: Recent,
+             check: Callable[[], None]) -> NDArray[np.float32]:
+    texts = [document_text(d) for d in documents]
+    parts = []
+    for suffix, encoder in model.encoders:
+        own = None if cache is None else VectorFile(cache.path.with_name(cache.path.stem + suffix + cache.path.suffix))
+        parts.append(_compute(encoder, texts, own, recent, check))
+    return model.join(parts)
+
+
+def _compute(encoder: Encoder, texts: list[str], cache: VectorFile | None, recent: Recent,
              check: Callable[[], None]) -> NDArray[np.float32]:
     """Called with `recent.lock` held; `check` raises once the owner no longer wants the vectors."""
     import numpy as np
 
-    texts = [document_text(d) for d in documents]
-    keys = [digest(t) for t in texts]
-    path = cache.path if cache is not None else None
-    known = recent.vectors if path is not None and recent.path == path else {}
+    keys = [digest(encoder.model_id, t) for t in texts]
+    known = recent.by_file.get(cache.path, {}) if cache is not None else {}
     if cache is not None and any(key not in known for key in keys):
         known = cache.read(encoder.dimensions)
     missing = [i for i, key in enumerate(keys) if key not in known]
@@ -221,10 +263,11 @@ def _compute(encoder: SentenceEncoder, documents: list[Document], cache: VectorF
         fresh.update({keys[i]: row for i, row in zip(chunk, encoded, strict=True)})
     rows = [fresh[key] if key in fresh else known[key] for key in keys]
     used = dict(zip(keys, rows, strict=True))
-    if cache is not None and missing:
-        # The vectors in use go first, so the least recently used are the ones dropped.
-        cache.write(used, encoder.dimensions)
-    recent.path, recent.vectors = path, used
+    if cache is not None:
+        if missing:
+            # The vectors in use go first, so the least recently used are the ones dropped.
+            cache.write(used, encoder.dimensions)
+        recent.by_file[cache.path] = used
     matrix = np.stack(rows).astype(np.float32) if rows else np.zeros((0, encoder.dimensions), np.float32)
     # float16 storage loses a little length; unit rows keep dot products honest cosines.
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
@@ -232,13 +275,14 @@ def _compute(encoder: SentenceEncoder, documents: list[Document], cache: VectorF
     return unit
 
 
-def closeness_of(vectors: NDArray[np.float32], query: NDArray[np.float32], depth: int = BLEND_DEPTH) -> Closeness:
-    """The cosine of each row of unit `vectors` to unit `query`, and the `depth` closest rows."""
+def closeness_of(vectors: NDArray[np.float32], query: NDArray[np.float32], depth: int = BLEND_DEPTH, *,
+                 word_share: float = WORD_SHARE, floor: float = MIN_SIMILARITY) -> Closeness:
+    """The cosine of each row of unit `vectors` to `query`, and the `depth` closest rows."""
     import numpy as np
 
     cosine = vectors @ query
     depth = min(depth, len(cosine))
     if depth <= 0:
-        return Closeness(cosine, [])
+        return Closeness(cosine, [], word_share, floor)
     top = np.argpartition(-cosine, depth - 1)[:depth]
-    return Closeness(cosine, [int(n) for n in top[np.argsort(-cosine[top], kind="stable")]])
+    return Closeness(cosine, [int(n) for n in top[np.argsort(-cosine[top], kind="stable")]], word_share, floor)

