@@ -85,7 +85,7 @@ class Rankings:
 
     @staticmethod
     def words(query: str, session: Session, server: str) -> list[str]:
-        return [d.key for d in needs.search(session.index, query, DEPTH, lambda text: None)]
+        return [d.key for d in needs.search(session.index, query, DEPTH, lambda text: None)[0]]
 
     def meaning(self, vectors: str, model: Callable[[str], MeaningModel], *, split: bool = True) -> Ranking:
         """Words and meaning as tool_search ranks, with the model `model(server)` gives for a request
@@ -104,8 +104,10 @@ class Rankings:
                 return closeness_of(rows, read.vector, word_share=read.word_share, floor=read.floor)
 
             if not split:
-                return [d.key for d in session.index.search(query, DEPTH, closeness(query))]
-            return [d.key for d in needs.search(session.index, query, DEPTH, closeness)]
+                whole = closeness(query)
+                found = session.index.search(query, DEPTH, whole) or session.index.nearest(whole, needs.WEAK_MATCHES)
+                return [d.key for d in found]
+            return [d.key for d in needs.search(session.index, query, DEPTH, closeness)[0]]
 
         return rank
 

@@ -69,12 +69,20 @@ def test_a_request_in_any_of_the_users_languages_finds_its_tool(paired: PairedMo
     missed = {request: _first(index, request, 3) for request, wanted in _REQUESTS
               if wanted not in _first(index, request, 3)}
     assert not missed
-    # The model blurs an action's verb more than its object ("send" / "search" mail): the first of
+    # The model blurs an action's verb more than its object ("create" / "list" events): the first of
     # three is right for most requests, not all.
-    assert sum(_first(index, request, 1) == [wanted] for request, wanted in _REQUESTS) >= len(_REQUESTS) // 2
-    # The English model alone reads these as it reads noise: far fewer are found.
-    alone = SearchIndex(_surface(_TOOLS), encoder.load, VectorFile(tmp_path / "english-only.npz"))
-    assert sum(wanted in _first(alone, request, 3) for request, wanted in _REQUESTS) < len(_REQUESTS) - 2
+    assert sum(_first(index, request, 1) == [wanted] for request, wanted in _REQUESTS) >= len(_REQUESTS) * 3 // 4
+
+
+def test_the_everyday_words_of_a_request_in_another_language_reach_the_word_index() -> None:
+    words_only = SearchIndex(_surface(_TOOLS))
+    for request in ("manda um e-mail pro João", "schick eine Mail an Anna", "mándale un correo a Lucía",
+                    "给老板发一封邮件"):
+        assert _first(words_only, request, 1) == ["send_email"], request
+    for request in ("cria uma pasta", "leg einen Ordner an", "crea una carpeta", "新建文件夹"):
+        assert _first(words_only, request, 1) == ["create_directory"], request
+    # An English request is not read as another language: "data" is not Portuguese for "date".
+    assert reads_as_english("export the data of my calendar")
 
 
 def test_each_model_keeps_its_own_cache_file_and_a_tool_row_is_unit_length(paired: PairedModel,

@@ -72,7 +72,7 @@ def catalog_text(surface: Surface, hidden: list[HiddenServer]) -> str:
     return "Tools available through tool_search, by source:\n" + (body or "(none)") + "\n"
 
 
-WEAK_MATCHES = 5
+WEAK_MATCHES = needs.WEAK_MATCHES
 WEAK_NOTE = ("none of its words is in a tool, so these are only the closest in meaning (weak matches: read "
              "their descriptions before calling one).")
 
@@ -111,13 +111,11 @@ class SearchIndex:
     def search_now(self, hidden: list[HiddenServer], query: str) -> tuple[list[SurfaceTool], str]:
         """Matching tools (best first) and, when nothing matches, a text that says what exists and why.
         A request with several needs is searched whole and need by need (`tools.needs`)."""
-        found = [self.surface.tools[d.key] for d in needs.search(self._index, query, _MAX_RESULTS, self._closeness)]
-        if found:
+        ranked, weak_only = needs.search(self._index, query, _MAX_RESULTS, self._closeness)
+        found = [self.surface.tools[d.key] for d in ranked]
+        if found and not weak_only:
             return found, ""
-        # Nothing clears the bar, but meaning still ranks every tool: the closest few are answered,
-        # said to be weak, rather than nothing (the request may be in words no tool uses).
-        closeness = self._closeness(query)  # computed again only in this rare case
-        weak = [self.surface.tools[d.key] for d in self._index.nearest(closeness, WEAK_MATCHES)] if closeness else []
+        weak = found
         sources = [f"{shown_server(server)} ({counted(len(tools), 'tool')})"
                    for server, tools in self.surface.servers()]
         lines = [f"No tool clearly matched '{one_line(query, 200)}': {WEAK_NOTE}" if weak else

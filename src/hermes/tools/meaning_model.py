@@ -18,12 +18,12 @@ from __future__ import annotations
 import functools
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hermes.tools import encoder, multilingual
-from hermes.tools.query_language import reads_as_english
+from hermes.tools.query_language import Kind, kind
 from hermes.tools.vectors import Encoder, QueryMeaning
 
 if TYPE_CHECKING:
@@ -46,8 +46,11 @@ class Weights:
 
 # Chosen on requests written for other tools than the ones bench_recall measures (the training
 # requests and their translations), never on the evaluation intents.
-ENGLISH = Weights(english_model=0.6, word_share=0.4, floor=0.28)
-OTHER_LANGUAGES = Weights(english_model=0.3, word_share=0.1, floor=0.28)
+WEIGHTS = {
+    Kind.ENGLISH: Weights(english_model=0.6, word_share=0.4, floor=0.28),
+    Kind.LATIN: Weights(english_model=0.3, word_share=0.2, floor=0.28),
+    Kind.OTHER_SCRIPT: Weights(english_model=0.1, word_share=0.2, floor=0.28),
+}
 
 
 class PairedModel:
@@ -55,11 +58,11 @@ class PairedModel:
 
     def __init__(self, english: encoder.SentenceEncoder | None,
                  languages: multilingual.MultilingualEncoder | None, *,
-                 english_weights: Weights = ENGLISH, other_weights: Weights = OTHER_LANGUAGES) -> None:
+                 weights: Mapping[Kind, Weights] = WEIGHTS) -> None:
         if english is None and languages is None:
             raise ValueError("no model")
         self._english, self._languages = english, languages
-        self._weights = (english_weights, other_weights)
+        self._weights = dict(weights)
         # The English model's vectors stay in the cache file they always had; the other's beside it.
         found: list[tuple[str, Encoder]] = []
         if english is not None:
@@ -77,7 +80,7 @@ class PairedModel:
         return joined
 
     def weights(self, text: str) -> Weights:
-        return self._weights[0] if reads_as_english(text) else self._weights[1]
+        return self._weights[kind(text)]
 
     def read_query(self, text: str) -> QueryMeaning:
         import numpy as np

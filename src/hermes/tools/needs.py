@@ -18,6 +18,7 @@ from hermes.tools.search import Closeness, Document, ToolIndex, terms
 
 _Item = TypeVar("_Item")
 
+WEAK_MATCHES = 5
 MAX_PARTS = 4  # more is a list of things, not a request; the whole request still ranks them
 # Where a new need may start. Latin words only as whole words; Chinese joins clauses without spaces.
 _JOINERS = (
@@ -58,10 +59,16 @@ def covering(whole: Sequence[_Item], each: Sequence[Sequence[_Item]], limit: int
 
 
 def search(index: ToolIndex, request: str, limit: int,
-           closeness: Callable[[str], Closeness | None]) -> list[Document]:
-    """`index.search` for the whole request and, when it has several needs, for each of them, merged."""
-    ranked = index.search(request, limit, closeness(request))
-    needs = parts(request) if ranked else []
+           closeness: Callable[[str], Closeness | None]) -> tuple[list[Document], bool]:
+    """`index.search` for the whole request and, when it has several needs, for each of them, merged;
+    and whether the answer is only weak matches: when nothing clears the bar, meaning still ranks
+    every tool, and the closest `WEAK_MATCHES` are answered, said to be weak, rather than nothing
+    (the request may be in words no tool uses)."""
+    whole = closeness(request)
+    ranked = index.search(request, limit, whole)
+    if not ranked:
+        return (index.nearest(whole, min(WEAK_MATCHES, limit)) if whole is not None else []), True
+    needs = parts(request)
     if not needs:
-        return ranked
-    return covering(ranked, [index.search(need, limit, closeness(need)) for need in needs], limit)
+        return ranked, False
+    return covering(ranked, [index.search(need, limit, closeness(need)) for need in needs], limit), False

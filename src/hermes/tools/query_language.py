@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from enum import Enum
 
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 
@@ -39,15 +40,27 @@ OTHER_WORDS = frozenset(_OTHER_TEXT.split())
 _FOREIGN_LETTERS = frozenset("ãõçáéíóúâêôàüöäßñ¿¡")
 
 
-def reads_as_english(text: str) -> bool:
+class Kind(Enum):
+    """How a request reads, for the weights of `tools.meaning_model`."""
+
+    ENGLISH = "english"
+    LATIN = "latin"  # Portuguese, German, Spanish...: Latin script, other small words
+    OTHER_SCRIPT = "other script"  # Chinese, Japanese, Cyrillic...: the English model reads noise
+
+
+def kind(text: str) -> Kind:
     letters = [ch for ch in text if ch.isalpha()]
     if not letters:
-        return True
+        return Kind.ENGLISH
     latin = sum(1 for ch in letters if ch.isascii() or "LATIN" in unicodedata.name(ch, ""))
-    if latin < 0.8 * len(letters):  # Chinese, Japanese, Cyrillic, Arabic...
-        return False
+    if latin < 0.8 * len(letters):
+        return Kind.OTHER_SCRIPT
     words = [word.lower() for word in _WORD.findall(text)]
     english = sum(word in ENGLISH_WORDS for word in words)
     other = sum(word in OTHER_WORDS for word in words)
     other += sum(1 for ch in text.lower() if ch in _FOREIGN_LETTERS)
-    return other <= english
+    return Kind.ENGLISH if other <= english else Kind.LATIN
+
+
+def reads_as_english(text: str) -> bool:
+    return kind(text) is Kind.ENGLISH

@@ -25,6 +25,9 @@ from typing import Any, Protocol, SupportsFloat
 
 import snowballstemmer
 
+from hermes.tools.lexicon import english_words
+from hermes.tools.query_language import reads_as_english
+
 # How much one occurrence of a word counts, by field (BM25F): a name is a summary, a description
 # is prose whose every word means less.
 _WEIGHTS = {"name": 3.0, "title": 2.0, "server": 1.5, "params": 1.0, "description": 1.0}
@@ -255,7 +258,10 @@ class ToolIndex:
         """Each matching document's BM25F score, and the most the query's words and their related
         words could earn (no document reaches it: each word's share only approaches its limit)."""
         scores: dict[int, float] = {}
-        own = list(dict.fromkeys(terms(query)))
+        own = terms(query)
+        if not reads_as_english(query):  # the English of its everyday words, which the tools use
+            own += [_stem(word) for word in english_words(query)]
+        own = list(dict.fromkeys(own))
         wanted = {term: 1.0 for term in own}
         for term in own:
             for other in _RELATED.get(term, ()):

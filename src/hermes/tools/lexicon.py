@@ -1,0 +1,230 @@
+"""The English words of a request in Portuguese, Spanish, German or Chinese, for the word index.
+
+Tools describe themselves in English; a request in another language shares only its product names
+with them, and the multilingual model, which places the request near its tool, blurs the action
+("send" / "search" mail, "create" / "list" events). Most of what a request asks a tool for is said
+with a few hundred everyday words: the actions of APIs and the things they act on. This table gives
+their English for the four languages of hermes's users, so the word index can weigh them
+(cross-language query expansion, a classic of retrieval): "manda um e-mail pro João" also searches
+for "send email", "leg einen Ordner an" for "create folder", "新建文件夹" for "create folder".
+
+Written by hand from general language use (no request of the benchmarks was looked at), verbs in
+the forms people type to an assistant (imperative, infinitive, the Brazilian and the European
+Portuguese, du-form German). Latin words are matched whole, ignoring accents and German ae/oe/ue
+spellings, and a German noun also inside a compound ("Kalendereintrag"); Chinese ones anywhere in
+the text, since Chinese has no spaces.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+# english: foreign forms (Portuguese, Spanish, German, Chinese mixed; order does not matter; a word's
+# forms may go on over several lines)
+_TABLE = """
+create: criar cria crie crea crear créame creame cree erstellen erstelle erstell anlegen lege leg 创建
+create: 新建 建立 建一个 开一个
+make: fazer faz faça faca hacer haz machen mach mache 做 制作 生成
+add: adicionar adiciona adicione acrescenta añadir añade anade agregar agrega hinzufügen füge fuege
+add: hinzu 添加 加上 加入 增加
+delete: apagar apaga apague excluir exclui exclua deletar deleta borrar borra elimina eliminar
+delete: löschen lösche lösch loesche entfernen entferne 删除 删掉 删 移除
+remove: remover remove remova quitar quita entferne entfernen 去掉 移除
+update: atualizar atualiza atualize actualizar actualiza aktualisieren aktualisiere 更新
+edit: editar edita edite bearbeiten bearbeite ändern ändere aendere 编辑 修改 改一下 改成
+rename: renomear renomeia renombrar renombra umbenennen benenne 重命名 改名
+list: listar lista liste auflisten 列出 列一下 清单 列表
+show: mostrar mostra mostre muestra muéstrame muestrame enseñar zeigen zeig zeige anzeigen 显示 看看 看一下 给我看 展示
+get: obter pegar pega pegue obtener conseguir consigue holen hol hole abrufen 获取 拿到 取得
+read: ler lê leia leer lee lesen lies 读取 读 阅读
+search: buscar busca busque pesquisar pesquisa procurar procura suchen such suche durchsuchen 搜索 搜 查找 检索
+find: encontrar encontra encuentra achar acha finden finde 找 找到 查到
+check: verificar verifica checar checa comprobar comprueba prüfen prüfe pruefe überprüfen überprüfe
+check: 检查 查看 查一下 确认
+send: enviar envia envie envía envíale enviale mandar manda mande mándale mandale schicken schick
+send: schicke senden sende verschicken 发送 发给 发一封 发个 发条
+reply: responder responde antworten antworte beantworten 回复 回答
+write: escrever escreve escreva escribir escribe schreiben schreib schreibe 写 编写
+save: salvar salva salve guardar guarda speichern speichere speicher 保存 存
+download: baixar baixa baixe descargar descarga herunterladen lade 下载
+upload: subir sube enviar hochladen lade 上传
+export: exportar exporta exportieren exportiere 导出
+import: importar importa importieren importiere 导入
+run: rodar roda executar executa ejecutar ejecuta correr corre ausführen führe fuehre laufen starte 运行 执行 跑
+start: iniciar inicia começar começa comecar empezar empieza starten starte beginnen 启动 开始
+stop: parar pare detener detén deten stoppen stoppe anhalten beenden beende 停止 停掉 关掉
+restart: reiniciar reinicia neustarten neu 重启 重新启动
+cancel: cancelar cancela cancele abbrechen stornieren storniere absagen 取消
+open: abrir abre abra öffnen öffne oeffne 打开
+close: fechar fecha feche cerrar cierra schließen schließe schliesse 关闭
+move: mover move mova mueve verschieben verschiebe 移动 移到
+copy: copiar copia kopieren kopiere 复制 拷贝
+merge: mesclar mescla fundir fusionar fusiona zusammenführen merge 合并
+deploy: implantar implanta desplegar despliega deployen deploye bereitstellen 部署 发布
+publish: publicar publica veröffentlichen veröffentliche 发布
+schedule: agendar agenda marcar marca programar programa planen plane einplanen 安排 预约 排期
+book: reservar reserva buchen buche 预订 订
+convert: converter converte convertir convierte konvertieren konvertiere umwandeln wandle 转换 转成 转为
+translate: traduzir traduz traducir traduce übersetzen übersetze uebersetze 翻译
+summarize: resumir resume resuma zusammenfassen fasse 总结 概括 摘要
+compare: comparar compara vergleichen vergleiche 比较 对比
+count: contar conta cuenta zählen zähle zaehle 统计 数一下 多少
+install: instalar instala installieren installiere 安装
+share: compartilhar compartilha compartir comparte teilen teile 分享 共享
+invite: convidar convida invitar invita einladen lade 邀请
+approve: aprovar aprova aprobar aprueba genehmigen genehmige 批准 审批 通过
+comment: comentar comenta comentário comentario kommentieren kommentar 评论 注释
+archive: arquivar arquiva archivar archiva archivieren archiviere 归档
+play: tocar toca reproducir reproduce abspielen spiele 播放
+calculate: calcular calcula berechnen berechne rechne 计算 算一下
+generate: gerar gera genera generar generieren generiere 生成
+draw: desenhar desenha dibujar dibuja zeichnen zeichne 画
+file: arquivo arquivos archivo archivos datei dateien 文件
+folder: pasta pastas carpeta carpetas ordner verzeichnis 文件夹 目录
+document: documento documentos dokument dokumente 文档
+page: página pagina seite 页面 网页
+email: e-mail email correo correos mail mails 邮件 邮箱 电邮
+message: mensagem mensagens mensaje mensajes nachricht nachrichten 消息 信息 短信
+meeting: reunião reuniao reunión reunion besprechung meeting 会议 开会
+event: evento eventos termin termine veranstaltung 活动 日程 事件
+calendar: calendário calendario agenda kalender 日历
+task: tarefa tarefas tarea tareas aufgabe aufgaben 任务 待办
+issue: problema chamado incidencia 问题 工单
+ticket: chamado ticket 工单
+bug: bug erro fehler 缺陷 错误
+branch: branch rama zweig 分支
+repository: repositório repositorio 仓库
+commit: commit 提交
+user: usuário usuario usuarios benutzer nutzer 用户
+account: conta cuenta konto 账户 账号
+team: equipe equipo 团队
+channel: canal kanal 频道
+group: grupo gruppe 群 群组
+contact: contato contacto kontakt 联系人
+customer: cliente clientes kunde kunden 客户
+order: pedido pedidos bestellung bestellungen 订单
+invoice: fatura factura rechnung rechnungen 发票
+payment: pagamento pago zahlung 支付 付款
+price: preço preco precio preis 价格
+product: produto producto produkt 产品 商品
+stock: ação acao ações acciones aktie aktien 股票 股价
+weather: tempo clima wetter 天气
+forecast: previsão previsao pronóstico pronostico vorhersage 预报
+rain: chover chuva llover lluvia regen regnet 下雨 雨
+temperature: temperatura temperatur 温度 气温
+city: cidade ciudad stadt 城市
+address: endereço endereco dirección direccion adresse 地址
+map: mapa karte 地图
+route: rota ruta route 路线 导航
+flight: voo vuelo flug 航班 机票
+hotel: hotel 酒店
+train: trem tren zug 火车 高铁
+video: vídeo video 视频
+image: imagem imagen bild bilder 图片 图像
+photo: foto fotos 照片
+song: música musica canción cancion lied 歌 歌曲 音乐
+playlist: playlist 歌单
+note: nota notas notiz notizen 笔记
+table: tabela tabla tabelle 表格 表
+row: linha linhas fila filas zeile zeilen 行
+column: coluna columna spalte 列
+database: banco datenbank 数据库
+log: log logs registro protokoll 日志
+error: erro errores fehler 报错
+server: servidor servidores 服务器
+container: contêiner contenedor 容器
+backup: backup sicherung 备份
+password: senha contraseña contrasena passwort 密码
+secret: segredo secreto geheimnis 密钥
+key: chave clave schlüssel schluessel 密钥
+link: link enlace 链接
+website: site sitio webseite website 网站
+news: notícias noticias nachrichten 新闻
+report: relatório relatorio informe reporte bericht 报告 报表
+chart: gráfico grafico diagramm 图表
+spreadsheet: planilha hoja tabellenblatt 电子表格
+sheet: aba planilha hoja blatt 工作表
+cell: célula celula celda zelle 单元格
+slide: slide diapositiva folie 幻灯片
+presentation: apresentação apresentacao presentación presentacion präsentation 演示
+text: texto text 文本 文字
+transcript: transcrição transcripcion transcripción transkript 转录 字幕
+recipe: receita receta rezept 菜谱 食谱
+movie: filme película pelicula film 电影
+book: livro libro buch 书
+date: data fecha datum 日期
+time: hora horário hora uhrzeit 时间
+today: hoje hoy heute 今天
+tomorrow: amanhã amanha mañana manana morgen 明天
+yesterday: ontem ayer gestern 昨天
+week: semana woche 周 星期
+month: mês mes monat 月
+year: ano año ano jahr 年
+balance: saldo kontostand 余额
+transaction: transação transacao transacción transaccion transaktion 交易
+currency: moeda moneda währung waehrung 货币 汇率
+code: código codigo code 代码
+function: função funcao función funcion funktion 函数
+test: teste testes prueba pruebas test tests 测试
+build: build compilação compilacion 构建 编译
+pipeline: pipeline 流水线
+release: versão versao lanzamiento release 版本 发版
+package: pacote paquete paket 包
+label: etiqueta etiquetas label 标签
+status: status estado zustand 状态
+notification: notificação notificacao notificación notificacion benachrichtigung 通知
+reminder: lembrete recordatorio erinnerung 提醒
+phone: telefone teléfono telefono telefon 电话
+location: localização localizacao ubicación ubicacion standort 位置
+distance: distância distancia entfernung 距离
+restaurant: restaurante restaurant 餐厅 饭店
+"""
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+_COMPOUND_PART = 6  # a German noun this long is also found inside a compound word
+
+
+def _plain(word: str) -> str:
+    """Lower case, accents and German ae/oe/ue/ss spellings folded: "Lösche", "loesche" -> "losche"."""
+    folded = unicodedata.normalize("NFKD", word.lower())
+    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    return folded.replace("ae", "a").replace("oe", "o").replace("ue", "u").replace("ß", "ss")
+
+
+@lru_cache(maxsize=1)
+def _tables() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """(Latin form -> English words, Chinese form -> English words)."""
+    latin: dict[str, set[str]] = {}
+    chinese: dict[str, set[str]] = {}
+    for line in _TABLE.strip().splitlines():
+        english, _, forms = line.partition(":")
+        for form in forms.split():
+            if _CJK.search(form):
+                chinese.setdefault(form, set()).add(english.strip())
+            else:
+                latin.setdefault(_plain(form), set()).add(english.strip())
+    return latin, chinese
+
+
+def english_words(text: str) -> list[str]:
+    """The English of the everyday words of `text` that the table knows, in a stable order."""
+    latin, chinese = _tables()
+    found: dict[str, None] = {}
+    for word in _WORD.findall(text):
+        plain = _plain(word)
+        for english in sorted(latin.get(plain, ())):
+            found[english] = None
+        if len(plain) > _COMPOUND_PART and plain not in latin:
+            for form, words in latin.items():
+                if len(form) >= _COMPOUND_PART and form in plain:
+                    for english in sorted(words):
+                        found[english] = None
+    if _CJK.search(text):
+        for form, words in chinese.items():
+            if form in text:
+                for english in sorted(words):
+                    found[english] = None
+    return list(found)
