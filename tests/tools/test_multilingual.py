@@ -14,6 +14,7 @@ import pytest
 
 from hermes.tools import encoder, meaning_model, multilingual
 from hermes.tools.deferred import SearchIndex
+from hermes.tools.lexicon import gloss
 from hermes.tools.meaning_model import PairedModel
 from hermes.tools.query_language import reads_as_english
 from hermes.tools.search import Document
@@ -81,6 +82,8 @@ def test_the_everyday_words_of_a_request_in_another_language_reach_the_word_inde
         assert _first(words_only, request, 1) == ["send_email"], request
     for request in ("cria uma pasta", "leg einen Ordner an", "crea una carpeta", "新建文件夹"):
         assert _first(words_only, request, 1) == ["create_directory"], request
+    assert gloss("把 pipeline 88 回滚到上一个版本") == "pipeline release version restore 88"
+    assert gloss("löschen") == "delete" and gloss("好的，谢谢") == ""
     # An English request is not read as another language: "data" is not Portuguese for "date".
     assert reads_as_english("export the data of my calendar")
 
@@ -101,7 +104,8 @@ def test_each_model_keeps_its_own_cache_file_and_a_tool_row_is_unit_length(paire
     english = encoder.load()
     languages = multilingual.load()
     assert english is not None and languages is not None
-    expected = (weights.english_model * (english.encode_query(["crea una carpeta"])[0] @ english.encode(
+    assert gloss("crea una carpeta") == "create folder"  # what the English model reads of it
+    expected = (weights.english_model * (english.encode_query(["create folder"])[0] @ english.encode(
         [_text(documents[0])])[0]) + (1 - weights.english_model) * (languages.encode(["crea una carpeta"])[0]
                                                                   @ languages.encode([_text(documents[0])])[0]))
     assert abs(float(rows[0] @ query.vector) - float(expected)) < 2e-3

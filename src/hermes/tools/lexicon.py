@@ -21,6 +21,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from hermes.tools.query_language import OTHER_WORDS
+
 # english: foreign forms (Portuguese, Spanish, German, Chinese mixed; order does not matter; a word's
 # forms may go on over several lines)
 _TABLE = """
@@ -180,10 +182,53 @@ phone: telefone teléfono telefono telefon 电话
 location: localização localizacao ubicación ubicacion standort 位置
 distance: distância distancia entfernung 距离
 restaurant: restaurante restaurant 餐厅 饭店
+mark: marcar marca marque markieren markiere markier 标记 标为 标成
+complete: concluir conclui completar completa terminar termina feito feita hecho hecha erledigt erledige 完成 做完
+reopen: reabrir reabre wiedereröffnen 重新打开
+restore: restaurar restaura voltar volta regresar regresa wiederherstellen 恢复 还原 回滚
+revert: reverter reverte revertir revierte zurücksetzen 撤销 撤回
+merge: combinar combina kombinieren kombiniere
+select: selecionar seleciona seleccionar selecciona auswählen wähle waehle 选择 选中
+navigate: navegar navega geh gehe 访问 进入
+remember: lembrar lembra lembre recordar recuerda merken merk merke 记住 记下
+disable: desativar desativa desliga desligar desactivar desactiva deaktivieren deaktiviere ausschalten 禁用 停用
+enable: ativar ativa liga ligar activar activa aktivieren aktiviere einschalten 启用 开启
+query: consultar consulta abfragen 查询
+view: visualizar ansehen 查看 看下
+attach: anexar anexa adjuntar adjunta anhängen 附加 挂上
+assign: atribuir atribui asignar asigna zuweisen 分配 指派
+analyze: analisar analisa analizar analiza analysieren analysiere 分析
+notify: notificar notifica avisar avisa benachrichtigen benachrichtige 通知
+post: postar posta 发帖 发到
+current: atual actual aktuell aktuelle 当前
+history: histórico historico historial verlauf 历史
+version: versão versao versión version versionen 版本
+priority: prioridade prioridad priorität prioritaet 优先级
+permission: permissão permissao permiso berechtigung 权限
+policy: política politica richtlinie 策略
+role: papel rol rolle 角色
+domain: domínio dominio domäne 域名
+dataset: datensatz 数据集
+data: dados datos daten 数据
+result: resultado resultados ergebnis ergebnisse 结果
+battery: bateria batería akku batterie 电池
+car: carro coche auto 汽车
+medicine: remédio remedio medicamento medikament 药
+chat: conversa conversación conversacion unterhaltung 会话 聊天
+inbox: posteingang 收件箱
+attachment: anexo adjunto anhang 附件
+form: formulário formulario formular 表单
+option: opção opcao opción opcion 选项 下拉
+console: consola konsole 控制台
+rule: regra regla regel 规则
+usage: uso auslastung nutzung 使用率 用量
 """
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+# Names, paths and numbers, which are the same in every language: runs of ASCII not inside a word
+# with other letters ("löschen" is no name "l").
+_ASCII_RUN = re.compile(r"(?<![^\W\d_])[A-Za-z0-9][A-Za-z0-9_./:@-]*(?![^\W\d_])")
 _COMPOUND_PART = 6  # a German noun this long is also found inside a compound word
 
 
@@ -228,3 +273,14 @@ def english_words(text: str) -> list[str]:
                 for english in sorted(words):
                     found[english] = None
     return list(found)
+
+
+def gloss(text: str) -> str:
+    """What an English reader can take from a request in another language: the English of its
+    everyday words, then its names, paths and numbers ("把 pipeline 88 回滚到上一个版本" ->
+    "pipeline release version restore pipeline 88"). The English model reads this far better
+    than the request itself ('' when there is nothing to read)."""
+    latin, _ = _tables()
+    names = [token.rstrip(".:-/") for token in _ASCII_RUN.findall(text)
+             if token.lower() not in OTHER_WORDS and _plain(token) not in latin]
+    return " ".join([*english_words(text), *(name for name in names if name)])

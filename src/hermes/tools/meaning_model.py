@@ -4,11 +4,11 @@ all-MiniLM-L6-v2 with its query adapter (`tools.encoder`) places English request
 multilingual Universal Sentence Encoder (`tools.multilingual`) places a request in any of the
 users' languages near the English tool it asks for. A tool's vector is both models' vectors side
 by side, each scaled by 1/sqrt(2), so one cached row serves every query. A query's vector is its two
-readings scaled by the weights of its kind (English or not, `tools.query_language`), so its dot
-product with a tool is the weighted mean of the two models' cosines: an English request leans on
-MiniLM and on the words, another language on the multilingual model, with the words counting
-little (a German request shares few words with an English description, and the ones it shares,
-"die", "mit", "con", mislead).
+readings scaled by the weights of its kind (English, another Latin-script language, another
+script: `tools.query_language`), so its dot product with a tool is the weighted mean of the two
+models' cosines: an English request leans on MiniLM and on the words; another language on the
+multilingual model, with MiniLM reading only its gloss (`tools.lexicon`: its everyday words in
+English and its names) and the words counting less.
 
 Either model alone works too: the pair then reduces to that one model.
 """
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hermes.tools import encoder, multilingual
+from hermes.tools.lexicon import gloss
 from hermes.tools.query_language import Kind, kind
 from hermes.tools.vectors import Encoder, QueryMeaning
 
@@ -48,8 +49,8 @@ class Weights:
 # requests and their translations), never on the evaluation intents.
 WEIGHTS = {
     Kind.ENGLISH: Weights(english_model=0.6, word_share=0.4, floor=0.28),
-    Kind.LATIN: Weights(english_model=0.3, word_share=0.2, floor=0.28),
-    Kind.OTHER_SCRIPT: Weights(english_model=0.1, word_share=0.2, floor=0.28),
+    Kind.LATIN: Weights(english_model=0.4, word_share=0.2, floor=0.28),
+    Kind.OTHER_SCRIPT: Weights(english_model=0.4, word_share=0.2, floor=0.28),
 }
 
 
@@ -92,10 +93,16 @@ class PairedModel:
         if self._english is None:
             return QueryMeaning(self._languages.encode([text])[0], chosen.word_share, chosen.floor)
         # The tool rows carry 1/sqrt(2) of each model; the query undoes it, so a dot product is
-        # english_model * MiniLM's cosine + the rest * the multilingual cosine.
+        # english_model * MiniLM's cosine + the rest * the multilingual cosine. The English model
+        # reads an English request as it is, another one's gloss (its everyday words in English,
+        # its names), and nothing when the gloss is empty.
+        share = chosen.english_model
+        read = text if kind(text) is Kind.ENGLISH else gloss(text)
+        if not read.strip():
+            share = 0.0
         undo = 1 / self._scale
-        english = self._english.encode_query([text])[0] * np.float32(chosen.english_model * undo)
-        other = self._languages.encode([text])[0] * np.float32((1 - chosen.english_model) * undo)
+        english = self._english.encode_query([read or text])[0] * np.float32(share * undo)
+        other = self._languages.encode([text])[0] * np.float32((1 - share) * undo)
         vector: NDArray[np.float32] = np.concatenate([english, other]).astype(np.float32)
         return QueryMeaning(vector, chosen.word_share, chosen.floor)
 
