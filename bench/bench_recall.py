@@ -125,7 +125,7 @@ def meaning_rankings(rankings: Rankings, index: ToolIndex, servers: dict[str, li
     rankings.vectors["minilm"] = minilm
     rankings.vectors["both"] = shipped.join([minilm, use])
     notes.append(("tools' vectors ready (cached in bench/.cache)", f"{time.perf_counter() - started:.1f} s"))
-    chosen["words + English model (before), adapter saw these servers"] = rankings.meaning("minilm", lambda s: english)
+    chosen["words + English model alone, adapter saw these servers"] = rankings.meaning("minilm", lambda s: english)
     chosen["words + both models, adapter saw these servers"] = rankings.meaning("both", lambda s: shipped)
     stale = held_out_staleness([HELD_OUT / f"fold{fold}.npz" for fold in (0, 1)])
     if stale:
@@ -136,7 +136,7 @@ def meaning_rankings(rankings: Rankings, index: ToolIndex, servers: dict[str, li
     assert folder is not None
     readers = [encoder.SentenceEncoder(folder, query_adapter=HELD_OUT / f"fold{fold}.npz") for fold in (0, 1)]
     paired = [PairedModel(reader, languages) for reader in readers]
-    chosen["words + English model (before), held out"] = rankings.meaning("minilm", lambda s: readers[half[s]])
+    chosen["words + English model alone, held out"] = rankings.meaning("minilm", lambda s: readers[half[s]])
     chosen["words + both models, held out (what counts)"] = rankings.meaning("both", lambda s: paired[half[s]])
     return notes
 

@@ -47,3 +47,12 @@ def test_a_multi_need_request_reaches_a_tool_for_each_need_in_the_first_five() -
     first_five = {t.original for t in index.search_now([], request)[0][:5]}
     assert {"word_cloud", "hot_topics"} <= first_five
     assert index.search_now([], "pdf_create")[0][0].original == "pdf_create"  # a name still comes first
+
+
+def test_a_request_of_a_megabyte_is_read_as_its_first_two_thousand_characters() -> None:
+    from hermes.tools.deferred import MAX_QUERY_CHARS
+
+    index = SearchIndex(_surface({"mail": [("send_email", "Send an email."), ("search_inbox", "Search mail.")]}))
+    hostile = "schick eine Mail, und lösche alles, " * 30_000
+    assert index.search_now([], hostile) == index.search_now([], hostile[:MAX_QUERY_CHARS])
+    assert index.search_now([], hostile)[0][0].original == "send_email"

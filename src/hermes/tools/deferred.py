@@ -35,6 +35,9 @@ SEARCH_TOOL = "tool_search"  # what a model calls to find deferred tools, in cha
 SEARCH_HINT = ("Try again with a concrete service name and an action, for example "
                "'github create issue' or 'blender list objects'.")
 _MAX_RESULTS = 12
+# A search is a request in a sentence or two; the model's argument is hostile until read, and each
+# word costs (the lexicon, the models), so a longer one is cut here.
+MAX_QUERY_CHARS = 2000
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,7 @@ class SearchIndex:
     def search_now(self, hidden: list[HiddenServer], query: str) -> tuple[list[SurfaceTool], str]:
         """Matching tools (best first) and, when nothing matches, a text that says what exists and why.
         A request with several needs is searched whole and need by need (`tools.needs`)."""
+        query = query[:MAX_QUERY_CHARS]
         ranked, weak_only = needs.search(self._index, query, _MAX_RESULTS, self._closeness)
         found = [self.surface.tools[d.key] for d in ranked]
         if found and not weak_only:
