@@ -24,13 +24,18 @@ def test_a_single_need_is_not_split_and_a_part_without_a_word_is_no_need() -> No
         assert len(needs.parts(request)) != 1
     assert needs.parts("list my open pull requests") == []
     assert needs.parts("show it, and then") == []  # "it", "then": nothing asked for
-    assert len(needs.parts(", ".join(f"task {n}" for n in range(10)))) == needs.MAX_PARTS
+    assert len(needs.parts(", ".join(f"rename task{n} now" for n in range(10)))) == needs.MAX_PARTS
+    # Two words a part at least; a comma between digits is a thousands separator; Chinese 和/并 are
+    # inside too many words to split on.
+    assert needs.parts("sign in with Google") == needs.parts("convert 1,000,000 USD to EUR") == []
+    assert needs.parts("把 feature 分支合并到 main 分支") == []
 
 
 def test_covering_keeps_the_whole_request_s_best_first_and_gives_each_need_its_best() -> None:
     whole = ["pdf", "pdf2", "pdf3", "pdf4", "trends"]
     each = [["pdf", "pdf2"], ["cloud", "pdf"]]
-    assert needs.covering(whole, each, 5) == ["pdf", "pdf2", "cloud", "pdf3", "pdf4"]
+    # The first part's best is listed already: it adds nothing (its second is not merged in).
+    assert needs.covering(whole, each, 5) == ["pdf", "cloud", "pdf2", "pdf3", "pdf4"]
     assert needs.covering(whole, [], 3) == ["pdf", "pdf2", "pdf3"]
     assert needs.covering([], [["a"], ["b"]], 5) == ["a", "b"]
 

@@ -114,7 +114,7 @@ class SearchIndex:
     def search_now(self, hidden: list[HiddenServer], query: str) -> tuple[list[SurfaceTool], str]:
         """Matching tools (best first) and, when nothing matches, a text that says what exists and why.
         A request with several needs is searched whole and need by need (`tools.needs`)."""
-        query = query[:MAX_QUERY_CHARS]
+        query = " ".join(query.split())[:MAX_QUERY_CHARS]  # blank space first, or it could be all that is kept
         ranked, weak_only = needs.search(self._index, query, _MAX_RESULTS, self._closeness)
         found = [self.surface.tools[d.key] for d in ranked]
         if found and not weak_only:

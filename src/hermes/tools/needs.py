@@ -27,7 +27,9 @@ _JOINERS = (
     r"und|dann|danach|mit|sowie|außerdem|ausserdem|"  # German
     r"y|luego|después|despues|con|también|además|ademas"  # Spanish
 )
-_SPLIT = re.compile(rf"[,;，；、]|\s(?:{_JOINERS})\s|并且|然后|同时|再|并|和", re.IGNORECASE)
+# Chinese joins clauses with these; single characters (和, 并, 再) are inside too many words (共和,
+# 合并, 再次) to split on. A comma between digits is a thousands separator.
+_SPLIT = re.compile(rf"(?<!\d),|,(?!\d)|[;，；、]|\s(?:{_JOINERS})\s|并且|然后|同时|以及|还要", re.IGNORECASE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
@@ -39,8 +41,9 @@ def parts(request: str) -> list[str]:
 
 
 def _says_something(piece: str) -> bool:
-    """A part with a word that is not a stop word, or two Chinese characters ("a", "它" are not needs)."""
-    return len(_CJK.findall(piece)) >= 2 or any(len(term) > 1 for term in terms(piece))
+    """A part with two words that are not stop words, or two Chinese characters: "Google" in "sign
+    in with Google", "a", "它" are no needs of their own."""
+    return len(_CJK.findall(piece)) >= 2 or sum(len(term) > 1 for term in terms(piece)) >= 2
 
 
 def covering(whole: Sequence[_Item], each: Sequence[Sequence[_Item]], limit: int) -> list[_Item]:
@@ -51,9 +54,8 @@ def covering(whole: Sequence[_Item], each: Sequence[Sequence[_Item]], limit: int
     tools in the first 12)."""
     merged = list(whole[:1])
     for ranking in each:
-        best = next((item for item in ranking if item not in merged), None)
-        if best is not None:
-            merged.append(best)
+        if ranking and ranking[0] not in merged:  # a part whose best is listed already adds nothing
+            merged.append(ranking[0])
     merged += [item for item in whole[1:] if item not in merged]
     return merged[:limit]
 

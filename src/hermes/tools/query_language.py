@@ -15,6 +15,7 @@ import unicodedata
 from enum import Enum
 
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+_IDENTIFIER = re.compile(r"[-./@:_\d]")
 
 # Function words: what every sentence of the language has, whatever it is about. Words the
 # languages share with English ("a", "in", "me", "no", "die") are left out of every list.
@@ -49,16 +50,20 @@ class Kind(Enum):
 
 
 def kind(text: str) -> Kind:
-    letters = [ch for ch in text if ch.isalpha()]
+    # Addresses, paths, ids and names joined by "-./@:_" say nothing of the language ("example.com",
+    # "eu-west-1", "3f2a9c1e-..."), nor do single letters ("plot y against x").
+    plain = " ".join(token for token in text.split() if not _IDENTIFIER.search(token.rstrip(".,;:!?")))
+    letters = [ch for ch in plain if ch.isalpha()]
     if not letters:
         return Kind.ENGLISH
     latin = sum(1 for ch in letters if ch.isascii() or "LATIN" in unicodedata.name(ch, ""))
-    if latin < 0.8 * len(letters):
+    if latin < 0.5 * len(letters):  # mostly Chinese, Japanese, Cyrillic...: a name quoted is not enough
         return Kind.OTHER_SCRIPT
-    words = [word.lower() for word in _WORD.findall(text)]
-    english = sum(word in ENGLISH_WORDS for word in words)
-    other = sum(word in OTHER_WORDS for word in words)
-    other += sum(1 for ch in text.lower() if ch in _FOREIGN_LETTERS)
+    words = [word for word in _WORD.findall(plain) if len(word) > 1]
+    english = sum(word.lower() in ENGLISH_WORDS for word in words)
+    other = sum(word.lower() in OTHER_WORDS for word in words)
+    # Accents count in ordinary words, not in names ("Zürich", "Pokémon").
+    other += sum(1 for word in words if word[0].islower() for ch in word if ch in _FOREIGN_LETTERS)
     return Kind.ENGLISH if other <= english else Kind.LATIN
 
 

@@ -26,7 +26,7 @@ from typing import Any, Protocol, SupportsFloat
 import snowballstemmer
 
 from hermes.tools.lexicon import english_words
-from hermes.tools.query_language import reads_as_english
+from hermes.tools.query_language import OTHER_WORDS, reads_as_english
 
 # How much one occurrence of a word counts, by field (BM25F): a name is a summary, a description
 # is prose whose every word means less.
@@ -39,7 +39,8 @@ _STOPWORD_TEXT = (
     "some there their them its into about as if then than so not no")
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 # camelCase and digit boundaries inside one token: "getHTTPResponse2x" -> get HTTP Response 2 x
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+")
+# (A lower-case letter is any letter but A-Z, so "cómo" and "Lösche" stay whole words.)
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[^\W\dA-Z_]+|[A-Z]+|\d+|[^\W\d_]+")
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _stemmer = snowballstemmer.stemmer("english")
 # Words that name the same action or thing in tool vocabularies. A query word also finds its
@@ -258,8 +259,10 @@ class ToolIndex:
         """Each matching document's BM25F score, and the most the query's words and their related
         words could earn (no document reaches it: each word's share only approaches its limit)."""
         scores: dict[int, float] = {}
-        own = terms(query)
-        if not reads_as_english(query):  # the English of its everyday words, which the tools use
+        if reads_as_english(query):
+            own = terms(query)
+        else:  # without its own small words, plus the English of its everyday words, which the tools use
+            own = [_stem(w) for w in name_words(query) if w not in _STOPWORDS and w not in OTHER_WORDS and len(w) > 1]
             own += [_stem(word) for word in english_words(query)]
         own = list(dict.fromkeys(own))
         wanted = {term: 1.0 for term in own}
