@@ -33,7 +33,7 @@ create: 新建 建立 建一个 开一个
 make: fazer faz faça faca hacer haz machen mach mache 制作 生成
 add: adicionar adiciona adicione acrescenta añadir añade anade agregar agrega hinzufügen füge fuege
 add: hinzu 添加 加上 加入 增加
-delete: apagar apaga apague excluir exclui exclua deletar deleta borrar borra elimina eliminar
+delete: apagar apaga apague excluir exclui exclua deletar deleta borrar borra elimina eliminar 删
 delete: löschen lösche lösch loesche entfernen entferne 删除 删掉 移除
 remove: remover remova quitar quita entferne entfernen 去掉 移除
 update: atualizar atualiza atualize actualizar actualiza aktualisieren aktualisiere 更新
@@ -42,21 +42,21 @@ rename: renomear renomeia renombrar renombra umbenennen benenne 重命名 改名
 list: listar lista liste auflisten 列出 列一下 清单 列表
 show: mostrar mostra mostre muestra muéstrame muestrame enseñar zeigen zeig zeige anzeigen 显示 看看 看一下 给我看 展示
 get: obter pegar pega pegue obtener conseguir consigue holen hol hole abrufen 获取 拿到 取得
-read: ler lê leia leer lesen lies 读取 阅读
-search: buscar busca busque pesquisar pesquisa procurar procura suchen such suche durchsuchen 搜索 查找 检索
-find: encontrar encontra encuentra achar acha finden finde 找到 查到
-check: verificar verifica checar checa comprobar comprueba prüfen prüfe pruefe überprüfen überprüfe
+read: ler lê leia leer lesen lies 读取 阅读 读
+search: buscar busca busque pesquisar pesquisa procurar procura suchen such suche durchsuchen 搜索 查找 检索 搜
+find: encontrar encontra encuentra achar acha finden finde 找到 查到 找
+check: verificar verifica checar checa comprobar comprueba prüfen prüfe pruefe überprüfen überprüfe 查
 check: 检查 查看 查一下 确认
 send: enviar envia envie envía envíale enviale mandar manda mande mándale mandale schicken schick
 send: schicke senden sende verschicken 发送 发给 发一封 发个 发条
 reply: responder responde antworten antworte beantworten 回复 回答
-write: escrever escreve escreva escribir escribe schreiben schreib schreibe 编写
+write: escrever escreve escreva escribir escribe schreiben schreib schreibe 编写 写
 save: salvar salva salve guardar guarda speichern speichere speicher 保存
 download: baixar baixa baixe descargar descarga herunterladen lade 下载
 upload: subir sube hochladen 上传
 export: exportar exporta exportieren exportiere 导出
 import: importar importa importieren importiere 导入
-run: rodar roda executar executa ejecutar ejecuta correr corre ausführen führe fuehre laufen starte 运行 执行
+run: rodar roda executar executa ejecutar ejecuta correr corre ausführen führe fuehre laufen starte 运行 执行 跑
 start: iniciar inicia começar começa comecar empezar empieza starten starte beginnen 启动 开始
 stop: parar pare detener detén deten stoppen stoppe anhalten beenden beende 停止 停掉 关掉
 restart: reiniciar reinicia neustarten 重启 重新启动

@@ -15,6 +15,7 @@ import unicodedata
 from enum import Enum
 
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _IDENTIFIER = re.compile(r"[-./@:_\d]")
 
 # Function words: what every sentence of the language has, whatever it is about. Words the
@@ -53,11 +54,19 @@ def kind(text: str) -> Kind:
     # Addresses, paths, ids and names joined by "-./@:_" say nothing of the language ("example.com",
     # "eu-west-1", "3f2a9c1e-..."), nor do single letters ("plot y against x").
     plain = " ".join(token for token in text.split() if not _IDENTIFIER.search(token.rstrip(".,;:!?")))
-    letters = [ch for ch in plain if ch.isalpha()]
-    if not letters:
+    if not any(ch.isalpha() for ch in plain):
         return Kind.ENGLISH
-    latin = sum(1 for ch in letters if ch.isascii() or "LATIN" in unicodedata.name(ch, ""))
-    if latin < 0.5 * len(letters):  # mostly Chinese, Japanese, Cyrillic...: a name quoted is not enough
+    # Another script outweighs the Latin words: a Chinese character counts as a word (Chinese
+    # requests carry English names: "给 agent 用的 GitHub OAuth provider 轮换 client secret"), a word
+    # of another script as one word ("send a message to Дмитрий Иванов" is English).
+    latin_words = other_script = 0
+    for word in _WORD.findall(plain):
+        if all(ch.isascii() or "LATIN" in unicodedata.name(ch, "") for ch in word):
+            latin_words += 1
+        else:
+            cjk = len(_CJK.findall(word))
+            other_script += cjk if cjk else 1
+    if other_script > latin_words:
         return Kind.OTHER_SCRIPT
     words = [word for word in _WORD.findall(plain) if len(word) > 1]
     english = sum(word.lower() in ENGLISH_WORDS for word in words)
