@@ -11,8 +11,8 @@ for "send email", "leg einen Ordner an" for "create folder", "新建文件夹" f
 Written by hand from general language use (no request of the benchmarks was looked at), verbs in
 the forms people type to an assistant (imperative, infinitive, the Brazilian and the European
 Portuguese, du-form German). Latin words are matched whole, ignoring accents and German ae/oe/ue
-spellings, and a long one also inside a compound ("Kalendereintrag"); Chinese ones, of two
-characters or more (a single one is inside too many other words: 行 in 银行), anywhere in the text,
+spellings, and a long one also inside a compound ("Kalendereintrag"); Chinese ones of two
+characters or more, or of one that means nothing else (删, 搜; 行 is inside 银行), anywhere in the text,
 since Chinese has no spaces. A word with two meanings in the four languages (Portuguese "fecha"
 closes, Spanish "fecha" is a date) is left out.
 """
