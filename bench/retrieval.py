@@ -12,11 +12,15 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from hermes.tools import needs
+from hermes.tools import encoder, multilingual, needs
+from hermes.tools.encoder import SentenceEncoder
+from hermes.tools.meaning_model import PairedModel
+from hermes.tools.multilingual import MultilingualEncoder
 from hermes.tools.search import Closeness, Document, ToolIndex
-from hermes.tools.vectors import MeaningModel, QueryMeaning, closeness_of
+from hermes.tools.vectors import Meaning, MeaningModel, QueryMeaning, VectorFile, closeness_of
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 DEPTH = 12  # what tool_search answers with at most
@@ -65,6 +69,13 @@ class Session:
 Ranking = Callable[[str, Session, str], list[str]]
 
 
+@dataclass(frozen=True)
+class Models:
+    english: SentenceEncoder
+    languages: MultilingualEncoder
+    shipped: PairedModel  # both, as tool_search reads with them
+
+
 @dataclass
 class Rankings:
     """Rankings over documents whose vectors (`vectors[name]`, one row per document of `row_of`) were
@@ -73,6 +84,22 @@ class Rankings:
     row_of: dict[str, int]
     vectors: dict[str, Any] = field(default_factory=dict)
     _read: dict[tuple[int, str], QueryMeaning] = field(default_factory=dict)
+
+    def add_models(self, documents: list[Document], cache: Path) -> Models | None:
+        """The installed models, with the vectors of `documents` (cached at `cache`) as "minilm" (the
+        English model's) and "both" (the two models' side by side, as tool_search has them); None
+        without the `semantic` extra and its models."""
+        english, languages = encoder.load(), multilingual.load()
+        if english is None or languages is None:
+            return None
+        cache.parent.mkdir(exist_ok=True)
+        minilm = Meaning(documents, lambda: english, VectorFile(cache)).vectors()
+        use = Meaning(documents, lambda: PairedModel(None, languages), VectorFile(cache)).vectors()
+        assert minilm is not None and use is not None
+        shipped = PairedModel(english, languages)
+        self.vectors["minilm"] = minilm
+        self.vectors["both"] = shipped.join([minilm, use])
+        return Models(english, languages, shipped)
 
     def session(self, documents: list[Document]) -> Session:
         import numpy as np
@@ -104,9 +131,7 @@ class Rankings:
                 return closeness_of(rows, read.vector, word_share=read.word_share, floor=read.floor)
 
             if not split:
-                whole = closeness(query)
-                found = session.index.search(query, DEPTH, whole) or session.index.nearest(whole, needs.WEAK_MATCHES)
-                return [d.key for d in found]
+                return [d.key for d in needs.whole(session.index, query, DEPTH, closeness(query))[0]]
             return [d.key for d in needs.search(session.index, query, DEPTH, closeness)[0]]
 
         return rank

@@ -75,7 +75,6 @@ def catalog_text(surface: Surface, hidden: list[HiddenServer]) -> str:
     return "Tools available through tool_search, by source:\n" + (body or "(none)") + "\n"
 
 
-WEAK_MATCHES = needs.WEAK_MATCHES
 WEAK_NOTE = ("none of its words is in a tool, so these are only the closest in meaning (weak matches: read "
              "their descriptions before calling one).")
 
@@ -119,17 +118,16 @@ class SearchIndex:
         found = [self.surface.tools[d.key] for d in ranked]
         if found and not weak_only:
             return found, ""
-        weak = found
         sources = [f"{shown_server(server)} ({counted(len(tools), 'tool')})"
                    for server, tools in self.surface.servers()]
-        lines = [f"No tool clearly matched '{one_line(query, 200)}': {WEAK_NOTE}" if weak else
+        lines = [f"No tool clearly matched '{one_line(query, 200)}': {WEAK_NOTE}" if found else
                  f"No tool matched '{one_line(query, 200)}'."]
         lines.append("Available sources: " + (", ".join(sources) if sources else "none") + ".")
         if hidden:
             lines.append("Hidden sources:")
             lines += [f"- {h.line()}" for h in sorted(hidden, key=lambda h: h.server)]
         lines.append(SEARCH_HINT)
-        return weak, "\n".join(lines)
+        return found, "\n".join(lines)
 
 
 def found_tools(tools: list[SurfaceTool]) -> list[dict[str, Any]]:

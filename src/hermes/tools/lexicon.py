@@ -23,7 +23,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from hermes.tools.query_language import OTHER_WORDS
+from hermes.tools.query_language import CJK, OTHER_WORDS, WORD
 
 # english: foreign forms (Portuguese, Spanish, German, Chinese mixed; order does not matter; a word's
 # forms may go on over several lines)
@@ -226,8 +226,6 @@ rule: regra regla regel 规则
 usage: uso auslastung nutzung 使用率 用量
 """
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
-_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 # Names, paths and numbers, which are the same in every language: runs of ASCII not inside a word
 # with other letters ("löschen" is no name "l").
 _ASCII_RUN = re.compile(r"(?<![^\W\d_])[A-Za-z0-9][A-Za-z0-9_./:@-]*(?![^\W\d_])")
@@ -250,7 +248,7 @@ def _tables() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
     for line in _TABLE.strip().splitlines():
         english, _, forms = line.partition(":")
         for form in forms.split():
-            if _CJK.search(form):
+            if CJK.search(form):
                 chinese.setdefault(form, set()).add(english.strip())
             else:
                 latin.setdefault(_plain(form), set()).add(english.strip())
@@ -261,7 +259,7 @@ def english_words(text: str) -> list[str]:
     """The English of the everyday words of `text` that the table knows, in a stable order."""
     latin, chinese = _tables()
     found: dict[str, None] = {}
-    for word in _WORD.findall(text):
+    for word in WORD.findall(text):
         plain = _plain(word)
         for english in sorted(latin.get(plain, ())):
             found[english] = None
@@ -272,7 +270,7 @@ def english_words(text: str) -> list[str]:
                 if len(form) >= _COMPOUND_PART and form in plain and len(plain) - len(form) >= _OTHER_PART:
                     for english in sorted(words):
                         found[english] = None
-    if _CJK.search(text):
+    if CJK.search(text):
         for form, words in chinese.items():
             if form in text:
                 for english in sorted(words):

@@ -91,19 +91,19 @@ class PairedModel:
         if self._languages is None:  # the English model alone ranks as it always has
             assert self._english is not None
             return self._english.read_query(text)
-        chosen = self.weights(text)
+        found = kind(text)
+        chosen = self._weights[found]
         if self._english is None:
             return QueryMeaning(self._languages.encode([text])[0], chosen.word_share, chosen.floor)
         # The tool rows carry 1/sqrt(2) of each model; the query undoes it, so a dot product is
         # english_model * MiniLM's cosine + the rest * the multilingual cosine. The English model
         # reads an English request as it is, another one's gloss (its everyday words in English,
         # its names), and nothing when the gloss is empty.
-        share = chosen.english_model
-        read = text if kind(text) is Kind.ENGLISH else gloss(text)
-        if not read.strip():
-            share = 0.0
+        read = text if found is Kind.ENGLISH else gloss(text)
+        share = chosen.english_model if read.strip() else 0.0
         undo = 1 / self._scale
-        english = self._english.encode_query([read or text])[0] * np.float32(share * undo)
+        english = (self._english.encode_query([read])[0] * np.float32(share * undo) if share else
+                   np.zeros(self._english.dimensions, np.float32))
         other = self._languages.encode([text])[0] * np.float32((1 - share) * undo)
         vector: NDArray[np.float32] = np.concatenate([english, other]).astype(np.float32)
         return QueryMeaning(vector, chosen.word_share, chosen.floor)

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from hermes.tools.query_language import CJK
 from hermes.tools.search import Closeness, Document, ToolIndex, terms
 
 _Item = TypeVar("_Item")
@@ -30,7 +31,6 @@ _JOINERS = (
 # Chinese joins clauses with these; single characters (和, 并, 再) are inside too many words (共和,
 # 合并, 再次) to split on. A comma between digits is a thousands separator.
 _SPLIT = re.compile(rf"(?<!\d),|,(?!\d)|[;，；、]|\s(?:{_JOINERS})\s|并且|然后|同时|以及|还要", re.IGNORECASE)
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
 def parts(request: str) -> list[str]:
@@ -43,7 +43,7 @@ def parts(request: str) -> list[str]:
 def _says_something(piece: str) -> bool:
     """A part with two words that are not stop words, or two Chinese characters: "Google" in "sign
     in with Google", "a", "它" are no needs of their own."""
-    return len(_CJK.findall(piece)) >= 2 or sum(len(term) > 1 for term in terms(piece)) >= 2
+    return len(CJK.findall(piece)) >= 2 or sum(len(term) > 1 for term in terms(piece)) >= 2
 
 
 def covering(whole: Sequence[_Item], each: Sequence[Sequence[_Item]], limit: int) -> list[_Item]:
@@ -60,16 +60,22 @@ def covering(whole: Sequence[_Item], each: Sequence[Sequence[_Item]], limit: int
     return merged[:limit]
 
 
+def whole(index: ToolIndex, request: str, limit: int, closeness: Closeness | None) -> tuple[list[Document], bool]:
+    """`index.search` for the request as one sentence, and whether the answer is only weak matches:
+    when nothing clears the bar, meaning still ranks every tool, and the closest `WEAK_MATCHES` are
+    answered, said to be weak, rather than nothing (the request may be in words no tool uses)."""
+    ranked = index.search(request, limit, closeness)
+    if ranked:
+        return ranked, False
+    return (index.nearest(closeness, min(WEAK_MATCHES, limit)) if closeness is not None else []), True
+
+
 def search(index: ToolIndex, request: str, limit: int,
            closeness: Callable[[str], Closeness | None]) -> tuple[list[Document], bool]:
-    """`index.search` for the whole request and, when it has several needs, for each of them, merged;
-    and whether the answer is only weak matches: when nothing clears the bar, meaning still ranks
-    every tool, and the closest `WEAK_MATCHES` are answered, said to be weak, rather than nothing
-    (the request may be in words no tool uses)."""
-    whole = closeness(request)
-    ranked = index.search(request, limit, whole)
-    if not ranked:
-        return (index.nearest(whole, min(WEAK_MATCHES, limit)) if whole is not None else []), True
+    """`whole`, and when the request has several needs and a clear answer, each need's search merged in."""
+    ranked, weak = whole(index, request, limit, closeness(request))
+    if weak:
+        return ranked, True
     needs = parts(request)
     if not needs:
         return ranked, False

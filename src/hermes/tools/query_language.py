@@ -14,8 +14,8 @@ import re
 import unicodedata
 from enum import Enum
 
-_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+WORD = re.compile(r"[^\W\d_]+", re.UNICODE)  # a run of letters
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # Japanese kana, Chinese, Korean
 _IDENTIFIER = re.compile(r"[-./@:_\d]")
 
 # Function words: what every sentence of the language has, whatever it is about. Words the
@@ -60,15 +60,15 @@ def kind(text: str) -> Kind:
     # requests carry English names: "给 agent 用的 GitHub OAuth provider 轮换 client secret"), a word
     # of another script as one word ("send a message to Дмитрий Иванов" is English).
     latin_words = other_script = 0
-    for word in _WORD.findall(plain):
+    for word in WORD.findall(plain):
         if all(ch.isascii() or "LATIN" in unicodedata.name(ch, "") for ch in word):
             latin_words += 1
         else:
-            cjk = len(_CJK.findall(word))
+            cjk = len(CJK.findall(word))
             other_script += cjk if cjk else 1
     if other_script > latin_words:
         return Kind.OTHER_SCRIPT
-    words = [word for word in _WORD.findall(plain) if len(word) > 1]
+    words = [word for word in WORD.findall(plain) if len(word) > 1]
     english = sum(word.lower() in ENGLISH_WORDS for word in words)
     other = sum(word.lower() in OTHER_WORDS for word in words)
     # Accents count in ordinary words, not in names ("Zürich", "Pokémon").

@@ -38,6 +38,7 @@ _STOPWORD_TEXT = (
     "these those do does did can could should would will please what which who how when where all any "
     "some there their them its into about as if then than so not no")
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+_FOREIGN_STOPWORDS = _STOPWORDS | OTHER_WORDS  # a request in another language has its own small words
 # camelCase and digit boundaries inside one token: "getHTTPResponse2x" -> get HTTP Response 2 x
 # (A lower-case letter is any letter but A-Z, so "cómo" and "Lösche" stay whole words.)
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[^\W\dA-Z_]+|[A-Z]+|\d+|[^\W\d_]+")
@@ -82,9 +83,10 @@ def _stem(word: str) -> str:
     return str(_stemmer.stemWord(word))
 
 
-def terms(text: str) -> list[str]:
-    """The searchable terms of a text: its name words without stop words, stemmed."""
-    return [_stem(word) for word in name_words(text) if word not in _STOPWORDS]
+def terms(text: str, stopwords: frozenset[str] = _STOPWORDS, shortest: int = 1) -> list[str]:
+    """The searchable terms of a text: its name words of `shortest` characters or more, without stop
+    words, stemmed."""
+    return [_stem(word) for word in name_words(text) if word not in stopwords and len(word) >= shortest]
 
 
 def _related_terms() -> dict[str, frozenset[str]]:
@@ -262,8 +264,7 @@ class ToolIndex:
         if reads_as_english(query):
             own = terms(query)
         else:  # without its own small words, plus the English of its everyday words, which the tools use
-            own = [_stem(w) for w in name_words(query) if w not in _STOPWORDS and w not in OTHER_WORDS and len(w) > 1]
-            own += [_stem(word) for word in english_words(query)]
+            own = [*terms(query, _FOREIGN_STOPWORDS, shortest=2), *(_stem(word) for word in english_words(query))]
         own = list(dict.fromkeys(own))
         wanted = {term: 1.0 for term in own}
         for term in own:
