@@ -20,6 +20,7 @@ before building an error from anything a server or a user's file produced.
         catalog     NoSuchEntry (exit 3)
         agent       ModelError, NoModel (exit 2), TranscriptError (exit 2)
         dashboard   ViewRefused (what an MCP Apps view may not have)
+        team        TeamStoreError (and its Conflict: a key already taken)
 """
 
 from __future__ import annotations

@@ -33,6 +33,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("hermes.live",),
     # The model side: provider, tool loop, system prompt, skills, sampling and elicitation.
     ("hermes.agent",),
+    # The team gateway: many users' sessions behind one `serve --http`, with the storage seam
+    # (users, policy, credentials, audit) on SQLite or PostgreSQL.
+    ("hermes.team",),
     # The offline demo story and its app.
     ("hermes.demo",),
     # Thin command line on top of everything, and the dashboard: the same actions in a browser

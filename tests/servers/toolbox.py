@@ -52,6 +52,15 @@ def env_report(name: str = "") -> dict[str, object]:
     return {"names": sorted(os.environ), "value": os.environ.get(name)}
 
 
+@app.tool(name="env-digest", description="The SHA-256 of one environment variable's value (never the value).",
+          annotations=READ_ONLY)
+def env_digest(name: str) -> str:
+    import hashlib
+
+    value = os.environ.get(name)
+    return "unset" if value is None else hashlib.sha256(value.encode()).hexdigest()
+
+
 @app.tool(description="Fail with a message that contains the given text.", annotations=READ_ONLY)
 def fail(text: str) -> str:
     raise ToolError(f"failure while using {text}")

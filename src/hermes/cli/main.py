@@ -81,6 +81,7 @@ LAZY_COMMANDS = {
     "doctor": "hermes.cli.doctor_command:doctor_command",
     "dashboard": "hermes.cli.dashboard_command:dashboard_command",
     "gateway": "hermes.cli.gateway_command:gateway_group",
+    "team": "hermes.cli.team_commands:team_group",
     "completion": "hermes.cli.completion:completion_command",
 }
 

@@ -253,12 +253,30 @@ def login_command(name: str, timeout: float, no_browser: bool) -> None:
 @click.option("--no-prefix", is_flag=True, help="With --only: keep the server's own tool and prompt names.")
 @click.option("--no-auth", is_flag=True, help="With --http: no bearer token (loopback only; any local process may "
                                               "call the tools).")
+@click.option("--team", is_flag=True, help="With --http: the team gateway; each user signs in and gets their own "
+                                           "servers, policy and audit (see `hermes team`).")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="With --team: the address to listen on (0.0.0.0 in a container; TLS stays with the proxy).")
 @wait_option
 def serve_command(http: bool, port: int, platform: str | None, deferred: bool, only: str | None, no_prefix: bool,
-                  no_auth: bool, wait: float) -> None:
+                  no_auth: bool, team: bool, host: str, wait: float) -> None:
     """Run a session and expose its whole tool surface as one MCP server."""
     from hermes.live.serve import ServeOptions, run_serve
 
+    if team:
+        if not http or no_auth or only or no_prefix:
+            raise UsageError("--team needs --http, and works without --no-auth, --only and --no-prefix "
+                             "(every request is a signed-in user's; the policy says which servers).")
+        try:
+            import prometheus_client  # noqa: F401
+        except ImportError:
+            raise UsageError("The team gateway needs the team extra: pip install 'hermes-mcp-host[team]'.") from None
+        from hermes.team.run import TeamServeOptions, run_team
+
+        sys.exit(run_team(Home.from_env(), TeamServeOptions(host=host, port=port, platform=platform,
+                                                            deferred=deferred)))
+    if host != "127.0.0.1":
+        raise UsageError("--host applies to --team only: without users, hermes serves this machine alone.")
     if no_prefix and not only:
         raise UsageError("--no-prefix needs --only NAME: names of several servers could collide without a prefix.")
     if no_auth and not http:

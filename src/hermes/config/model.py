@@ -23,6 +23,7 @@ from ruamel.yaml.comments import CommentedMap
 from hermes.config.agent_settings import Approval, ModelSettings, Permissions, SamplingSettings
 from hermes.config.gateway_settings import GatewaySettings
 from hermes.config.sandbox import SandboxMode, SandboxSettings, read_mode
+from hermes.config.team_settings import TeamSettings
 from hermes.config.yamlfile import line_of
 from hermes.errors import ConfigError
 from hermes.validation import (
@@ -280,6 +281,7 @@ class HermesConfig:
     model: ModelSettings | None = None  # the agent's model (`hermes chat`)
     permissions: Permissions = field(default_factory=Permissions)  # allow / ask / deny across servers
     gateway: GatewaySettings = field(default_factory=GatewaySettings)  # `hermes gateway`: platforms, users
+    team: TeamSettings = field(default_factory=TeamSettings)  # `serve --http --team`: database, sign-in
     # A `model:` that is not a mapping (another tool's setting, an older shorthand): only `hermes chat`
     # needs the block, so only it refuses, with this rule; every other command works on.
     model_problem: str | None = None
@@ -306,6 +308,7 @@ class HermesConfig:
             plugins=optional(data, "plugins", (), PluginSettings.read, PluginSettings()),
             permissions=optional(data, "permissions", (), Permissions.read, Permissions()),
             gateway=optional(data, "gateway", (), GatewaySettings.read, GatewaySettings()),
+            team=optional(data, "team", (), TeamSettings.read, TeamSettings()),
             model=optional(data, "model", (), ModelSettings.read, None) if _is_mapping(data.get("model")) else None,
             model_problem=None if data.get("model") is None or _is_mapping(data.get("model")) else
             f"must be a mapping with base_url and name (got {shown(data.get('model'))})",
@@ -314,7 +317,7 @@ class HermesConfig:
         )
 
 
-TOP_LEVEL_KEYS = ("mcp_servers", "platform_toolsets", "mcp", "plugins", "model", "permissions", "gateway")
+TOP_LEVEL_KEYS = ("mcp_servers", "platform_toolsets", "mcp", "plugins", "model", "permissions", "gateway", "team")
 
 
 def _is_mapping(value: Any) -> bool:

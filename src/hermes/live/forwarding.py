@@ -13,7 +13,7 @@ import json
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import mcp_types as types
 from mcp.server.connection import Connection
@@ -30,6 +30,7 @@ from hermes.security.redact import Redactor
 from hermes.session.calls import Calls
 from hermes.session.surfacing import ToolSurface
 from hermes.session.upstream import Upstream
+from hermes.tools.call_result import CallResult
 from hermes.tools.deferred import SEARCH_TOOL, search_answer
 from hermes.tools.permissions import Verdict
 from hermes.tools.surface import SurfaceTool
@@ -80,10 +81,17 @@ class SessionParts:
     redactor: Redactor
 
 
+class CallRecorder(Protocol):
+    """What wraps each tool call that really runs (the team gateway: rate limit, audit, metrics)."""
+
+    async def call(self, tool: str, server: str | None, run: Callable[[], Awaitable[CallResult]]) -> CallResult: ...
+
+
 class Forwarder:
     def __init__(self, session: SessionParts, naming: Naming, router: Router, subscribers: Subscribers,
-                 rounds: Rounds, *, deferred: bool = False) -> None:
-        """`rounds`: calls of 2026-07-28 clients waiting for their answers."""
+                 rounds: Rounds, *, deferred: bool = False, recorder: CallRecorder | None = None) -> None:
+        """`rounds`: calls of 2026-07-28 clients waiting for their answers; `recorder`: wraps each call."""
+        self.recorder = recorder
         self.session = session
         self.naming = naming
         self.router = router
@@ -137,9 +145,12 @@ class Forwarder:
             with contextlib.suppress(Exception):  # a parked call's first request may have ended
                 await ctx.session.report_progress(progress, total, message)
 
+        async def run() -> CallResult:
+            return await self.session.calls.call(registered, dict(params.arguments or {}), on_progress=relay,
+                                                 asker=self._confirm)
+
         async def work() -> types.CallToolResult:
-            result = await self.session.calls.call(registered, dict(params.arguments or {}), on_progress=relay,
-                                                   asker=self._confirm)
+            result = await (run() if self.recorder is None else self.recorder.call(registered, server, run))
             return result.to_mcp()
 
         return await self._asking(ctx, "tools/call", params, server, work)

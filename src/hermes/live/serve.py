@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import secrets
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -38,7 +39,7 @@ from hermes import __version__, interrupts
 from hermes.home import Home
 from hermes.live.announce import Announcer
 from hermes.live.control import publish_control
-from hermes.live.forwarding import Forwarder, SessionParts, Subscribers
+from hermes.live.forwarding import CallRecorder, Forwarder, SessionParts, Subscribers
 from hermes.live.http import serve_http
 from hermes.live.naming import Naming
 from hermes.live.rounds import Rounds
@@ -124,34 +125,50 @@ def _announce_missing_config(home: Home) -> None:
               file=sys.stderr, flush=True)
 
 
-async def serve(home: Home, options: ServeOptions) -> None:
-    _announce_missing_config(home)
-    settings = SessionSettings(platform=options.platform, only=frozenset({options.only}) if options.only else None,
-                               start_wait=options.start_wait)
+@asynccontextmanager
+async def aggregating(home: Home, settings: SessionSettings, *, prefix: bool = True, deferred: bool = False,
+                      environ: Mapping[str, str] | None = None, recorder: CallRecorder | None = None,
+                      control: bool = True) -> AsyncIterator[tuple[Aggregator, Session]]:
+    """A session and the aggregator in front of it, for as long as the block runs: what `serve` is
+    for its one user, and what the team gateway runs for each of its users (`environ`: theirs;
+    `recorder`: their calls' audit; no control endpoint, which is one per HERMES_HOME)."""
     router = Router()
     announcer = Announcer(router)
     subscribers = Subscribers()
     # What the session's servers ask goes to the client connected here; their changes reach it too.
     handlers = router.handlers(resource_updated=subscribers.relay_update, list_changed=announcer.upstream_changed)
-    async with Session(home, settings, handlers=handlers) as session, anyio.create_task_group() as tasks:
+    async with Session(home, settings, handlers=handlers, environ=environ) as session, \
+            anyio.create_task_group() as tasks:
         session.tools.listen(announcer.changed)
         parts = SessionParts(session.tools, session.calls, session.upstream, session.redactor)
-        forwarder = Forwarder(parts, Naming(options.prefix), router, subscribers, Rounds(tasks),
-                              deferred=options.deferred)
+        forwarder = Forwarder(parts, Naming(prefix), router, subscribers, Rounds(tasks), deferred=deferred,
+                              recorder=recorder)
         aggregator = Aggregator(router, announcer, forwarder, session.roots_changed)
-        await tasks.start(publish_control, session)
+        if control:
+            await tasks.start(publish_control, session)
         tasks.start_soon(aggregator.announcer.run)
+        try:
+            yield aggregator, session
+        finally:
+            tasks.cancel_scope.cancel()
+
+
+async def serve(home: Home, options: ServeOptions) -> None:
+    _announce_missing_config(home)
+    settings = SessionSettings(platform=options.platform, only=frozenset({options.only}) if options.only else None,
+                               start_wait=options.start_wait)
+    async with aggregating(home, settings, prefix=options.prefix, deferred=options.deferred) as (aggregator, session):
         if options.http:
             token = secrets.token_urlsafe(32) if options.auth else None
             if token:
                 session.redactor.register(token)
-            await tasks.start(serve_http, aggregator.server.streamable_http_app(), options.port, token)
-            await anyio.sleep_forever()
+            async with anyio.create_task_group() as tasks:
+                await tasks.start(serve_http, aggregator.server.streamable_http_app(), options.port, token)
+                await anyio.sleep_forever()
         else:
             stdin = cast(Any, stdin_lines()) if stdin_is_pollable() else None
             async with stdio_server(stdin=stdin) as (read, write):
                 await aggregator.server.run(read, write, aggregator.server.create_initialization_options())
-            tasks.cancel_scope.cancel()
 
 
 def run_serve(home: Home, options: ServeOptions) -> int:
@@ -160,4 +177,4 @@ def run_serve(home: Home, options: ServeOptions) -> int:
     return 0
 
 
-__all__ = ["SEARCH_TOOL", "Aggregator", "ServeOptions", "run_serve", "serve"]
+__all__ = ["SEARCH_TOOL", "Aggregator", "ServeOptions", "aggregating", "run_serve", "serve"]

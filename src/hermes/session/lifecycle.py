@@ -13,6 +13,7 @@ import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 import anyio
@@ -71,6 +72,10 @@ class SessionSettings:
     # Libraries' log lines go to HERMES_HOME/logs/hermes.log through this session's redactor; False
     # where the owner of many sessions (the gateway) keeps that log once for all of them.
     file_log: bool = True
+    # A team gateway's user: only the servers their policy names (globs) run for them, and their
+    # policy's rules come on top of config.yaml's `permissions:` (a deny anywhere still wins).
+    server_globs: tuple[str, ...] | None = None
+    extra_permissions: Permissions = field(default_factory=Permissions)
 
 
 @dataclass
@@ -139,7 +144,10 @@ class Lifecycle:
         return desired.source if desired else "unknown"
 
     def permissions(self) -> Permissions:
-        return self.config.permissions
+        mine, extra = self.config.permissions, self.settings.extra_permissions
+        if not (extra.allow or extra.ask or extra.deny):
+            return mine
+        return Permissions(mine.allow + extra.allow, mine.ask + extra.ask, mine.deny + extra.deny)
 
     def app_bound(self, name: str) -> bool:
         desired = self.desired.get(name)
@@ -167,6 +175,10 @@ class Lifecycle:
                                        include_disabled=self.settings.include_disabled, project=project,
                                        builtins=builtin_toolsets(config.platform_toolsets, self.platform),
                                        workdir=self.settings.workdir).servers
+        if self.settings.server_globs is not None:
+            globs = self.settings.server_globs
+            self.desired = {name: server for name, server in self.desired.items()
+                            if any(fnmatchcase(name, glob) for glob in globs)}
         if self.settings.platform_only:
             offered = servers_for_platform(self.desired, config.platform_toolsets, self.platform)
             self.desired = {name: server for name, server in self.desired.items() if name in offered}

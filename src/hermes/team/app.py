@@ -1,0 +1,170 @@
+"""The team gateway's HTTP face: one ASGI app in front of every user's tenant.
+
+    /mcp                                     MCP (Streamable HTTP), as the caller's own user
+    /.well-known/oauth-protected-resource    RFC 9728 metadata: which issuer signs users in (with OAuth)
+    /healthz                                 alive (a liveness probe)
+    /readyz                                  ready: the database answers and the replica is not draining
+    /metrics                                 Prometheus
+
+Every `/mcp` request needs `Authorization: Bearer <token>`; without a valid one the answer is 401
+with `WWW-Authenticate: Bearer` (and the metadata's address, with OAuth), so a client knows to sign
+in. A user whose policy gives them no server gets 403 saying so. The inbound token stops here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import anyio
+
+from hermes.config.team_settings import TeamSettings
+from hermes.team.auth import Authenticator
+from hermes.team.metrics import Metrics
+from hermes.team.store import TeamStore, TeamStoreError
+from hermes.team.tenants import Tenants
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+MCP_PATH = "/mcp"
+METADATA_PATH = "/.well-known/oauth-protected-resource"
+
+
+class TeamApp:
+    def __init__(self, team: TeamSettings, store: TeamStore, authenticator: Authenticator, tenants: Tenants,
+                 metrics: Metrics) -> None:
+        self._team = team
+        self._store = store
+        self._auth = authenticator
+        self._tenants = tenants
+        self._metrics = metrics
+        self.draining = False
+        self.schema_version: int | None = None  # set once the schema is up to date
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        path = scope.get("path", "")
+        if path == MCP_PATH:
+            await self._mcp(scope, receive, send)
+        elif path == "/healthz":
+            await _answer(send, 200, {"status": "alive"})
+        elif path == "/readyz":
+            await self._ready(send)
+        elif path == "/metrics":
+            await _answer(send, 200, self._metrics.text(), content_type="text/plain; version=0.0.4")
+        elif path in (METADATA_PATH, METADATA_PATH + MCP_PATH) and self._team.oauth is not None:
+            await _answer(send, 200, self._resource_metadata())
+        else:
+            await _answer(send, 404, {"error": f"nothing at {path[:200]}; MCP is at {MCP_PATH}"})
+
+    # -- probes ----------------------------------------------------------------------------------
+
+    async def _ready(self, send: Send) -> None:
+        if self.draining:
+            await _answer(send, 503, {"status": "draining"})
+            return
+        if self.schema_version is None:
+            await _answer(send, 503, {"status": "not ready", "reason": "the team database's schema is not "
+                                                                       "up to date yet (see the replica's log)"})
+            return
+        try:
+            with anyio.fail_after(2):
+                await self._store.ping()
+        except (TeamStoreError, TimeoutError) as exc:
+            reason = str(exc) if isinstance(exc, TeamStoreError) else "the team database did not answer within 2 s"
+            await _answer(send, 503, {"status": "not ready", "reason": reason})
+            return
+        await _answer(send, 200, {"status": "ready", "users_running": len(self._tenants.running())})
+
+    def _resource_url(self) -> str:
+        return self._team.public_url or MCP_PATH
+
+    def _resource_metadata(self) -> dict[str, Any]:
+        oauth = self._team.oauth
+        assert oauth is not None
+        return {"resource": self._resource_url(), "authorization_servers": [oauth.issuer],
+                "bearer_methods_supported": ["header"], "resource_name": "hermes team gateway"}
+
+    # -- MCP -------------------------------------------------------------------------------------
+
+    def _challenge(self) -> list[tuple[bytes, bytes]]:
+        value = 'Bearer error="invalid_token"'
+        if self._team.oauth is not None and self._team.public_url:
+            base = self._team.public_url.split("://", 1)
+            host = base[1].split("/", 1)[0]
+            value += f', resource_metadata="{base[0]}://{host}{METADATA_PATH}{MCP_PATH}"'
+        return [(b"www-authenticate", value.encode())]
+
+    async def _mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
+        token = _bearer(scope)
+        try:
+            user = await self._auth.user(token) if token else None
+        except TeamStoreError:
+            await self._status(send, 503, {"error": "the team database cannot be reached; try again"},
+                               [(b"retry-after", b"1")])
+            return
+        if user is None:
+            await self._status(send, 401, {"error": "unauthorized: send a team key or an access token from the "
+                                                    "team's identity provider as Authorization: Bearer"},
+                               self._challenge())
+            return
+        try:
+            await self._tenants.rules()
+        except TeamStoreError:
+            await self._status(send, 503, {"error": "the team database cannot be reached; try again"},
+                               [(b"retry-after", b"1")])
+            return
+        if not self._tenants.access(user).anything:
+            await self._status(send, 403, {"error": f"user '{user.name}' may use no server here: the team's "
+                                                    f"policy names none for them (`hermes team policy set`)"})
+            return
+        async with self._tenants.using(user) as tenant:
+            await tenant.app(scope, receive, _counting(send, self._metrics))
+
+    async def _status(self, send: Send, status: int, body: dict[str, Any],
+                      headers: list[tuple[bytes, bytes]] | None = None) -> None:
+        self._metrics.requests.labels(status=f"{status // 100}xx").inc()
+        await _answer(send, status, body, headers=headers)
+
+
+def _counting(send: Send, metrics: Metrics) -> Send:
+    async def counted(message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            metrics.requests.labels(status=f"{int(message['status']) // 100}xx").inc()
+        await send(message)
+
+    return counted
+
+
+def _bearer(scope: Scope) -> str | None:
+    for name, value in scope.get("headers", ()):
+        if name == b"authorization":
+            scheme, _, token = value.decode("latin-1").partition(" ")
+            return token.strip() or None if scheme.lower() == "bearer" and len(token) <= 8192 else None
+    return None
+
+
+async def _answer(send: Send, status: int, body: dict[str, Any] | bytes, *, content_type: str = "application/json",
+                  headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", content_type.encode()), (b"content-length", str(len(data)).encode()),
+                            (b"cache-control", b"no-store"), *(headers or [])]})
+    await send({"type": "http.response.body", "body": data})
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return

@@ -1,0 +1,73 @@
+"""An in-memory `TeamStore`: the fake beside the seam, for rules that need no database."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hermes.team.records import AuditRecord, Rule, User
+from hermes.team.store import TeamStoreError
+
+
+class MemoryStore:
+    def __init__(self) -> None:
+        self._users: dict[str, tuple[User, str | None]] = {}
+        self._rules: dict[str, Rule] = {}
+        self._credentials: dict[tuple[str, str], str] = {}
+        self._audit: list[AuditRecord] = []
+        self.reachable = True  # a test turns the database off
+
+    async def migrate(self) -> int:
+        return 1
+
+    async def ping(self) -> None:
+        if not self.reachable:
+            raise TeamStoreError("the team database does not answer")
+
+    async def close(self) -> None:
+        return None
+
+    async def add_user(self, user: User, key_hash: str | None) -> None:
+        for existing, existing_key in self._users.values():
+            if existing.name == user.name or (user.subject and existing.subject == user.subject) or \
+                    (key_hash and existing_key == key_hash):
+                raise TeamStoreError(f"user '{user.name}' (or their subject or key) is already there")
+        self._users[user.name] = (user, key_hash)
+
+    async def remove_user(self, name: str) -> bool:
+        for key in [key for key in self._credentials if key[0] == name]:
+            del self._credentials[key]
+        return self._users.pop(name, None) is not None
+
+    async def users(self) -> list[User]:
+        return [user for _, (user, _) in sorted(self._users.items())]
+
+    async def user_by_key(self, key_hash: str) -> User | None:
+        return next((user for user, key in self._users.values() if key == key_hash), None)
+
+    async def user_by_subject(self, subject: str) -> User | None:
+        return next((user for user, _ in self._users.values() if user.subject == subject), None)
+
+    async def set_rule(self, rule: Rule) -> None:
+        self._rules[rule.subject] = rule
+
+    async def remove_rule(self, subject: str) -> bool:
+        return self._rules.pop(subject, None) is not None
+
+    async def rules(self) -> list[Rule]:
+        return [rule for _, rule in sorted(self._rules.items())]
+
+    async def set_credential(self, user: str, name: str, sealed: str) -> None:
+        self._credentials[(user, name)] = sealed
+
+    async def remove_credential(self, user: str, name: str) -> bool:
+        return self._credentials.pop((user, name), None) is not None
+
+    async def credentials(self, user: str) -> dict[str, str]:
+        return {name: sealed for (owner, name), sealed in sorted(self._credentials.items()) if owner == user}
+
+    async def record(self, records: Sequence[AuditRecord]) -> None:
+        self._audit.extend(records)
+
+    async def audit(self, user: str | None = None, limit: int = 100) -> list[AuditRecord]:
+        found = [r for r in reversed(self._audit) if user is None or r.user == user]
+        return found[:limit]

@@ -1,0 +1,103 @@
+"""Each call a team user makes: limited, timed, counted, and written to the audit record.
+
+The audit record says who called which tool of which server, how it ended and how long it took;
+never the arguments or the result (they may hold anything). Records are queued and written in
+batches by the replica's `AuditWriter`, so a call never waits on the database; a database that is
+down keeps them queued (bounded: the oldest are dropped first, and counted).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import anyio
+from anyio.abc import TaskStatus
+
+from hermes.team.limits import RateLimits
+from hermes.team.metrics import Metrics
+from hermes.team.records import AuditRecord, Outcome
+from hermes.team.store import TeamStore, TeamStoreError
+from hermes.tools.call_result import CallResult, Declined
+from hermes.tools.call_result import Outcome as CallOutcome
+
+_OUTCOMES = {CallOutcome.OK: Outcome.OK, CallOutcome.DECLINED: Outcome.DENIED}
+_QUEUE_LIMIT = 100_000
+_BATCH = 500
+
+
+class AuditWriter:
+    def __init__(self, store: TeamStore, metrics: Metrics, *, retry_after: float = 1.0) -> None:
+        self._store = store
+        self._metrics = metrics
+        self._queue: deque[AuditRecord] = deque()
+        self._more = anyio.Event()
+        self._retry_after = retry_after
+
+    def add(self, record: AuditRecord) -> None:
+        if len(self._queue) >= _QUEUE_LIMIT:
+            self._queue.popleft()
+            self._metrics.audit_dropped.inc()
+        self._queue.append(record)
+        self._metrics.audit_pending.set(len(self._queue))
+        self._more.set()
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        task_status.started()
+        try:
+            while True:
+                await self._more.wait()
+                self._more = anyio.Event()
+                await self.flush()
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+                await self.flush()  # what was queued when the replica stops is written, if it can be
+
+    async def flush(self) -> None:
+        while self._queue:
+            batch = [self._queue[i] for i in range(min(_BATCH, len(self._queue)))]
+            try:
+                await self._store.record(batch)
+            except TeamStoreError:
+                await anyio.sleep(self._retry_after)  # the database is away: try again shortly
+                continue
+            for _ in batch:
+                self._queue.popleft()
+            self._metrics.audit_pending.set(len(self._queue))
+
+
+@dataclass
+class CallRecorder:
+    """One user's calls on this replica (a `live.forwarding.CallRecorder`)."""
+
+    user: str
+    per_minute: int
+    limits: RateLimits
+    writer: AuditWriter
+    metrics: Metrics
+    replica: str
+
+    async def call(self, tool: str, server: str | None, run: Callable[[], Awaitable[CallResult]]) -> CallResult:
+        wait = self.limits.take(self.user, self.per_minute)
+        if wait is not None:
+            self._record(tool, server, Outcome.LIMITED, 0.0)
+            return Declined(f"Not run: {self.user} may make {self.per_minute} calls a minute here; "
+                            f"try again in {max(1, round(wait))} s.")
+        started = time.perf_counter()
+        outcome = Outcome.ERROR
+        try:
+            result = await run()
+            outcome = _OUTCOMES.get(result.outcome, Outcome.ERROR)
+            return result
+        finally:
+            self._record(tool, server, outcome, (time.perf_counter() - started) * 1000)
+
+    def _record(self, tool: str, server: str | None, outcome: Outcome, duration_ms: float) -> None:
+        self.metrics.calls.labels(outcome=outcome.value).inc()
+        if outcome is not Outcome.LIMITED:
+            self.metrics.call_seconds.observe(duration_ms / 1000)
+        self.writer.add(AuditRecord(time.time(), self.user, tool, server, outcome, round(duration_ms, 3),
+                                    self.replica))
+

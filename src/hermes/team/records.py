@@ -1,0 +1,47 @@
+"""What the team store keeps: users, policy rules and audit records (plain values, no behaviour)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+@dataclass(frozen=True)
+class User:
+    name: str
+    groups: tuple[str, ...] = ()
+    # The identity provider's value of the configured user claim that names this user (an OAuth
+    # sign-in); None for a user who uses a static key only.
+    subject: str | None = None
+
+
+class Outcome(StrEnum):
+    OK = "ok"
+    ERROR = "error"  # the tool ran and said it failed, or its server could not be reached
+    DENIED = "denied"  # policy, or a user who did not accept an ask
+    LIMITED = "rate_limited"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """The policy for one subject: `*` (everyone), `group:<name>` or `user:<name>`."""
+
+    subject: str
+    servers: tuple[str, ...] = ()  # globs of server names this subject may use
+    allow: tuple[str, ...] = ()  # the agent's allow / ask / deny vocabulary, on tool names
+    ask: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    calls_per_minute: int | None = None
+
+
+@dataclass(frozen=True)
+class AuditRecord:
+    """One tool call: who, which tool, how it ended, how long it took; never its arguments."""
+
+    at: float  # seconds since the epoch
+    user: str
+    tool: str
+    server: str | None
+    outcome: Outcome
+    duration_ms: float
+    replica: str

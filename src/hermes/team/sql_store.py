@@ -1,0 +1,125 @@
+"""`TeamStore` on SQL: the same statements on SQLite and PostgreSQL (see `database`)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from hermes.errors import ConfigError
+from hermes.team.database import Database
+from hermes.team.migrations import MIGRATIONS
+from hermes.team.records import AuditRecord, Outcome, Rule, User
+
+_USER = "SELECT name, groups_json, subject FROM team_users"
+_RULE = "SELECT subject, servers_json, allow_json, ask_json, deny_json, calls_per_minute FROM team_rules"
+_AUDIT = "SELECT at, user_name, tool, server, outcome, duration_ms, replica FROM team_audit"
+
+
+def _texts(raw: str) -> tuple[str, ...]:
+    return tuple(str(item) for item in json.loads(raw))
+
+
+def _user(row: tuple[Any, ...]) -> User:
+    return User(row[0], _texts(row[1]), row[2])
+
+
+class SqlStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def migrate(self) -> int:
+        return await self.db.migrate(MIGRATIONS)
+
+    async def ping(self) -> None:
+        await self.db.fetch("SELECT 1")
+
+    async def close(self) -> None:
+        await self.db.close()
+
+    async def add_user(self, user: User, key_hash: str | None) -> None:
+        await self.db.execute("INSERT INTO team_users VALUES (%s, %s, %s, %s, %s)",
+                              (user.name, json.dumps(list(user.groups)), user.subject, key_hash, time.time()))
+
+    async def remove_user(self, name: str) -> bool:
+        await self.db.execute("DELETE FROM team_credentials WHERE user_name = %s", (name,))
+        return await self.db.execute("DELETE FROM team_users WHERE name = %s", (name,)) > 0
+
+    async def users(self) -> list[User]:
+        return [_user(row) for row in await self.db.fetch(f"{_USER} ORDER BY name")]
+
+    async def user_by_key(self, key_hash: str) -> User | None:
+        rows = await self.db.fetch(f"{_USER} WHERE key_hash = %s", (key_hash,))
+        return _user(rows[0]) if rows else None
+
+    async def user_by_subject(self, subject: str) -> User | None:
+        rows = await self.db.fetch(f"{_USER} WHERE subject = %s", (subject,))
+        return _user(rows[0]) if rows else None
+
+    async def set_rule(self, rule: Rule) -> None:
+        values = (rule.subject, json.dumps(list(rule.servers)), json.dumps(list(rule.allow)),
+                  json.dumps(list(rule.ask)), json.dumps(list(rule.deny)), rule.calls_per_minute)
+        # Both dialects know this upsert (SQLite since 3.24).
+        await self.db.execute(
+            "INSERT INTO team_rules VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (subject) DO UPDATE SET "
+            "servers_json = excluded.servers_json, allow_json = excluded.allow_json, ask_json = excluded.ask_json, "
+            "deny_json = excluded.deny_json, calls_per_minute = excluded.calls_per_minute", values)
+
+    async def remove_rule(self, subject: str) -> bool:
+        return await self.db.execute("DELETE FROM team_rules WHERE subject = %s", (subject,)) > 0
+
+    async def rules(self) -> list[Rule]:
+        return [Rule(row[0], _texts(row[1]), _texts(row[2]), _texts(row[3]), _texts(row[4]),
+                     None if row[5] is None else int(row[5]))
+                for row in await self.db.fetch(f"{_RULE} ORDER BY subject")]
+
+    async def set_credential(self, user: str, name: str, sealed: str) -> None:
+        await self.db.execute(
+            "INSERT INTO team_credentials VALUES (%s, %s, %s, %s) ON CONFLICT (user_name, name) DO UPDATE SET "
+            "sealed = excluded.sealed, updated = excluded.updated", (user, name, sealed, time.time()))
+
+    async def remove_credential(self, user: str, name: str) -> bool:
+        return await self.db.execute("DELETE FROM team_credentials WHERE user_name = %s AND name = %s",
+                                     (user, name)) > 0
+
+    async def credentials(self, user: str) -> dict[str, str]:
+        rows = await self.db.fetch("SELECT name, sealed FROM team_credentials WHERE user_name = %s ORDER BY name",
+                                   (user,))
+        return {str(name): str(sealed) for name, sealed in rows}
+
+    async def record(self, records: Sequence[AuditRecord]) -> None:
+        if not records:
+            return
+        placeholders = ", ".join(["(%s, %s, %s, %s, %s, %s, %s)"] * len(records))
+        values = [v for r in records for v in (r.at, r.user, r.tool, r.server, r.outcome.value, r.duration_ms,
+                                                r.replica)]
+        await self.db.execute("INSERT INTO team_audit (at, user_name, tool, server, outcome, duration_ms, replica) "
+                              f"VALUES {placeholders}", values)
+
+    async def audit(self, user: str | None = None, limit: int = 100) -> list[AuditRecord]:
+        where, params = ("WHERE user_name = %s ", [user]) if user is not None else ("", [])
+        rows = await self.db.fetch(f"{_AUDIT} {where}ORDER BY at DESC, id DESC LIMIT %s", [*params, limit])
+        return [AuditRecord(float(r[0]), r[1], r[2], r[3], Outcome(r[4]), float(r[5]), r[6]) for r in rows]
+
+
+def open_store(database: str | None, default_file: Path) -> SqlStore:
+    """The store a `team.database` setting names: PostgreSQL for a `postgresql://` URL, else SQLite
+    (the default file, or the path given)."""
+    if database and database.startswith(("postgresql://", "postgres://")):
+        try:
+            from hermes.team.postgres_db import PostgresDatabase
+
+            return SqlStore(PostgresDatabase(database))
+        except ImportError:
+            raise ConfigError("names PostgreSQL, whose driver comes with the team extra: "
+                              "pip install 'hermes-mcp-host[team]'", key="team.database") from None
+    from hermes.team.sqlite_db import SqliteDatabase
+
+    if database and database.startswith("sqlite:///"):
+        return SqlStore(SqliteDatabase(Path(database.removeprefix("sqlite://"))))
+    if database:
+        raise ConfigError("must be a postgresql:// URL or sqlite:///path (or left out: HERMES_HOME/team.db)",
+                          key="team.database")
+    return SqlStore(SqliteDatabase(default_file))

@@ -1,0 +1,76 @@
+"""The team gateway's storage seam: one `TeamStore` Protocol, whatever database is behind it.
+
+`sql_store.SqlStore` implements it on SQLite (one machine, the default) and on PostgreSQL (many
+replicas); `memory_store.MemoryStore` is the in-memory fake for rules that need no database. Nothing
+above this seam learns which one is in use.
+
+Credentials arrive here already sealed (`team.sealing`): the store never sees a secret in clear.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from hermes.errors import HermesError
+from hermes.team.records import AuditRecord, Rule, User
+
+
+class TeamStoreError(HermesError):
+    """The database refused or could not be reached; one sentence, never the URL's password."""
+
+
+class TeamStore(Protocol):
+    async def migrate(self) -> int:
+        """Bring the schema to the newest version (safe when replicas start at once); the version."""
+        ...
+
+    async def ping(self) -> None:
+        """Raise `TeamStoreError` unless the database answers now (a replica's readiness)."""
+        ...
+
+    async def close(self) -> None: ...
+
+    # -- users -----------------------------------------------------------------------------------
+
+    async def add_user(self, user: User, key_hash: str | None) -> None:
+        """Add a user (a `TeamStoreError` when the name, subject or key is taken)."""
+        ...
+
+    async def remove_user(self, name: str) -> bool:
+        """Remove a user with their credentials; False when there was none."""
+        ...
+
+    async def users(self) -> list[User]: ...
+
+    async def user_by_key(self, key_hash: str) -> User | None: ...
+
+    async def user_by_subject(self, subject: str) -> User | None: ...
+
+    # -- policy ----------------------------------------------------------------------------------
+
+    async def set_rule(self, rule: Rule) -> None:
+        """Set the rule for `rule.subject`, replacing the one it had."""
+        ...
+
+    async def remove_rule(self, subject: str) -> bool: ...
+
+    async def rules(self) -> list[Rule]: ...
+
+    # -- credentials -----------------------------------------------------------------------------
+
+    async def set_credential(self, user: str, name: str, sealed: str) -> None: ...
+
+    async def remove_credential(self, user: str, name: str) -> bool: ...
+
+    async def credentials(self, user: str) -> dict[str, str]:
+        """A user's sealed credentials, by name."""
+        ...
+
+    # -- audit -----------------------------------------------------------------------------------
+
+    async def record(self, records: Sequence[AuditRecord]) -> None: ...
+
+    async def audit(self, user: str | None = None, limit: int = 100) -> list[AuditRecord]:
+        """The newest records first (of one user, or everyone's)."""
+        ...

@@ -1,0 +1,220 @@
+"""Each team user's own upstream servers on this replica: started on their first request, stopped
+when idle.
+
+A tenant is one user's session (their own stdio processes and HTTP connections, started with their
+own credentials over the replica's environment, only the servers their policy names, their rules on
+top of config.yaml's) with `serve`'s aggregator and a Streamable HTTP session manager in front of
+it. A server's question (sampling, elicitation, roots) can therefore only reach that user's
+clients. Tenants stop after `idle_minutes` without a request, and when more than `max_users` run,
+the longest idle one stops first; a tenant whose user's access changed is replaced once idle.
+
+Requests for a user whose tenant is starting wait for that one start. All tenants are tasks of the
+`Tenants.run` task group, so they stop with the replica.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup, TaskStatus
+
+from hermes.config.team_settings import TeamSettings
+from hermes.home import Home
+from hermes.session.lifecycle import SessionSettings
+from hermes.team.limits import RateLimits
+from hermes.team.metrics import Metrics
+from hermes.team.policy import Access, access_for
+from hermes.team.recorder import AuditWriter, CallRecorder
+from hermes.team.records import Rule, User
+from hermes.team.sealing import Sealer
+from hermes.team.store import TeamStore
+from hermes.team.user_home import UserHome
+
+POLICY_REFRESH_SECONDS = 15.0
+
+
+@dataclass
+class Tenant:
+    user: User
+    access: Access
+    app: Any  # the user's Streamable HTTP ASGI app
+    last_used: float
+    active: int = 0
+    retired: bool = False
+    stop: anyio.Event = field(default_factory=anyio.Event)
+
+
+@dataclass(frozen=True)
+class TenantOptions:
+    platform: str | None = None
+    deferred: bool = False
+    prefix: bool = True
+    replica: str = ""
+
+
+class Tenants:
+    def __init__(self, home: Home, team: TeamSettings, store: TeamStore, sealer: Sealer, writer: AuditWriter,
+                 metrics: Metrics, options: TenantOptions, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._home = home
+        self._team = team
+        self._store = store
+        self._sealer = sealer
+        self._writer = writer
+        self._metrics = metrics
+        self._options = options
+        self._clock = clock
+        self._limits = RateLimits(clock)
+        self._tenants: dict[str, Tenant] = {}
+        self._starting: dict[str, anyio.Event] = {}
+        self._rules: list[Rule] | None = None
+        self._rules_at = 0.0
+        self._tasks: TaskGroup | None = None
+        self.in_flight = 0
+        self.idle = anyio.Event()  # set whenever no request is in flight (a drain waits on it)
+        self.idle.set()
+
+    # -- the owner ------------------------------------------------------------------------------
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        async with anyio.create_task_group() as tasks:
+            self._tasks = tasks
+            task_status.started()
+            try:
+                while True:
+                    await anyio.sleep(POLICY_REFRESH_SECONDS)
+                    await self.refresh()
+            finally:
+                tasks.cancel_scope.cancel()
+
+    async def refresh(self) -> None:
+        """Re-read the policy; retire tenants whose access changed, idle ones and those over the bound."""
+        self._rules = await self._store.rules()
+        self._rules_at = self._clock()
+        for tenant in list(self._tenants.values()):
+            if self.access(tenant.user) != tenant.access:
+                self._retire(tenant)
+        self.reap()
+
+    def reap(self) -> list[str]:
+        """Stop tenants idle longer than `idle_minutes`, then the longest idle beyond `max_users`."""
+        now = self._clock()
+        stopped = []
+        for tenant in sorted(self._tenants.values(), key=lambda t: t.last_used):
+            over = len(self._tenants) > self._team.max_users
+            idle_for = now - tenant.last_used
+            if tenant.active == 0 and (tenant.retired or idle_for >= self._team.idle_minutes * 60 or over):
+                stopped.append(tenant.user.name)
+                self._stop(tenant)
+        return stopped
+
+    def _retire(self, tenant: Tenant) -> None:
+        tenant.retired = True  # no new request uses it; it stops once its last one ends
+        if tenant.active == 0:
+            self._stop(tenant)
+
+    def _stop(self, tenant: Tenant) -> None:
+        if self._tenants.get(tenant.user.name) is tenant:
+            del self._tenants[tenant.user.name]
+        tenant.stop.set()
+        self._metrics.users.set(len(self._tenants))
+
+    # -- access ----------------------------------------------------------------------------------
+
+    async def rules(self) -> list[Rule]:
+        if self._rules is None or self._clock() - self._rules_at >= POLICY_REFRESH_SECONDS:
+            self._rules = await self._store.rules()
+            self._rules_at = self._clock()
+        return self._rules
+
+    def access(self, user: User) -> Access:
+        return access_for(user, self._rules or [], self._team.calls_per_minute)
+
+    def running(self) -> list[str]:
+        return sorted(self._tenants)
+
+    # -- requests --------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def using(self, user: User) -> AsyncIterator[Tenant]:
+        """The user's tenant for one request (started if need be); counted as in flight meanwhile."""
+        self.in_flight += 1
+        self.idle = anyio.Event() if self.idle.is_set() else self.idle
+        try:
+            tenant = await self._tenant(user)
+            tenant.active += 1
+            try:
+                yield tenant
+            finally:
+                tenant.active -= 1
+                tenant.last_used = self._clock()
+                if tenant.retired and tenant.active == 0:
+                    self._stop(tenant)
+        finally:
+            self.in_flight -= 1
+            if self.in_flight == 0:
+                self.idle.set()
+
+    async def _tenant(self, user: User) -> Tenant:
+        while True:
+            found = self._tenants.get(user.name)
+            if found is not None and not found.retired and found.user == user:
+                return found
+            if found is not None:
+                self._retire(found)  # the same name with other groups (a token's claims changed)
+            starting = self._starting.get(user.name)
+            if starting is None:
+                break
+            await starting.wait()
+        self._starting[user.name] = event = anyio.Event()
+        try:
+            assert self._tasks is not None, "Tenants.run must be running"
+            tenant: Tenant = await self._tasks.start(self._serve_user, user, await self._credentials(user))
+            self._tenants[user.name] = tenant
+            self._metrics.users.set(len(self._tenants))
+            self.reap()
+            return tenant
+        finally:
+            del self._starting[user.name]
+            event.set()
+
+    async def _credentials(self, user: User) -> dict[str, str]:
+        """The user's own credentials, opened (a value that does not open is left out)."""
+        opened = {}
+        for name, sealed in (await self._store.credentials(user.name)).items():
+            value = self._sealer.open(user.name, name, sealed)
+            if value is not None:
+                opened[name] = value
+        return opened
+
+    async def _serve_user(self, user: User, credentials: dict[str, str], *,
+                          task_status: TaskStatus[Tenant] = anyio.TASK_STATUS_IGNORED) -> None:
+        from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+
+        from hermes.live.serve import aggregating
+
+        await self.rules()
+        access = self.access(user)
+        options = self._options
+        settings = SessionSettings(platform=options.platform, project=None, file_log=False,
+                                   server_globs=access.servers, extra_permissions=access.permissions)
+        recorder = CallRecorder(user.name, access.calls_per_minute, self._limits, self._writer, self._metrics,
+                                options.replica)
+        # `${VAR}` in the servers' settings sees the user's credentials over the replica's environment.
+        environ = {**os.environ, **credentials}
+        async with aggregating(UserHome.of(self._home, user.name), settings, prefix=options.prefix,
+                               deferred=options.deferred, environ=environ, recorder=recorder,
+                               control=False) as (aggregator, session):
+            session.redactor.register(*(value for value in credentials.values() if value))
+            manager = StreamableHTTPSessionManager(app=aggregator.server, security_settings=None,
+                                                   session_idle_timeout=self._team.idle_minutes * 60,
+                                                   max_sessions=self._team.sessions_per_user)
+            async with manager.run():
+                tenant = Tenant(user, access, StreamableHTTPASGIApp(manager), self._clock())
+                task_status.started(tenant)
+                await tenant.stop.wait()

@@ -1,0 +1,46 @@
+"""A team user's own corner of the replica's HERMES_HOME.
+
+The configuration, plugins and caches are the team's; what is one user's stays apart: their
+upstream OAuth tokens, their servers' logs and their cut results, under
+`team-users/<digest of the user's name>/` (a digest: user names come from tokens and may hold any
+character). Without it every user would sign in upstream as whoever signed in on the host.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from hermes.files import private_dir
+from hermes.home import Home
+
+
+def user_folder(home: Home, user: str) -> Path:
+    return home.root / "team-users" / hashlib.sha256(user.encode()).hexdigest()[:24]
+
+
+@dataclass(frozen=True)
+class UserHome(Home):
+    user_root: Path = Path()
+
+    @classmethod
+    def of(cls, home: Home, user: str) -> UserHome:
+        return cls(home.root, user_folder(home, user))
+
+    @property
+    def tokens(self) -> Path:
+        return self.user_root / "mcp-tokens"
+
+    @property
+    def logs(self) -> Path:
+        return self.user_root / "logs"
+
+    @property
+    def results(self) -> Path:
+        return self.user_root / "results"
+
+    def ensure(self) -> None:
+        super().ensure()
+        private_dir(self.user_root.parent)
+        private_dir(self.user_root)
