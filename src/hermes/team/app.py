@@ -68,7 +68,7 @@ class TeamApp:
 
     async def _ready(self, send: Send) -> None:
         if self.draining:
-            await _answer(send, 503, {"status": "draining"})
+            await _answer(send, 503, {"status": "draining", "in_flight": self._tenants.in_flight})
             return
         if self.schema_version is None:
             await _answer(send, 503, {"status": "not ready", "reason": "the team database's schema is not "
@@ -81,7 +81,8 @@ class TeamApp:
             reason = str(exc) if isinstance(exc, TeamStoreError) else "the team database did not answer within 2 s"
             await _answer(send, 503, {"status": "not ready", "reason": reason})
             return
-        await _answer(send, 200, {"status": "ready", "users_running": len(self._tenants.running())})
+        await _answer(send, 200, {"status": "ready", "users_running": len(self._tenants.running()),
+                                  "in_flight": self._tenants.in_flight})
 
     def _resource_url(self) -> str:
         return self._team.public_url or MCP_PATH

@@ -49,7 +49,7 @@ def team_settings(home: Home) -> TeamSettings:
 
 
 def team_store(home: Home, team: TeamSettings) -> TeamStore:
-    return open_store(team.database, home.root / "team.db")
+    return open_store(team.database, home.root / "team.db", home.config)
 
 
 def replica_name() -> str:

@@ -104,7 +104,7 @@ class SqlStore:
         return [AuditRecord(float(r[0]), r[1], r[2], r[3], Outcome(r[4]), float(r[5]), r[6]) for r in rows]
 
 
-def open_store(database: str | None, default_file: Path) -> SqlStore:
+def open_store(database: str | None, default_file: Path, config: Path | None = None) -> SqlStore:
     """The store a `team.database` setting names: PostgreSQL for a `postgresql://` URL, else SQLite
     (the default file, or the path given)."""
     if database and database.startswith(("postgresql://", "postgres://")):
@@ -114,12 +114,12 @@ def open_store(database: str | None, default_file: Path) -> SqlStore:
             return SqlStore(PostgresDatabase(database))
         except ImportError:
             raise ConfigError("names PostgreSQL, whose driver comes with the team extra: "
-                              "pip install 'hermes-mcp-host[team]'", key="team.database") from None
+                              "pip install 'hermes-mcp-host[team]'", path=config, key="team.database") from None
     from hermes.team.sqlite_db import SqliteDatabase
 
     if database and database.startswith("sqlite:///"):
         return SqlStore(SqliteDatabase(Path(database.removeprefix("sqlite://"))))
     if database:
         raise ConfigError("must be a postgresql:// URL or sqlite:///path (or left out: HERMES_HOME/team.db)",
-                          key="team.database")
+                          path=config, key="team.database")
     return SqlStore(SqliteDatabase(default_file))

@@ -1,0 +1,56 @@
+"""What every `TeamStore` must do, written once and run against each one: the in-memory fake and
+SQLite here, PostgreSQL in the cluster stage (`teamscale/`)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from hermes.team.records import AuditRecord, Outcome, Rule, User
+from hermes.team.store import TeamStore, TeamStoreError
+
+
+async def check_store(store: TeamStore) -> None:
+    first = await store.migrate()
+    assert await store.migrate() == first >= 1  # a second migration changes nothing
+    await store.ping()
+
+    await store.add_user(User("alice", ("dev", "ops")), "hash-a")
+    await store.add_user(User("bob", (), "bob@example.org"), None)
+    for taken in (User("alice"), User("carol", (), "bob@example.org")):
+        with pytest.raises(TeamStoreError):
+            await store.add_user(taken, None)
+    with pytest.raises(TeamStoreError):
+        await store.add_user(User("dave"), "hash-a")  # a key is one user's
+    assert [u.name for u in await store.users()] == ["alice", "bob"]
+    assert await store.user_by_key("hash-a") == User("alice", ("dev", "ops"))
+    assert await store.user_by_key("hash-x") is None
+    assert await store.user_by_subject("bob@example.org") == User("bob", (), "bob@example.org")
+
+    await store.set_rule(Rule("group:dev", ("box", "gh*"), deny=("mcp__box__rm",), calls_per_minute=30))
+    await store.set_rule(Rule("*", ("box",)))
+    await store.set_rule(Rule("group:dev", ("box",), ask=("*_write",)))  # replaces the first one
+    assert await store.rules() == [Rule("*", ("box",)), Rule("group:dev", ("box",), ask=("*_write",))]
+    assert await store.remove_rule("*") and not await store.remove_rule("*")
+
+    await store.set_credential("alice", "API_TOKEN", "sealed-1")
+    await store.set_credential("alice", "API_TOKEN", "sealed-2")
+    await store.set_credential("alice", "OTHER", "sealed-3")
+    await store.set_credential("bob", "API_TOKEN", "sealed-b")
+    assert await store.credentials("alice") == {"API_TOKEN": "sealed-2", "OTHER": "sealed-3"}
+    assert await store.remove_credential("alice", "OTHER") and not await store.remove_credential("alice", "OTHER")
+
+    now = time.time()
+    records = [AuditRecord(now + i, "alice" if i % 2 else "bob", f"mcp__box__t{i}", "box", Outcome.OK, 1.5, "r1")
+               for i in range(5)]
+    await store.record(records)
+    await store.record([])
+    newest = await store.audit(limit=2)
+    assert [r.tool for r in newest] == ["mcp__box__t4", "mcp__box__t3"]
+    assert [r.tool for r in await store.audit("alice")] == ["mcp__box__t3", "mcp__box__t1"]
+    assert (await store.audit("bob", limit=1))[0] == records[4]
+
+    assert await store.remove_user("bob") and not await store.remove_user("bob")
+    assert await store.credentials("bob") == {}  # a removed user's credentials go with them
+    assert await store.user_by_subject("bob@example.org") is None
