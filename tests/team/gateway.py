@@ -53,11 +53,13 @@ class Team:
 class Gateway:
     """One replica on a loopback port, its stderr in `log`; `stop()` signals it and waits."""
 
-    def __init__(self, home: Home, log: Path, *extra: str, env: dict[str, str] | None = None) -> None:
+    def __init__(self, home: Home, log: Path, *extra: str, env: dict[str, str] | None = None, port: int = 0,
+                 ready: bool = True) -> None:
+        """`ready`: wait until `/readyz` says so (not when the database is meant to be away)."""
         self.log = log
         with log.open("w") as errors:
             self.process = subprocess.Popen(
-                [PYTHON, "-m", "hermes", "mcp", "serve", "--http", "--team", "--port", "0", *extra],
+                [PYTHON, "-m", "hermes", "mcp", "serve", "--http", "--team", "--port", str(port), *extra],
                 stdout=subprocess.DEVNULL, stderr=errors,
                 env={**os.environ, "HERMES_HOME": str(home.root), "NO_COLOR": "1", **(env or {})})
         found: list[str] = []
@@ -71,7 +73,7 @@ class Gateway:
             raise AssertionError(f"the team gateway did not start: {log.read_text()}")
         self.url = found[0]
         self.base = self.url.removesuffix("/mcp")
-        if not wait_for(lambda: self.get("/readyz").status_code == 200 or self.process.poll() is not None):
+        if ready and not wait_for(lambda: self.get("/readyz").status_code == 200 or self.process.poll() is not None):
             raise AssertionError(f"the team gateway never became ready: {log.read_text()}")
 
     def get(self, path: str, **kwargs: Any) -> httpx2.Response:

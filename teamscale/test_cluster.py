@@ -1,0 +1,177 @@
+"""Three team-gateway replicas on one PostgreSQL behind Debian's HAProxy, with the configuration we
+ship (`deploy/haproxy/haproxy.cfg`, its ports changed): two users with different credentials under
+load, a replica killed with SIGKILL in the middle, and PostgreSQL restarted under a running replica.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from hermes.home import Home
+from hermes.team.sealing import new_key
+from teamscale.conftest import PASSWORD, Postgres
+from tests.support import PATIENCE, free_port, stdio_entry, wait_for, write_config
+from tests.team.gateway import Gateway, Team
+
+pytestmark = pytest.mark.anyio
+
+DEPLOY = Path(__file__).parents[1] / "deploy"
+ALICE_SECRET = "ghp_ALICEclusterCanary0123456789ab"
+BOB_SECRET = "sk-BOBclusterCanary-9876543210zyx"
+
+
+def _digest(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()
+
+
+def _team_home(home: Home, database: str) -> None:
+    home.dotenv.write_text(f"HERMES_TEAM_KEY={new_key()}\nHERMES_TEAM_DATABASE={database}\n")
+    home.dotenv.chmod(0o600)
+    write_config(home, {
+        "team": {"database": "${HERMES_TEAM_DATABASE}", "secret_key": "${HERMES_TEAM_KEY}", "drain_seconds": 5},
+        "mcp_servers": {"box": stdio_entry(env={"API_TOKEN": "${API_TOKEN}"}), "ops": stdio_entry()}})
+
+
+async def _setup_users(home: Home) -> dict[str, str]:
+    async with Team(home) as setup:
+        keys = {"alice": await setup.user("alice", "dev"), "bob": await setup.user("bob")}
+        await setup.rule("group:dev", "box", "ops")
+        await setup.rule("user:bob", "box")
+        await setup.credential("alice", "API_TOKEN", ALICE_SECRET)
+        await setup.credential("bob", "API_TOKEN", BOB_SECRET)
+    return keys
+
+
+class Proxy:
+    """Debian's HAProxy with the shipped configuration, pointed at these replicas' ports."""
+
+    def __init__(self, folder: Path, haproxy: str, ports: list[int]) -> None:
+        self.port = free_port()
+        text = (DEPLOY / "haproxy" / "haproxy.cfg").read_text()
+        text = text.replace("bind 127.0.0.1:8443", f"bind 127.0.0.1:{self.port}")
+        for index, port in enumerate(ports, start=1):
+            text = re.sub(rf"server replica{index} 127\.0\.0\.1:\d+", f"server replica{index} 127.0.0.1:{port}",
+                          text)
+        config = folder / "haproxy.cfg"
+        config.write_text(text)
+        self.log = folder / "haproxy.log"
+        with self.log.open("w") as out:
+            self.process = subprocess.Popen([haproxy, "-db", "-f", str(config)], stdout=out, stderr=out)
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        if not wait_for(lambda: self._ready() or self.process.poll() is not None) or self.process.poll() is not None:
+            raise AssertionError(f"HAProxy did not start: {self.log.read_text()}")
+
+    def _ready(self) -> bool:
+        try:
+            return httpx2.get(f"http://127.0.0.1:{self.port}/readyz", timeout=5).status_code == 200
+        except httpx2.HTTPError:
+            return False
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=PATIENCE)
+
+
+@pytest.fixture
+def replicas(home: Home, postgres: Postgres, tmp_path: Path) -> Iterator[tuple[list[Gateway], Proxy]]:
+    import os
+
+    _team_home(home, postgres.create_database())
+    ports = [free_port() for _ in range(3)]
+    gateways = [Gateway(home, tmp_path / f"replica{i}.log", port=port, env={"HOSTNAME": f"replica{i}"})
+                for i, port in enumerate(ports, start=1)]
+    proxy = Proxy(tmp_path, os.environ["HERMES_HAPROXY"], ports)
+    try:
+        yield gateways, proxy
+    finally:
+        proxy.stop()
+        for gateway in gateways:
+            gateway.stop(signal.SIGKILL if gateway.process.poll() is None else 0)
+
+
+async def _calls(url: str, key: str, count: int, results: list[str], tools: set[str]) -> None:
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=PATIENCE) as http, \
+            Client(streamable_http_client(url, http_client=http)) as client:
+        tools.update(tool.name for tool in (await client.list_tools()).tools)
+        for _ in range(count):
+            result = await client.call_tool("mcp__box__env_digest", {"name": "API_TOKEN"})
+            first = result.content[0]
+            assert not result.is_error and isinstance(first, types.TextContent), result
+            results.append(first.text)
+
+
+async def test_a_replica_killed_under_load_loses_no_acknowledged_call(
+        home: Home, replicas: tuple[list[Gateway], Proxy]) -> None:
+    gateways, proxy = replicas
+    keys = await _setup_users(home)
+    results: dict[str, list[str]] = {"alice": [], "bob": []}
+    tools: dict[str, set[str]] = {"alice": set(), "bob": set()}
+
+    async def load(rounds: int) -> None:
+        async with anyio.create_task_group() as tasks:
+            for user in ("alice", "bob"):
+                for _ in range(3):  # three clients per user at once
+                    tasks.start_soon(_calls, proxy.url, keys[user], rounds, results[user], tools[user])
+
+    await load(10)
+    async with Team(home) as check:
+        served_alice = {r.replica for r in await check.audit() if r.user == "alice"}
+    assert len(served_alice) == 1, served_alice  # a user stays on one replica while it is up
+    victim = next(g for i, g in enumerate(gateways, start=1) if f"replica{i}" in served_alice)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(load, 15)
+        await anyio.to_thread.run_sync(lambda: wait_for(lambda: len(results["alice"]) >= 40))
+        victim.process.send_signal(signal.SIGKILL)  # in the middle of the second round of calls
+
+    assert results["alice"] == [_digest(ALICE_SECRET)] * 75 and results["bob"] == [_digest(BOB_SECRET)] * 75
+    assert any(name.startswith("mcp__ops__") for name in tools["alice"])
+    assert not any(name.startswith("mcp__ops__") for name in tools["bob"])  # bob's policy names box only
+    async with Team(home) as check:
+        records = await check.audit()
+    for user in ("alice", "bob"):
+        ok = [r for r in records if r.user == user and r.outcome.value == "ok" and r.tool == "mcp__box__env_digest"]
+        assert len(ok) >= 75, (user, len(ok))  # every acknowledged call is in the record (a retry may add one)
+    assert len({r.replica for r in records if r.user == "alice"}) >= 2  # alice carried on at another replica
+    for gateway in gateways:
+        log = gateway.log.read_text()
+        for secret in (ALICE_SECRET, BOB_SECRET, PASSWORD, *keys.values()):
+            assert secret not in log
+
+
+async def test_postgresql_restarted_under_a_replica_needs_no_restart_of_the_replica(
+        home: Home, postgres: Postgres, tmp_path: Path) -> None:
+    _team_home(home, postgres.create_database())
+    keys = await _setup_users(home)
+    gateway = Gateway(home, tmp_path / "replica.log")
+    try:
+        first: list[str] = []
+        await _calls(gateway.url, keys["alice"], 1, first, set())
+        postgres.stop()
+        try:
+            assert await anyio.to_thread.run_sync(lambda: wait_for(lambda: gateway.get("/readyz").status_code == 503))
+            reason: Any = gateway.get("/readyz").json()["reason"]
+            assert "team database" in reason and PASSWORD not in reason, reason
+        finally:
+            postgres.start()
+        assert await anyio.to_thread.run_sync(lambda: wait_for(lambda: gateway.get("/readyz").status_code == 200))
+        after: list[str] = []
+        await _calls(gateway.url, keys["bob"], 2, after, set())  # bob's first request: the store is asked
+        assert first == [_digest(ALICE_SECRET)] and after == [_digest(BOB_SECRET)] * 2
+        async with Team(home) as check:
+            assert len([r for r in await check.audit() if r.user == "bob"]) == 2
+    finally:
+        assert gateway.stop() == 0
+    assert PASSWORD not in gateway.log.read_text()
