@@ -6,9 +6,7 @@ load, a replica killed with SIGKILL in the middle, and PostgreSQL restarted unde
 from __future__ import annotations
 
 import hashlib
-import re
 import signal
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,13 +20,12 @@ from mcp.client.streamable_http import streamable_http_client
 
 from hermes.home import Home
 from hermes.team.sealing import new_key
-from teamscale.conftest import PASSWORD, Postgres
+from teamscale.cluster import PASSWORD, Postgres, Proxy
 from tests.support import PATIENCE, free_port, stdio_entry, wait_for, write_config
 from tests.team.gateway import Gateway, Team
 
 pytestmark = pytest.mark.anyio
 
-DEPLOY = Path(__file__).parents[1] / "deploy"
 ALICE_SECRET = "ghp_ALICEclusterCanary0123456789ab"
 BOB_SECRET = "sk-BOBclusterCanary-9876543210zyx"
 
@@ -53,36 +50,6 @@ async def _setup_users(home: Home) -> dict[str, str]:
         await setup.credential("alice", "API_TOKEN", ALICE_SECRET)
         await setup.credential("bob", "API_TOKEN", BOB_SECRET)
     return keys
-
-
-class Proxy:
-    """Debian's HAProxy with the shipped configuration, pointed at these replicas' ports."""
-
-    def __init__(self, folder: Path, haproxy: str, ports: list[int]) -> None:
-        self.port = free_port()
-        text = (DEPLOY / "haproxy" / "haproxy.cfg").read_text()
-        text = text.replace("bind 127.0.0.1:8443", f"bind 127.0.0.1:{self.port}")
-        for index, port in enumerate(ports, start=1):
-            text = re.sub(rf"server replica{index} 127\.0\.0\.1:\d+", f"server replica{index} 127.0.0.1:{port}",
-                          text)
-        config = folder / "haproxy.cfg"
-        config.write_text(text)
-        self.log = folder / "haproxy.log"
-        with self.log.open("w") as out:
-            self.process = subprocess.Popen([haproxy, "-db", "-f", str(config)], stdout=out, stderr=out)
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
-        if not wait_for(lambda: self._ready() or self.process.poll() is not None) or self.process.poll() is not None:
-            raise AssertionError(f"HAProxy did not start: {self.log.read_text()}")
-
-    def _ready(self) -> bool:
-        try:
-            return httpx2.get(f"http://127.0.0.1:{self.port}/readyz", timeout=5).status_code == 200
-        except httpx2.HTTPError:
-            return False
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=PATIENCE)
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from hermes.team.migrations import NEWEST
 from hermes.team.records import User
 from hermes.team.sql_store import open_store
 from hermes.team.store import TeamStoreError
-from teamscale.conftest import PASSWORD, Postgres
+from teamscale.cluster import PASSWORD, Postgres
 from tests.team.store_contract import check_store
 
 pytestmark = pytest.mark.anyio
