@@ -116,6 +116,14 @@ class Forwarder:
             tools.append(definition.model_copy(update=update))
         return types.ListToolsResult(tools=tools)
 
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        """A listed tool's input schema by its exposed name: what the SDK checks a 2026-07-28 call's
+        `Mcp-Param-*` headers against (without it the SDK lists every tool on every call)."""
+        if self.deferred:
+            return self._search_tool().input_schema if name == SEARCH_TOOL else None
+        tool = self.naming.tools(self.session.tools.current()).get(name)
+        return tool.input_schema if tool is not None else None
+
     def _search_tool(self) -> types.Tool:
         return types.Tool(
             name=SEARCH_TOOL,

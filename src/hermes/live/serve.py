@@ -83,7 +83,7 @@ class Aggregator:
             on_subscribe_resource=f.subscribe, on_unsubscribe_resource=f.unsubscribe,
             on_list_prompts=f.list_prompts, on_get_prompt=f.get_prompt, on_completion=f.complete,
             on_set_logging_level=self._set_level, on_roots_list_changed=self._roots_changed,
-            on_subscriptions_listen=ListenHandler(self.announcer.bus))
+            on_subscriptions_listen=ListenHandler(self.announcer.bus), get_tool_input_schema=f.input_schema)
         self.server.add_notification_handler("notifications/initialized", types.NotificationParams,
                                              self._client_ready)
         # The state of an input-required round names a parked call: sealed, so a client can neither
