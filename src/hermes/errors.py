@@ -102,10 +102,11 @@ class NoSuchTool(HermesError):
 class InterpolationError(HermesError):
     """A `${VAR}` in a server entry names a variable that is not set."""
 
-    def __init__(self, server: str, variable: str) -> None:
+    def __init__(self, server: str, variable: str, advice: str | None = None) -> None:
+        """`advice`: how to set it, where that is not the environment or `.env` (a team user's credential)."""
         self.server = server
         self.variable = variable
         super().__init__(
             f"Server '{server}' uses ${{{variable}}}, but {variable} is not set "
-            f"(set it in the environment or in the .env file of HERMES_HOME)."
+            f"({advice or 'set it in the environment or in the .env file of HERMES_HOME'})."
         )

@@ -282,3 +282,34 @@ async def test_an_upstream_round_of_three_questions_comes_through_whole(home: Ho
         assert keys == ["client_roots"]  # the upstream's key, not one of hermes's
         state = await client.call_tool("test_input_required_result_request_state", {})
         assert state.content[0].text == "state-ok", state  # type: ignore[union-attr]
+
+
+async def test_a_2026_client_hears_the_upstream_s_log_lines_during_its_call(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py")}})
+    logs: list[object] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logs.append(params.data)
+
+    async with Client(_serve(home), logging_callback=on_log, log_level="info") as client:
+        assert client.protocol_version == "2026-07-28"
+        logged = await client.call_tool("test_tool_with_logging", {})
+        assert not logged.is_error, logged
+    assert [str(line) for line in logs] == ["Tool execution started", "Tool processing data",
+                                            "Tool execution completed"], logs
+
+
+async def test_a_url_question_of_a_2026_upstream_reaches_a_2025_client_with_the_id_it_requires(home: Home) -> None:
+    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py")}})
+    asked: list[types.ElicitRequestURLParams] = []
+
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        assert isinstance(params, types.ElicitRequestURLParams), params
+        asked.append(params)
+        return types.ElicitResult(action="accept")
+
+    async with Client(_serve(home), mode="legacy", elicitation_callback=elicit) as client:
+        assert client.protocol_version == "2025-11-25"
+        result = await client.call_tool("test_url_elicitation", {})
+    assert not result.is_error and result.content[0].text == "User accept", result  # type: ignore[union-attr]
+    assert asked[0].url == "https://auth.example.org/start?session=abc" and asked[0].elicitation_id

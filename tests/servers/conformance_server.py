@@ -58,6 +58,19 @@ def form(message: str, schema: dict[str, object]) -> types.ElicitRequest:
     return types.ElicitRequest(params=types.ElicitRequestFormParams(message=message, requested_schema=schema))
 
 
+@app.tool(description="Send the user to a web page (URL-mode elicitation) and say what they did.")
+async def test_url_elicitation(ctx: Context) -> str | Asked:
+    message, url = "Sign in to the example service", "https://auth.example.org/start?session=abc"
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:  # the 2026 form: no elicitationId
+        result = await ask(ctx, types.ElicitRequest(params=types.ElicitRequestURLParams(message=message, url=url)))
+        if isinstance(result, Asked):
+            return result
+    else:
+        result = await ctx.session.elicit_url(message, url, "conformance-url-1", related_request_id=ctx.request_id)
+    assert isinstance(result, types.ElicitResult)
+    return f"User {result.action}"
+
+
 @app.tool(description="Answer with one simple text.")
 def test_simple_text() -> str:
     return "This is a simple text response for testing."

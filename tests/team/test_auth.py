@@ -108,3 +108,19 @@ async def test_an_unknown_key_id_fetches_the_jwks_again_but_not_on_every_request
     clock[0] += 60.0
     assert await auth.user(rotated.token("ann")) is not None  # the rotated key, fetched once
     assert documents.fetched.count(f"{ISSUER}/jwks") == 2
+
+
+async def test_a_token_never_becomes_a_static_key_user_of_the_same_name() -> None:
+    signer = Signer(ISSUER)
+    store = MemoryStore()
+    await store.add_user(User("gina", ("dev",)), key_hash(new_key()))
+    auth, _ = _authenticator(store, signer)
+    assert await auth.user(signer.token("gina", groups=["dev"])) is None
+
+
+async def test_a_jwks_that_is_not_a_key_set_is_nobody_not_a_crash() -> None:
+    signer = Signer(ISSUER)
+    for document in ([], "keys", {"keys": "no"}, {"keys": [{"kty": "XX"}]}):
+        auth, documents = _authenticator(MemoryStore(), signer)
+        documents.by_url[f"{ISSUER}/jwks"] = document
+        assert await auth.user(signer.token("ann")) is None, document

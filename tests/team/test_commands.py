@@ -22,7 +22,6 @@ def test_users_policy_and_credentials_round_trip_without_showing_a_secret(home: 
     assert added.returncode == 0 and "alice" in added.stdout
     key = added.stdout.strip().splitlines()[-1]
     assert key.startswith("hmk_")
-    assert hermes("team", "user", "add", "alice", home=home, env=env).returncode != 0  # taken
     assert hermes("team", "user", "add", "bob", "--no-key", "--subject", "bob@example.org", home=home,
                   env=env).returncode == 0
     users = json.loads(hermes("team", "user", "list", "--json", home=home, env=env).stdout)
@@ -36,6 +35,10 @@ def test_users_policy_and_credentials_round_trip_without_showing_a_secret(home: 
     assert whois["calls_per_minute"] == 30 and whois["rules"] == ["group:dev"]
     wrong = hermes("team", "policy", "set", "dev", "--servers", "x", home=home, env=env)
     assert wrong.returncode == 2 and "group:<name>" in wrong.stderr
+    escape = hermes("team", "policy", "set", "user:\x1b[2Jx", "--servers", "*", home=home, env=env)
+    assert escape.returncode == 2 and "\x1b" not in escape.stderr
+    taken = hermes("team", "user", "add", "alice", home=home, env=env)
+    assert taken.returncode == 2 and "already a user 'alice'" in taken.stderr
 
     stored = hermes("team", "credential", "set", "alice", "GITHUB_TOKEN", home=home, env=env, input=SECRET + "\n")
     assert stored.returncode == 0, stored.stderr
@@ -44,6 +47,7 @@ def test_users_policy_and_credentials_round_trip_without_showing_a_secret(home: 
     assert nobody.returncode == 2 and "no user 'zed'" in nobody.stderr
     assert hermes("team", "credential", "set", "alice", "1BAD", home=home, env=env, input=SECRET).returncode == 2
     assert hermes("team", "credential", "set", "alice", "EMPTY", home=home, env=env, input="").returncode == 2
+    assert hermes("team", "credential", "set", "alice", "NUL", home=home, env=env, input="ab\0cd").returncode == 2
 
     assert hermes("team", "user", "remove", "alice", home=home, env=env).returncode == 0
     assert hermes("team", "credential", "list", "alice", home=home, env=env).stdout == ""
@@ -65,7 +69,9 @@ def test_bad_team_settings_name_the_file_the_key_and_the_rule(home: Home) -> Non
     cases = [
         ({"team": {"idle_minutes": 0}}, "team.idle_minutes"),
         ({"team": {"databse": "x"}}, "team"),
-        ({"team": {"oauth": {"audience": "a"}}}, "team.oauth.issuer"),
+        ({"team": {"public_url": "https://mcp.example.org/mcp", "oauth": {"audience": "a"}}}, "team.oauth.issuer"),
+        ({"team": {"oauth": {"issuer": "https://id.example.org", "audience": "a"}}}, "team.public_url"),
+        ({"team": {"database": "postgresql://u:pw@[::1/db"}}, "team.database"),
         ({"team": {"secret_key": "${NOT_SET_ANYWHERE}"}}, "NOT_SET_ANYWHERE"),
         ({"team": {"database": "mysql://db/x"}}, "team.database"),
     ]

@@ -32,6 +32,7 @@ pytestmark = pytest.mark.anyio
 ALICE_SECRET = "ghp_ALICEcanary0123456789abcdefTEAM"
 BOB_SECRET = "sk-BOBcanary-9876543210zyxwvuTEAM"
 ARGUMENT_CANARY = "argument-canary-7Hq2Lw"
+ADMIN_SECRET = "ghp_ADMINhostCanary0123456789abcdef"
 
 
 def _config(home: Home, **team_settings: Any) -> str:
@@ -47,6 +48,12 @@ def _config(home: Home, **team_settings: Any) -> str:
             "ops": stdio_entry(),
         }})
     return key
+
+
+def _read_config(home: Home) -> dict[str, Any]:
+    from ruamel.yaml import YAML
+
+    return dict(YAML(typ="safe").load(home.config.read_text()))
 
 
 @asynccontextmanager
@@ -181,3 +188,29 @@ async def test_on_sigterm_a_replica_stops_being_ready_and_finishes_the_call_in_f
     assert answers == ["done"]
     assert gateway.stop() == 0
     assert "draining" in gateway.log.read_text()
+
+
+async def test_a_user_without_a_credential_never_gets_the_host_s_and_shared_variables_reach_everyone(
+        home: Home, tmp_path: Path) -> None:
+    _config(home, shared_variables=["TEAM_REGION"])
+    with home.dotenv.open("a") as dotenv:
+        dotenv.write(f"API_TOKEN={ADMIN_SECRET}\nTEAM_REGION=eu-west\n")
+    write_config(home, {**_read_config(home), "mcp_servers": {
+        "box": stdio_entry(env={"API_TOKEN": "${API_TOKEN}"}),
+        "region": stdio_entry(env={"REGION": "${TEAM_REGION}"})}})
+    async with Team(home) as setup:
+        carol = await setup.user("carol")
+        await setup.rule("*", "box", "region")
+    gateway = Gateway(home, tmp_path / "gateway.log")
+    try:
+        async with _client(gateway.url, carol) as client:
+            tools = {tool.name for tool in (await client.list_tools()).tools}
+            denied = await client.call_tool("mcp__box__env_digest", {"name": "API_TOKEN"})
+            region = _text(await client.call_tool("mcp__region__env_digest", {"name": "REGION"}))
+    finally:
+        assert gateway.stop() == 0
+    assert not any(name.startswith("mcp__box__") for name in tools)  # box could not start for carol
+    assert denied.is_error and "hermes team credential set carol API_TOKEN" in _text(denied)
+    assert _digest(ADMIN_SECRET) not in _text(denied) and "HERMES_HOME:" not in _text(denied)
+    assert region == _digest("eu-west")
+    assert ADMIN_SECRET not in gateway.log.read_text()

@@ -47,6 +47,12 @@ def _with_store(work: Callable[[TeamStore], Awaitable[T]]) -> T:
     return interrupts.run(run)
 
 
+def _printable(value: str, what: str) -> str:
+    if not value or not value.isprintable() or len(value) > 1000:
+        raise UsageError(f"{what} must be printable text, 1 to 1000 characters (no control characters).")
+    return value
+
+
 def _user_name(name: str) -> str:
     if not _USER_NAME.fullmatch(name):
         raise UsageError(f"'{name[:80]}' is not a user name: letters, digits and . _ @ + - (at most 128).")
@@ -92,13 +98,20 @@ def user_group() -> None:
 def user_add(name: str, groups: tuple[str, ...], subject: str | None, no_key: bool) -> None:
     """Add a user; their key is printed once (only its hash is kept)."""
     from hermes.team.auth import key_hash, new_key
+    from hermes.team.database import Conflict
     from hermes.team.records import User
 
-    user = User(_user_name(name), tuple(_user_name(g) for g in groups), subject)
+    user = User(_user_name(name), tuple(_user_name(g) for g in groups),
+                _printable(subject, "--subject") if subject is not None else None)
+    if no_key and subject is None:
+        raise UsageError("--no-key needs --subject: without a key or a subject the user could never sign in.")
     key = None if no_key else new_key()
 
     async def add(store: TeamStore) -> None:
-        await store.add_user(user, key_hash(key) if key else None)
+        try:
+            await store.add_user(user, key_hash(key) if key else None)
+        except Conflict:
+            raise UsageError(f"There is already a user '{name}' (or one with that subject).") from None
 
     _with_store(add)
     say(f"Added user '{name}'" + (f" in {', '.join(groups)}" if groups else "") + ".")
@@ -157,9 +170,11 @@ def policy_set(subject: str, servers: tuple[str, ...], allow: tuple[str, ...], a
     from hermes.team.policy import check_subject
     from hermes.team.records import Rule
 
-    problem = check_subject(subject)
+    problem = check_subject(_printable(subject, "The subject"))
     if problem:
         raise UsageError(problem + ".")
+    for glob in (*servers, *allow, *ask, *deny):
+        _printable(glob, "A server or tool pattern")
     rule = Rule(subject, servers, allow, ask, deny, calls_per_minute)
 
     async def put(store: TeamStore) -> None:
@@ -255,8 +270,9 @@ def credential_set(user: str, name: str) -> None:
     else:
         value = sys.stdin.read(_CREDENTIAL_LIMIT + 1)
     value = value.rstrip("\r\n")
-    if not value or len(value) > _CREDENTIAL_LIMIT:
-        raise UsageError(f"Give the value on standard input (1 to {_CREDENTIAL_LIMIT} characters).")
+    if not value or len(value) > _CREDENTIAL_LIMIT or not value.isprintable():
+        raise UsageError(f"Give the value on standard input: 1 to {_CREDENTIAL_LIMIT} printable characters "
+                         f"(a server's environment cannot hold control characters).")
     sealer = Sealer(team_settings(Home.from_env()).secret_key)
     sealed = sealer.seal(user, name, value)
 

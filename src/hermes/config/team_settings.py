@@ -15,6 +15,8 @@ team:
   sessions_per_user: 8                  # handshake-era MCP sessions one user may hold open on one replica
   calls_per_minute: 120                 # per user, unless their policy says otherwise
   drain_seconds: 20                     # after SIGTERM: not ready at once, calls in flight finish
+  shared_variables: [SLACK_TEAM_ID]     # ${VAR}s every user's servers may take from the replica's
+                                        # environment or .env; any other must be the user's own credential
 ```
 
 Users, groups, policy, credentials and the audit record live in the database (`hermes team …`),
@@ -30,7 +32,7 @@ from typing import Any
 
 from hermes.config.interpolate import interpolate
 from hermes.errors import ConfigError, InterpolationError
-from hermes.validation import Invalid, Loc, http_url, integer, mapping, optional, text
+from hermes.validation import Invalid, Loc, http_url, integer, mapping, optional, text, texts
 
 
 @dataclass(frozen=True)
@@ -66,11 +68,12 @@ class TeamSettings:
     sessions_per_user: int = 8
     calls_per_minute: int = 120
     drain_seconds: int = 20
+    shared_variables: tuple[str, ...] = ()
 
     @classmethod
     def read(cls, value: Any, loc: Loc) -> TeamSettings:
         keys = {"database", "secret_key", "public_url", "oauth", "idle_minutes", "max_users", "sessions_per_user",
-                "calls_per_minute", "drain_seconds"}
+                "calls_per_minute", "drain_seconds", "shared_variables"}
         data = mapping(value, loc, keys)
 
         def bounded(low: int, high: int) -> Any:
@@ -79,6 +82,9 @@ class TeamSettings:
         def nonempty(v: Any, at: Loc) -> str:
             return text(v, at, nonempty=True)
 
+        if data.get("oauth") is not None and data.get("public_url") is None:
+            raise Invalid((*loc, "public_url"), "is required with oauth: it is the resource clients ask the issuer "
+                                                "for a token for, and where they find its metadata")
         return cls(
             database=optional(data, "database", loc, nonempty, None),
             secret_key=optional(data, "secret_key", loc, nonempty, None),
@@ -89,6 +95,7 @@ class TeamSettings:
             sessions_per_user=optional(data, "sessions_per_user", loc, bounded(1, 1_000), 8),
             calls_per_minute=optional(data, "calls_per_minute", loc, bounded(1, 1_000_000), 120),
             drain_seconds=optional(data, "drain_seconds", loc, bounded(0, 3_600), 20),
+            shared_variables=optional(data, "shared_variables", loc, texts, ()),
         )
 
     def resolved(self, variables: Mapping[str, str], path: Path | str) -> TeamSettings:
@@ -106,7 +113,7 @@ class TeamSettings:
 
         return TeamSettings(fill("database", self.database), fill("secret_key", self.secret_key), self.public_url,
                             self.oauth, self.idle_minutes, self.max_users, self.sessions_per_user,
-                            self.calls_per_minute, self.drain_seconds)
+                            self.calls_per_minute, self.drain_seconds, self.shared_variables)
 
     def __repr__(self) -> str:
         # The database URL may carry a password and the key is a secret: neither is ever shown.

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import uuid
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
 from hermes.config.agent_settings import SamplingSettings
@@ -168,6 +170,10 @@ class Router:
             return call
         if call is None:
             return types.ElicitResult(action="decline")
+        if isinstance(params, types.ElicitRequestURLParams) and params.elicitation_id is None and \
+                call.ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            # 2026-07-28 dropped the id a URL question carried; a 2025-11-25 client requires one.
+            params = params.model_copy(update={"elicitation_id": f"hermes-{uuid.uuid4().hex}"})
         return await self._ask(call, types.ElicitRequest(params=params), types.ElicitResult)
 
     async def roots(self, server: str) -> list[types.Root]:
@@ -187,13 +193,14 @@ class Router:
         return []
 
     async def log(self, server: str, params: types.LoggingMessageNotificationParams) -> None:
+        """A server's log line goes to the client whose call it came during, on that call's stream:
+        a 2026-07-28 client's too (a notification needs no back-channel; it travels with the
+        response of the request it belongs to)."""
         with contextlib.suppress(Unknowable):
             call = self._call_for(server)
-            if call.parked is None:
-                with contextlib.suppress(Exception):
-                    await call.ctx.session.send_log_message(params.level, params.data,
-                                                            logger=params.logger or server,
-                                                            related_request_id=call.ctx.request_id)
+            with contextlib.suppress(Exception):  # a parked call's first request may have ended
+                await call.ctx.session.send_log_message(params.level, params.data, logger=params.logger or server,
+                                                        related_request_id=call.ctx.request_id)
 
     async def _ask(self, call: Call, request: Any, result_type: type[M]) -> M | types.ErrorData:
         ctx = call.ctx

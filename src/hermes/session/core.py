@@ -106,7 +106,7 @@ class Session:
         def read() -> None:
             """The files that decide the servers, read off the event loop (a gateway's other rooms go on)."""
             config = self.store.load()
-            variables = self.store.variables(self._environ)  # a broken .env fails here, whole
+            variables = self._variables()  # a broken .env fails here, whole
             self.home.ensure()
             self.lifecycle.apply(config, variables)  # a config error is raised as itself, before any task runs
 
@@ -149,8 +149,11 @@ class Session:
     async def reload(self) -> ReloadReport:
         """Re-read the config and apply only the difference; a broken config changes nothing."""
         config = self.store.load()
-        variables = self.store.variables(self._environ)
-        return await self.lifecycle.reload(config, variables)
+        return await self.lifecycle.reload(config, self._variables())
+
+    def _variables(self) -> Mapping[str, str]:
+        given = self.settings.variables
+        return dict(given) if given is not None else self.store.variables(self._environ)
 
     async def reconnect(self, name: str) -> ConnectionSnapshot:
         """Restart one server now (a fresh process or connection); its snapshot once it connected or failed."""

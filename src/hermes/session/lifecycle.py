@@ -27,6 +27,7 @@ from hermes.config.agent_settings import Permissions
 from hermes.config.model import HermesConfig, ServerConfig
 from hermes.config.project import load_project
 from hermes.config.resolve import ResolvedServer, resolve_server
+from hermes.errors import InterpolationError
 from hermes.home import Home
 from hermes.mcp.connection import RestartPolicy, ServerConnection
 from hermes.mcp.endpoint import LiveEndpointSource
@@ -76,6 +77,12 @@ class SessionSettings:
     # policy's rules come on top of config.yaml's `permissions:` (a deny anywhere still wins).
     server_globs: tuple[str, ...] | None = None
     extra_permissions: Permissions = field(default_factory=Permissions)
+    # What `${VAR}` sees, exactly (a team user's credentials and the team's shared variables);
+    # None: `.env` under the environment, as for one person.
+    variables: Mapping[str, str] | None = None
+    # How a `${VAR}` that is not set gets set, when not in the environment or `.env` ("{variable}"
+    # is filled in): a team user's credential is set by an administrator.
+    missing_variable: str | None = None
 
 
 @dataclass
@@ -195,7 +202,13 @@ class Lifecycle:
             desired = self.desired[name]
 
             def resolve(desired: DesiredServer = desired) -> ResolvedServer:
-                return resolve_server(desired.name, desired.config, variables)
+                try:
+                    return resolve_server(desired.name, desired.config, variables)
+                except InterpolationError as exc:
+                    advice = self.settings.missing_variable
+                    if advice is None:
+                        raise
+                    raise InterpolationError(exc.server, exc.variable, advice.format(variable=exc.variable)) from None
 
             connection = self._connection_for(desired, resolve)
             finished = anyio.Event()

@@ -92,7 +92,9 @@ def withheld_variables(said: str, configured: Mapping[str, str], shell: Mapping[
     not pass: hermes gives a server only what its entry names, so these were withheld, not missing."""
     found: dict[str, None] = {}
     for line in said.splitlines()[-40:]:
-        if _MISSING_SIGNS.search(line):
+        # hermes's own "uses ${X}, but X is not set" names X where to set it (and HERMES_HOME):
+        # neither was withheld from the server.
+        if _MISSING_SIGNS.search(line) and "uses ${" not in line:
             for name in _VARIABLE.findall(line):
                 if name in shell and name not in configured:
                     found[name] = None

@@ -14,12 +14,14 @@ in. A user whose policy gives them no server gets 403 saying so. The inbound tok
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 import anyio
 
 from hermes.config.team_settings import TeamSettings
+from hermes.errors import HermesError
 from hermes.team.auth import Authenticator
 from hermes.team.metrics import Metrics
 from hermes.team.store import TeamStore, TeamStoreError
@@ -95,13 +97,14 @@ class TeamApp:
 
     # -- MCP -------------------------------------------------------------------------------------
 
-    def _challenge(self) -> list[tuple[bytes, bytes]]:
-        value = 'Bearer error="invalid_token"'
+    def _challenge(self, token_given: bool) -> list[tuple[bytes, bytes]]:
+        # RFC 6750: an error code only when a token came and was refused; none for a bare request.
+        parts = ['error="invalid_token"'] if token_given else []
         if self._team.oauth is not None and self._team.public_url:
-            base = self._team.public_url.split("://", 1)
-            host = base[1].split("/", 1)[0]
-            value += f', resource_metadata="{base[0]}://{host}{METADATA_PATH}{MCP_PATH}"'
-        return [(b"www-authenticate", value.encode())]
+            scheme, _, rest = self._team.public_url.partition("://")
+            host = rest.split("/", 1)[0]
+            parts.append(f'resource_metadata="{scheme}://{host}{METADATA_PATH}{MCP_PATH}"')
+        return [(b"www-authenticate", ("Bearer " + ", ".join(parts)).strip().encode())]
 
     async def _mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
         token = _bearer(scope)
@@ -114,7 +117,7 @@ class TeamApp:
         if user is None:
             await self._status(send, 401, {"error": "unauthorized: send a team key or an access token from the "
                                                     "team's identity provider as Authorization: Bearer"},
-                               self._challenge())
+                               self._challenge(token is not None))
             return
         try:
             await self._tenants.rules()
@@ -126,8 +129,16 @@ class TeamApp:
             await self._status(send, 403, {"error": f"user '{user.name}' may use no server here: the team's "
                                                     f"policy names none for them (`hermes team policy set`)"})
             return
-        async with self._tenants.using(user) as tenant:
-            await tenant.app(scope, receive, _counting(send, self._metrics))
+        try:
+            async with self._tenants.using(user) as tenant:
+                await tenant.app(scope, receive, _counting(send, self._metrics))
+        except HermesError as exc:
+            # The user's servers could not be started (a config.yaml or .env broken since the
+            # replica started, a credential that needs the team key): said, never a traceback.
+            said = f"hermes team: {user.name}'s servers cannot start: {exc}"
+            print(said, file=sys.stderr, flush=True)
+            await self._status(send, 503, {"error": f"the gateway cannot start your servers: {exc}"},
+                               [(b"retry-after", b"5")])
 
     async def _status(self, send: Send, status: int, body: dict[str, Any],
                       headers: list[tuple[bytes, bytes]] | None = None) -> None:

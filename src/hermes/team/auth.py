@@ -7,10 +7,12 @@ Two kinds of token are accepted:
   signed with a key of the issuer's JWKS (found through the issuer's metadata unless `jwks_uri` is
   given), with only asymmetric algorithms accepted. The configured user claim names the user; a
   stored user with that subject gets their stored name and groups, joined with the token's groups.
+  A claim that is the name of a stored user with another subject (or none) is refused: a token can
+  never become a static-key user, their credentials or their rules.
 
 The inbound token is never passed upstream: upstream servers get the user's own credentials.
-Verified keys are remembered for a short while, so a busy user costs no database query per call;
-removing a user takes effect within that time.
+Verified keys are remembered for a short while (a token never past its expiry), so a busy user
+costs no database query per call; removing a user takes effect within that time.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ class Authenticator:
         self._oauth = oauth
         self._fetch_json = fetch_json or _fetch_json
         self._clock = clock
-        self._remembered: dict[str, tuple[User, float]] = {}
+        self._remembered: dict[str, tuple[User, float]] = {}  # digest -> (user, remembered until)
         self._jwks: Any = None
         self._jwks_at = -_REFRESH_AT_MOST_EVERY
         self._jwks_lock = anyio.Lock()
@@ -60,21 +62,26 @@ class Authenticator:
         now = self._clock()
         digest = key_hash(token)
         remembered = self._remembered.get(digest)
-        if remembered is not None and now - remembered[1] < REMEMBER_SECONDS:
+        if remembered is not None and now < remembered[1]:
             return remembered[0]
+        until = now + REMEMBER_SECONDS
         if token.startswith(KEY_PREFIX):
             found = await self._store.user_by_key(digest)
         elif self._oauth is not None and token.count(".") == 2:
-            found = await self._from_jwt(token)
+            verified = await self._from_jwt(token)
+            found = verified[0] if verified else None
+            if verified:
+                until = min(until, now + max(0.0, verified[1] - time.time()))
         else:
             found = None
         if found is not None:
             if len(self._remembered) > 10_000:
                 self._remembered.clear()
-            self._remembered[digest] = (found, now)
+            self._remembered[digest] = (found, until)
         return found
 
-    async def _from_jwt(self, token: str) -> User | None:
+    async def _from_jwt(self, token: str) -> tuple[User, float] | None:
+        """The token's user and its expiry (seconds since the epoch), or None."""
         import jwt
 
         oauth = self._oauth
@@ -92,14 +99,18 @@ class Authenticator:
         except jwt.PyJWTError:
             return None
         name = claims.get(oauth.user_claim)
-        if not isinstance(name, str) or not name:
+        if not isinstance(name, str) or not name or len(name) > 256 or not name.isprintable():
             return None
         raw_groups = claims.get(oauth.groups_claim, [])
-        groups = tuple(g for g in raw_groups if isinstance(g, str)) if isinstance(raw_groups, list) else ()
+        groups = tuple(g for g in raw_groups if isinstance(g, str) and g.isprintable() and len(g) <= 128) \
+            if isinstance(raw_groups, list) else ()
+        expires = float(claims["exp"])
         stored = await self._store.user_by_subject(name)
         if stored is not None:
-            return User(stored.name, tuple(dict.fromkeys((*stored.groups, *groups))), name)
-        return User(name, groups, name)
+            return User(stored.name, tuple(dict.fromkeys((*stored.groups, *groups))), name), expires
+        if any(user.name == name for user in await self._store.users()):
+            return None  # a stored user's name, not their subject: never theirs
+        return User(name, groups, name), expires
 
     async def _key(self, kid: str) -> Any:
         import jwt
@@ -109,8 +120,11 @@ class Authenticator:
             if found is None and self._clock() - self._jwks_at >= _REFRESH_AT_MOST_EVERY:
                 self._jwks_at = self._clock()
                 try:
-                    self._jwks = jwt.PyJWKSet.from_dict(await self._fetch_json(await self._jwks_uri()))
-                except (jwt.PyJWTError, OSError, ValueError, KeyError, TypeError):
+                    document = await self._fetch_json(await self._jwks_uri())
+                    if not isinstance(document, dict):
+                        return None
+                    self._jwks = jwt.PyJWKSet.from_dict(document)
+                except (jwt.PyJWTError, OSError, ValueError, KeyError, TypeError, AttributeError):
                     return None
                 found = self._find(kid)
             return found

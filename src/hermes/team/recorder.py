@@ -29,6 +29,7 @@ _OUTCOMES = {CallOutcome.OK: Outcome.OK, CallOutcome.DECLINED: Outcome.DENIED}
 _QUEUE_LIMIT = 100_000
 _BATCH = 500
 DURABLE_WAIT = 5.0
+_NAME_LIMIT = 256
 
 
 class AuditWriter:
@@ -107,6 +108,7 @@ class CallRecorder:
         self.metrics.calls.labels(outcome=outcome.value).inc()
         if outcome is not Outcome.LIMITED:
             self.metrics.call_seconds.observe(duration_ms / 1000)
-        await self.writer.add(AuditRecord(time.time(), self.user, tool, server, outcome, round(duration_ms, 3),
-                                          self.replica))
+        # A caller names the tool: a name no tool has is recorded too, but never at any length.
+        await self.writer.add(AuditRecord(time.time(), self.user, tool[:_NAME_LIMIT], server, outcome,
+                                          round(duration_ms, 3), self.replica))
 

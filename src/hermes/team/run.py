@@ -20,6 +20,7 @@ import anyio.to_thread
 from hermes import interrupts
 from hermes.config.store import ConfigStore
 from hermes.config.team_settings import TeamSettings
+from hermes.errors import UsageError
 from hermes.home import Home
 from hermes.loopback import bind_loopback, serve_asgi
 from hermes.team.app import MCP_PATH, TeamApp
@@ -83,7 +84,11 @@ async def serve_team(home: Home, options: TeamServeOptions) -> None:
     tenants = Tenants(home, team, store, sealer, writer, metrics,
                       TenantOptions(options.platform, options.deferred, replica=replica_name()))
     app = TeamApp(team, store, Authenticator(store, team.oauth), tenants, metrics)
-    sock = bind_loopback(options.port, options.host)
+    try:
+        sock = bind_loopback(options.port, options.host)
+    except OSError as exc:
+        raise UsageError(f"The team gateway cannot listen on {options.host}:{options.port}: "
+                         f"{exc.strerror or exc}.") from None
     try:
         async with anyio.create_task_group() as tasks:
             await tasks.start(writer.run)

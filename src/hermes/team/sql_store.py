@@ -105,20 +105,25 @@ class SqlStore:
 
 
 def open_store(database: str | None, default_file: Path, config: Path | None = None) -> SqlStore:
-    """The store a `team.database` setting names: PostgreSQL for a `postgresql://` URL, else SQLite
-    (the default file, or the path given)."""
+    """The store a `team.database` setting names: PostgreSQL for a `postgresql://` URL, else SQLite:
+    the default file, or `sqlite:///path` (relative to HERMES_HOME; `sqlite:////path` is absolute,
+    as SQLAlchemy reads them)."""
     if database and database.startswith(("postgresql://", "postgres://")):
         try:
-            from hermes.team.postgres_db import PostgresDatabase
+            from hermes.team.postgres_db import PostgresDatabase, shown
 
+            shown(database)  # a URL that does not parse is the setting's fault, said as such
             return SqlStore(PostgresDatabase(database))
+        except ValueError:
+            raise ConfigError("is not a URL that can be read (postgresql://user:password@host:port/name)",
+                              path=config, key="team.database") from None
         except ImportError:
             raise ConfigError("names PostgreSQL, whose driver comes with the team extra: "
                               "pip install 'hermes-mcp-host[team]'", path=config, key="team.database") from None
     from hermes.team.sqlite_db import SqliteDatabase
 
     if database and database.startswith("sqlite:///"):
-        return SqlStore(SqliteDatabase(Path(database.removeprefix("sqlite://"))))
+        return SqlStore(SqliteDatabase(default_file.parent / database.removeprefix("sqlite:///")))
     if database:
         raise ConfigError("must be a postgresql:// URL or sqlite:///path (or left out: HERMES_HOME/team.db)",
                           path=config, key="team.database")

@@ -54,6 +54,9 @@ class SqliteDatabase:
                     raise Conflict(f"the team database ({self.path}) already has that: {exc}") from None
                 except sqlite3.Error as exc:
                     raise TeamStoreError(f"the team database ({self.path}) failed: {exc}") from None
+                except OSError as exc:
+                    raise TeamStoreError(f"the team database ({self.path}) cannot be opened: "
+                                         f"{exc.strerror or exc}") from None
 
         return await anyio.to_thread.run_sync(locked)
 

@@ -14,7 +14,7 @@ Requests for a user whose tenant is starting wait for that one start. All tenant
 
 from __future__ import annotations
 
-import os
+import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -163,10 +163,10 @@ class Tenants:
     async def _tenant(self, user: User) -> Tenant:
         while True:
             found = self._tenants.get(user.name)
-            if found is not None and not found.retired and found.user == user:
+            if found is not None and not found.retired and found.access == self.access(user):
                 return found
             if found is not None:
-                self._retire(found)  # the same name with other groups (a token's claims changed)
+                self._retire(found)  # the same user with other access (a token's groups changed)
             starting = self._starting.get(user.name)
             if starting is None:
                 break
@@ -174,7 +174,7 @@ class Tenants:
         self._starting[user.name] = event = anyio.Event()
         try:
             assert self._tasks is not None, "Tenants.run must be running"
-            tenant: Tenant = await self._tasks.start(self._serve_user, user, await self._credentials(user))
+            tenant: Tenant = await self._tasks.start(self._serve_user, user)
             self._tenants[user.name] = tenant
             self._metrics.users.set(len(self._tenants))
             self.reap()
@@ -183,34 +183,46 @@ class Tenants:
             del self._starting[user.name]
             event.set()
 
-    async def _credentials(self, user: User) -> dict[str, str]:
-        """The user's own credentials, opened (a value that does not open is left out)."""
+    async def _variables(self, user: User) -> tuple[dict[str, str], list[str]]:
+        """What `${VAR}` sees for `user`: the team's shared variables from the replica's environment
+        and `.env`, under the user's own credentials; and the credentials' values (to hide).
+
+        Nothing else of the replica's: a user who has no credential of their own gets "not set",
+        never whatever the host happened to hold."""
+        from hermes.config.store import ConfigStore
+
+        replica = await anyio.to_thread.run_sync(ConfigStore(self._home).variables)
+        shared = {name: replica[name] for name in self._team.shared_variables if name in replica}
         opened = {}
         for name, sealed in (await self._store.credentials(user.name)).items():
             value = self._sealer.open(user.name, name, sealed)
-            if value is not None:
-                opened[name] = value
-        return opened
+            if value is None:
+                print(f"hermes team: {user.name}'s credential {name} does not open with team.secret_key "
+                      f"(set it again with `hermes team credential set`)", file=sys.stderr, flush=True)
+                continue
+            opened[name] = value
+        return shared | opened, [value for value in opened.values() if value]
 
-    async def _serve_user(self, user: User, credentials: dict[str, str], *,
-                          task_status: TaskStatus[Tenant] = anyio.TASK_STATUS_IGNORED) -> None:
+    async def _serve_user(self, user: User, *, task_status: TaskStatus[Tenant] = anyio.TASK_STATUS_IGNORED) -> None:
         from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 
         from hermes.live.serve import aggregating
 
         await self.rules()
         access = self.access(user)
+        variables, secrets = await self._variables(user)
         options = self._options
-        settings = SessionSettings(platform=options.platform, project=None, file_log=False,
-                                   server_globs=access.servers, extra_permissions=access.permissions)
+        named = user.name.replace("{", "{{").replace("}", "}}")  # a token's claim may hold braces
+        advice = (f"it is one of {named}'s own credentials here: an administrator sets it with "
+                  f"`hermes team credential set {named} {{variable}}`")
+        settings = SessionSettings(platform=options.platform, project=None, file_log=False, variables=variables,
+                                   missing_variable=advice, server_globs=access.servers,
+                                   extra_permissions=access.permissions)
         recorder = CallRecorder(user.name, access.calls_per_minute, self._limits, self._writer, self._metrics,
                                 options.replica)
-        # `${VAR}` in the servers' settings sees the user's credentials over the replica's environment.
-        environ = {**os.environ, **credentials}
         async with aggregating(UserHome.of(self._home, user.name), settings, prefix=options.prefix,
-                               deferred=options.deferred, environ=environ, recorder=recorder,
-                               control=False) as (aggregator, session):
-            session.redactor.register(*(value for value in credentials.values() if value))
+                               deferred=options.deferred, recorder=recorder, control=False) as (aggregator, session):
+            session.redactor.register(*secrets)  # the user's credentials never show in what is said
             manager = StreamableHTTPSessionManager(app=aggregator.server, security_settings=None,
                                                    session_idle_timeout=self._team.idle_minutes * 60,
                                                    max_sessions=self._team.sessions_per_user)

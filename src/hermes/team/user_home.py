@@ -1,7 +1,9 @@
 """A team user's own corner of the replica's HERMES_HOME.
 
 The configuration, plugins and caches are the team's; what is one user's stays apart: their
-upstream OAuth tokens, their servers' logs and their cut results, under
+upstream OAuth tokens, their servers' logs, their cut results and the tool definitions they have
+seen and pinned (a server's tools may differ by account: one user's first look must not decide
+what another is offered), under
 `team-users/<digest of the user's name>/` (a digest: user names come from tokens and may hold any
 character). Without it every user would sign in upstream as whoever signed in on the host.
 """
@@ -39,6 +41,14 @@ class UserHome(Home):
     @property
     def results(self) -> Path:
         return self.user_root / "results"
+
+    @property
+    def tool_pins(self) -> Path:
+        return self.user_root / "tool-pins.json"
+
+    @property
+    def known_tools(self) -> Path:
+        return self.user_root / "known-tools.json"
 
     def ensure(self) -> None:
         super().ensure()
