@@ -72,6 +72,26 @@ async def _everything_works(home: Home, entry: dict[str, Any], tmp_path: Path) -
         assert (await session.call("mcp__m__grown", {})).text == "grown result"
 
 
+async def test_a_2026_only_http_server_too_slow_for_the_probe_is_spoken_to_in_its_era(
+        home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SDK's `auto` mode falls back to the handshake when `server/discover` times out, and a
+    2026-only server over HTTP refuses it ("Missing MCP-Protocol-Version header"): hermes then
+    speaks 2026-07-28 to it instead of reporting it failed."""
+    import mcp.client.session
+
+    monkeypatch.setattr(mcp.client.session, "DISCOVER_TIMEOUT_SECONDS", 0.5)
+    pool = ServerPool(tmp_path, "slow-modern")
+    port = pool.start(lambda portfile: [PYTHON, str(SERVER), "--http", str(portfile), "--never-discover"])
+    try:
+        write_config(home, {"mcp_servers": {"m": {"url": f"http://127.0.0.1:{port}/mcp"}}})
+        async with Session(home) as session:
+            snapshot = session.snapshots()["m"]
+            assert snapshot.connected and snapshot.protocol == "2026-07-28", snapshot.reason
+            assert (await session.call("mcp__m__echo", {"text": "slow"})).text == "slow"
+    finally:
+        pool.close()
+
+
 async def test_a_2026_only_server_over_stdio_works_end_to_end(home: Home, tmp_path: Path) -> None:
     await _everything_works(home, stdio_entry("modern_only.py"), tmp_path)
 

@@ -21,10 +21,20 @@ from mcp.shared.exceptions import MCPError
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--http", metavar="PORTFILE")
+parser.add_argument("--never-discover", action="store_true",
+                    help="never answer `server/discover` (a server too slow for the client's probe), and refuse "
+                         "`initialize` as the official conformance suite's stateless server does: -32020, "
+                         "Missing MCP-Protocol-Version header")
 options = parser.parse_args()
 
 
 async def refuse_the_handshake(ctx: Any, call_next: Any) -> Any:
+    if ctx.method == "server/discover" and options.never_discover:
+        import anyio
+
+        await anyio.sleep_forever()
+    if ctx.method == "initialize" and options.never_discover:
+        raise MCPError(code=-32020, message="Missing MCP-Protocol-Version header")
     if ctx.method == "initialize":
         raise MCPError(code=types.UNSUPPORTED_PROTOCOL_VERSION, message="this server speaks only MCP 2026-07-28",
                        data={"supported": ["2026-07-28"], "requested": "2025-11-25"})

@@ -102,6 +102,13 @@ async def add_tool(ctx: Context) -> str:
     return "added"
 
 
+@app.tool(description="Ask the client a question the 2025-11-25 way (on the session), in any era.")
+async def ask_old_way(ctx: Context) -> str:
+    answer = await ctx.session.elicit_form("Your name?", {"type": "object", "properties": {"name": {"type": "string"}}},
+                                           related_request_id=ctx.request_id)
+    return f"answered: {answer.action}"
+
+
 @app.tool(description="Report this process id.", annotations=READ_ONLY)
 def whoami() -> int:
     return os.getpid()

@@ -24,7 +24,7 @@ from mcp import Client
 from mcp.client.session import IncomingMessage
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.exceptions import MCPError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types.version import LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS
 
 from hermes import __version__
 from hermes.apps.liveness import AppFacts, Finding, LiveEndpointUnavailable
@@ -55,6 +55,18 @@ class Live:
     seconds: float  # from opening the transport to the tools listed
 
 
+_HEADER_REFUSED = -32020
+
+
+def _refused_for_era(exc: BaseException) -> bool:
+    """A Streamable HTTP server that refused a request for lack of the 2026-07-28 protocol header."""
+    said = leaf(exc)
+    # -32020: the 2026-07-28 header is missing or disagrees (the official conformance suite's
+    # stateless server says it so); other servers say it in words.
+    return isinstance(said, MCPError) and (said.error.code == _HEADER_REFUSED or
+                                           "mcp-protocol-version" in (said.error.message or "").lower())
+
+
 class Attempt:
     def __init__(self, name: str, config: ServerConfig, resolve: Callable[[], ResolvedServer], opener: TransportOpener,
                  endpoint: EndpointSource, callbacks: ServerCallbacks, *, connected: Callable[[Live], None],
@@ -79,6 +91,7 @@ class Attempt:
         self._resources: set[str] = set()  # resources subscribed to on a 2026-07-28 listen stream
         self._relisten = anyio.Event()
         self._acknowledged = anyio.Event()
+        self._handshake_refused = False
 
     def abandon(self) -> None:
         """Stop an attempt that has not connected yet (a connected one ends through its mailbox)."""
@@ -86,8 +99,19 @@ class Attempt:
             self._scope.cancel()
 
     async def run(self) -> Ended:
+        outcome = await self._run(self._config.protocol)
+        if self._handshake_refused and self.mailbox.outcome is None:
+            # `auto` probes `server/discover` and falls back to the handshake when the probe fails,
+            # timing out included (a slow server on a loaded machine). A server that speaks only
+            # 2026-07-28 over HTTP then refuses the handshake for want of the protocol header: it
+            # is modern, so it is spoken to as such, at once, instead of being reported failed.
+            outcome = await self._run(LATEST_MODERN_VERSION)
+        return outcome
+
+    async def _run(self, mode: str) -> Ended:
         link: Link | None = None
         outcome: Ended | None = None
+        self._handshake_refused = False
         started = anyio.current_time()
         try:
             if self._config.is_stdio:
@@ -104,7 +128,7 @@ class Attempt:
                                                    on_denial=self._denied)
                     self.identity = link.identity
                     # Every log level, as a handshake-era server sends them: the server's log file gets all.
-                    client = Client(link.transport, mode=self._config.protocol, message_handler=self._on_message,
+                    client = Client(link.transport, mode=mode, message_handler=self._on_message,
                                     client_info=CLIENT_INFO, log_level="debug", extensions=[TasksExtension()],
                                     **self._callbacks.client_options())
                     await stack.enter_async_context(client)
@@ -128,6 +152,7 @@ class Attempt:
         except LiveEndpointUnavailable as exc:
             outcome = Failed(self._clean(exc.reason), replace(exc.facts, detail=self._clean(exc.facts.detail)))
         except Exception as exc:
+            self._handshake_refused = mode == "auto" and self.live is None and _refused_for_era(exc)
             outcome = await self._classify(exc, link)
         finally:
             self._tasks = None

@@ -35,6 +35,10 @@ from hermes.tools.surface import Surface, SurfaceTool
 from hermes.tools.toolsets import BUILTIN_SERVERS, is_builtin, shown_server
 from hermes.validation import suggestion
 
+# What the SDK's server says when a tool asks its client something on a connection without a
+# back-channel (its NoBackChannelError).
+_NO_BACK_CHANNEL = "no back-channel for server-initiated requests"
+
 
 class Calls:
     def __init__(self, roster: Roster, redactor: Redactor, files: ResultFiles, *, surface: Callable[[], Surface],
@@ -89,7 +93,14 @@ class Calls:
             if timed_out(exc):
                 return self._failed(f"Tool '{tool.original}' of MCP server '{tool.server}' timed out after "
                                     f"{config.timeout:g} s; the call was cancelled on the server.")
-            return self._failed(f"MCP server '{tool.server}' answered with an error: {one_line(exc.error.message)}")
+            said = f"MCP server '{tool.server}' answered with an error: {one_line(exc.error.message)}"
+            if _NO_BACK_CHANNEL in exc.error.message:
+                # An SDK server that asks its client the handshake-era way, on the session: a
+                # 2026-07-28 connection has no session to ask on. The handshake era does.
+                said += (f" The server asks its client questions the 2025-11-25 way, which a 2026-07-28 "
+                         f"connection cannot carry: set `protocol: legacy` for '{tool.server}' in config.yaml, "
+                         f"then run `hermes mcp reload`.")
+            return self._failed(said)
         except HermesError as exc:  # already in the user's terms, e.g. a sign-in for more scope
             return self._failed(str(exc))
         except Exception as exc:
