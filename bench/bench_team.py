@@ -170,7 +170,7 @@ async def run(calls: int, clients: int, users: int, rounds: int, postgres: bool)
             if server is not None:
                 from teamscale.cluster import Proxy
 
-                proxy = Proxy(Path(scratch), os.environ["HERMES_HAPROXY"], ports)
+                proxy = Proxy(Path(scratch), os.environ["HERMES_HAPROXY"], ports, per_minute=10_000_000)
                 targets["three replicas"] = Target(proxy.url, keys, [p.pid for p in processes], "mcp__box__echo")
             for era, mode in ERAS.items():
                 samples = await _measure(targets, mode, clients, calls, rounds)
@@ -241,4 +241,9 @@ if __name__ == "__main__":
     parser.add_argument("--postgres", action="store_true", help="PostgreSQL and three replicas behind HAProxy")
     args = parser.parse_args()
     os.environ.setdefault("NO_COLOR", "1")
-    anyio.run(run, args.calls, args.clients, args.users, args.rounds, args.postgres)
+    try:
+        anyio.run(run, args.calls, args.clients, args.users, args.rounds, args.postgres)
+    except BaseExceptionGroup as group:
+        from hermes.errors import leaf
+
+        raise SystemExit(f"bench_team failed: {leaf(group)!r}") from None

@@ -73,9 +73,13 @@ def start_postgres(bin: Path) -> tuple[Postgres, Path]:
 class Proxy:
     """Debian's HAProxy with the shipped configuration, pointed at these replicas' ports."""
 
-    def __init__(self, folder: Path, haproxy: str, ports: list[int]) -> None:
+    def __init__(self, folder: Path, haproxy: str, ports: list[int], per_minute: int | None = None) -> None:
+        """`per_minute`: the shipped per-address rate limit replaced (a benchmark sends more from one address)."""
         self.port = free_port()
         text = (DEPLOY / "haproxy" / "haproxy.cfg").read_text()
+        if per_minute is not None:
+            assert "sc_http_req_rate(0) gt 600" in text
+            text = text.replace("sc_http_req_rate(0) gt 600", f"sc_http_req_rate(0) gt {per_minute}")
         text = text.replace("bind 127.0.0.1:8443", f"bind 127.0.0.1:{self.port}")
         for index, port in enumerate(ports, start=1):
             text = re.sub(rf"server replica{index} 127\.0\.0\.1:\d+", f"server replica{index} 127.0.0.1:{port}",
