@@ -51,6 +51,21 @@ async def check_store(store: TeamStore) -> None:
     assert [r.tool for r in await store.audit("alice")] == ["mcp__box__t3", "mcp__box__t1"]
     assert (await store.audit("bob", limit=1))[0] == records[4]
 
+    await store.set_oauth_record("bob", "gh/token", "sealed-t1")
+    await store.set_oauth_record("bob", "gh/token", "sealed-t2")
+    await store.set_oauth_record("alice", "gh/client", "sealed-c")
+    assert await store.oauth_records("bob") == {"gh/token": "sealed-t2"}
+
+    await store.start_signin("state-1", "alice", "gh")
+    assert await store.signin_result("state-1") is None  # not back yet
+    assert await store.finish_signin("state-1", "code-1", None)
+    assert not await store.finish_signin("state-1", "code-2", None)  # a state is used once
+    assert not await store.finish_signin("state-unknown", "code-3", None)
+    assert await store.signin_result("state-1") == ("code-1", None)
+    await store.end_signin("state-1")
+    assert await store.signin_result("state-1") is None
+
     assert await store.remove_user("bob") and not await store.remove_user("bob")
+    assert await store.oauth_records("bob") == {}
     assert await store.credentials("bob") == {}  # a removed user's credentials go with them
     assert await store.user_by_subject("bob@example.org") is None

@@ -87,11 +87,26 @@ class CallRecorder(Protocol):
     async def call(self, tool: str, server: str | None, run: Callable[[], Awaitable[CallResult]]) -> CallResult: ...
 
 
+# Asks the calling client's user something on behalf of a server (the router's `elicitation`).
+Ask = Callable[[str, types.ElicitRequestParams], Awaitable[types.ElicitResult | types.ErrorData]]
+
+
+class ExtraTools(Protocol):
+    """Tools the host itself offers beside the servers' (the team gateway's sign-in)."""
+
+    def tools(self) -> list[types.Tool]: ...
+
+    async def call(self, name: str, arguments: dict[str, Any], ask: Ask) -> types.CallToolResult: ...
+
+
 class Forwarder:
     def __init__(self, session: SessionParts, naming: Naming, router: Router, subscribers: Subscribers,
-                 rounds: Rounds, *, deferred: bool = False, recorder: CallRecorder | None = None) -> None:
-        """`rounds`: calls of 2026-07-28 clients waiting for their answers; `recorder`: wraps each call."""
+                 rounds: Rounds, *, deferred: bool = False, recorder: CallRecorder | None = None,
+                 extra: ExtraTools | None = None) -> None:
+        """`rounds`: calls of 2026-07-28 clients waiting for their answers; `recorder`: wraps each
+        call; `extra`: the host's own tools."""
         self.recorder = recorder
+        self.extra = extra
         self.session = session
         self.naming = naming
         self.router = router
@@ -103,9 +118,10 @@ class Forwarder:
 
     async def list_tools(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         self.router.seen(ctx)
+        extra = self.extra.tools() if self.extra is not None else []
         if self.deferred:
-            return types.ListToolsResult(tools=[self._search_tool()])
-        tools = []
+            return types.ListToolsResult(tools=[self._search_tool(), *extra])
+        tools = list(extra)
         for name, tool in self.naming.tools(self.session.tools.current()).items():
             definition = tool.definition or types.Tool(name=name, input_schema=tool.input_schema)
             update: dict[str, object] = {"name": name}
@@ -119,6 +135,9 @@ class Forwarder:
     def input_schema(self, name: str) -> dict[str, Any] | None:
         """A listed tool's input schema by its exposed name: what the SDK checks a 2026-07-28 call's
         `Mcp-Param-*` headers against (without it the SDK lists every tool on every call)."""
+        for own in self.extra.tools() if self.extra is not None else []:
+            if own.name == name:
+                return own.input_schema
         if self.deferred:
             return self._search_tool().input_schema if name == SEARCH_TOOL else None
         tool = self.naming.tools(self.session.tools.current()).get(name)
@@ -145,6 +164,12 @@ class Forwarder:
         self.router.seen(ctx)
         if self.deferred and params.name == SEARCH_TOOL:
             return await self._search(str((params.arguments or {}).get("query", "")))
+        extra = self.extra
+        if extra is not None and any(tool.name == params.name for tool in extra.tools()):
+            async def own() -> types.CallToolResult:
+                return await extra.call(params.name, dict(params.arguments or {}), self.router.elicitation)
+
+            return await self._asking(ctx, "tools/call", params, None, own)
         tool = self.naming.tools(self.session.tools.current()).get(params.name)
         registered = tool.name if tool is not None else params.name
         server = tool.server if tool is not None else None

@@ -39,12 +39,13 @@ from hermes import __version__, interrupts
 from hermes.home import Home
 from hermes.live.announce import Announcer
 from hermes.live.control import publish_control
-from hermes.live.forwarding import CallRecorder, Forwarder, SessionParts, Subscribers
+from hermes.live.forwarding import CallRecorder, ExtraTools, Forwarder, SessionParts, Subscribers
 from hermes.live.http import serve_http
 from hermes.live.naming import Naming
 from hermes.live.rounds import Rounds
 from hermes.live.routing import ROOTS, Ctx, Router
-from hermes.session.core import Session, SessionSettings
+from hermes.security.redact import Redactor
+from hermes.session.core import OAuthFactory, Session, SessionSettings
 from hermes.stdin_lines import stdin_is_pollable, stdin_lines
 from hermes.tools.deferred import SEARCH_TOOL
 
@@ -128,21 +129,24 @@ def _announce_missing_config(home: Home) -> None:
 @asynccontextmanager
 async def aggregating(home: Home, settings: SessionSettings, *, prefix: bool = True, deferred: bool = False,
                       environ: Mapping[str, str] | None = None, recorder: CallRecorder | None = None,
-                      control: bool = True) -> AsyncIterator[tuple[Aggregator, Session]]:
+                      control: bool = True, redactor: Redactor | None = None, oauth: OAuthFactory | None = None,
+                      extra: Callable[[Session], ExtraTools] | None = None
+                      ) -> AsyncIterator[tuple[Aggregator, Session]]:
     """A session and the aggregator in front of it, for as long as the block runs: what `serve` is
     for its one user, and what the team gateway runs for each of its users (`environ`: theirs;
-    `recorder`: their calls' audit; no control endpoint, which is one per HERMES_HOME)."""
+    `recorder`: their calls' audit; `oauth`: their own OAuth tokens; `extra`: the gateway's own tools
+    for them, made for the session; no control endpoint, which is one per HERMES_HOME)."""
     router = Router()
     announcer = Announcer(router)
     subscribers = Subscribers()
     # What the session's servers ask goes to the client connected here; their changes reach it too.
     handlers = router.handlers(resource_updated=subscribers.relay_update, list_changed=announcer.upstream_changed)
-    async with Session(home, settings, handlers=handlers, environ=environ) as session, \
+    async with Session(home, settings, handlers=handlers, environ=environ, redactor=redactor, oauth=oauth) as session, \
             anyio.create_task_group() as tasks:
         session.tools.listen(announcer.changed)
         parts = SessionParts(session.tools, session.calls, session.upstream, session.redactor)
         forwarder = Forwarder(parts, Naming(prefix), router, subscribers, Rounds(tasks), deferred=deferred,
-                              recorder=recorder)
+                              recorder=recorder, extra=extra(session) if extra is not None else None)
         aggregator = Aggregator(router, announcer, forwarder, session.roots_changed)
         if control:
             await tasks.start(publish_control, session)

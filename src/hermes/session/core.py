@@ -54,16 +54,20 @@ from hermes.tools.surface import Surface, SurfaceTool
 from hermes.tools.unavailable import Unavailable
 from hermes.tools.utilities import UtilityKind
 
-__all__ = ["ReloadReport", "Session", "SessionSettings"]
+__all__ = ["OAuthFactory", "ReloadReport", "Session", "SessionSettings"]
+
+# An OAuth server's `httpx` auth for a connection: (the server, its URL, told why a call was refused).
+OAuthFactory = Callable[[ResolvedServer, str, Callable[[Exception], None]], httpx2.Auth]
 
 
 class Session:
     def __init__(self, home: Home, settings: SessionSettings | None = None, *, host: Host | None = None,
                  environ: Mapping[str, str] | None = None, handlers: ClientHandlers | None = None,
-                 redactor: Redactor | None = None) -> None:
+                 redactor: Redactor | None = None, oauth: OAuthFactory | None = None) -> None:
         """`handlers`: what servers may ask of their client (sampling, elicitation, roots), answered
         by whoever owns the model and the user (the session only routes); `redactor`: the caller's,
-        when it redacts too (a model provider built before the session)."""
+        when it redacts too (a model provider built before the session); `oauth`: how an OAuth
+        server's credentials are found (HERMES_HOME's token files by default; a team user's own)."""
         self.home = home
         self.settings = settings or SessionSettings()
         self.handlers = handlers or ClientHandlers()
@@ -72,7 +76,7 @@ class Session:
         self.redactor = redactor or Redactor()
         self._environ = dict(os.environ if environ is None else environ)
         self._watchdog = Watchdog()
-        opener = TransportOpener(self.redactor, home.logs, self._environ, self._watchdog, self._oauth_for,
+        opener = TransportOpener(self.redactor, home.logs, self._environ, self._watchdog, oauth or self._oauth_for,
                                  windows=self.host.os_name == "win32", hermes_home=home.root)
         self._opener = opener
         self.lifecycle = lifecycle = Lifecycle(home, self.settings, self.host, opener, self.handlers, self.redactor)

@@ -2,6 +2,7 @@
 
     /mcp                                     MCP (Streamable HTTP), as the caller's own user
     /.well-known/oauth-protected-resource    RFC 9728 metadata: which issuer signs users in (with OAuth)
+    /oauth/callback                          users back from an upstream server's sign-in page
     /healthz                                 alive (a liveness probe)
     /readyz                                  ready: the database answers and the replica is not draining
     /metrics                                 Prometheus
@@ -13,10 +14,12 @@ in. A user whose policy gives them no server gets 403 saying so. The inbound tok
 
 from __future__ import annotations
 
+import html
 import json
 import sys
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
+from urllib.parse import parse_qs
 
 import anyio
 
@@ -24,6 +27,7 @@ from hermes.config.team_settings import TeamSettings
 from hermes.errors import HermesError
 from hermes.team.auth import Authenticator
 from hermes.team.metrics import Metrics
+from hermes.team.signin import CALLBACK_PATH
 from hermes.team.store import TeamStore, TeamStoreError
 from hermes.team.tenants import Tenants
 
@@ -61,6 +65,8 @@ class TeamApp:
             await self._ready(send)
         elif path == "/metrics":
             await _answer(send, 200, self._metrics.text(), content_type="text/plain; version=0.0.4")
+        elif path == CALLBACK_PATH:
+            await self._signed_in(scope, send)
         elif path in (METADATA_PATH, METADATA_PATH + MCP_PATH) and self._team.oauth is not None:
             await _answer(send, 200, self._resource_metadata())
         else:
@@ -94,6 +100,28 @@ class TeamApp:
         assert oauth is not None
         return {"resource": self._resource_url(), "authorization_servers": [oauth.issuer],
                 "bearer_methods_supported": ["header"], "resource_name": "hermes team gateway"}
+
+    # -- users back from an upstream server's sign-in page -------------------------------------
+
+    async def _signed_in(self, scope: Scope, send: Send) -> None:
+        """The authorization server sends the user here with a code (or an error) and the state of
+        their sign-in; the replica running that sign-in picks it up from the database."""
+        raw = scope.get("query_string", b"")[:8192].decode("latin-1")
+        params = {key: values[0] for key, values in parse_qs(raw).items() if values}
+        state = params.get("state", "")
+        code, error = params.get("code"), params.get("error")
+        known = False
+        if state and (code or error):
+            try:
+                known = await self._store.finish_signin(state[:512], code, (error or "")[:200] or None)
+            except TeamStoreError:
+                await _page(send, 503, "The gateway cannot reach its database right now; go back and try again.")
+                return
+        if not known:
+            await _page(send, 400, "This sign-in is not known here, or it was finished already.")
+            return
+        said = "You are signed in" if code else "The sign-in was refused"
+        await _page(send, 200, f"{said}. You can close this window and go back to your client.")
 
     # -- MCP -------------------------------------------------------------------------------------
 
@@ -170,6 +198,12 @@ async def _answer(send: Send, status: int, body: dict[str, Any] | bytes, *, cont
                 "headers": [(b"content-type", content_type.encode()), (b"content-length", str(len(data)).encode()),
                             (b"cache-control", b"no-store"), *(headers or [])]})
     await send({"type": "http.response.body", "body": data})
+
+
+async def _page(send: Send, status: int, sentence: str) -> None:
+    body = (f"<!doctype html><html><head><meta charset=utf-8><title>hermes</title></head>"
+            f"<body><p>{html.escape(sentence)}</p></body></html>")
+    await _answer(send, status, body.encode(), content_type="text/html; charset=utf-8")
 
 
 async def _lifespan(receive: Receive, send: Send) -> None:

@@ -14,6 +14,8 @@ class MemoryStore:
         self._rules: dict[str, Rule] = {}
         self._credentials: dict[tuple[str, str], str] = {}
         self._audit: list[AuditRecord] = []
+        self._oauth: dict[tuple[str, str], str] = {}
+        self._signins: dict[str, tuple[str, str, str | None, str | None]] = {}
         self.reachable = True  # a test turns the database off
 
     async def migrate(self) -> int:
@@ -36,6 +38,8 @@ class MemoryStore:
     async def remove_user(self, name: str) -> bool:
         for key in [key for key in self._credentials if key[0] == name]:
             del self._credentials[key]
+        for key in [key for key in self._oauth if key[0] == name]:
+            del self._oauth[key]
         return self._users.pop(name, None) is not None
 
     async def users(self) -> list[User]:
@@ -64,6 +68,29 @@ class MemoryStore:
 
     async def credentials(self, user: str) -> dict[str, str]:
         return {name: sealed for (owner, name), sealed in sorted(self._credentials.items()) if owner == user}
+
+    async def oauth_records(self, user: str) -> dict[str, str]:
+        return {name: sealed for (owner, name), sealed in sorted(self._oauth.items()) if owner == user}
+
+    async def set_oauth_record(self, user: str, name: str, sealed: str) -> None:
+        self._oauth[(user, name)] = sealed
+
+    async def start_signin(self, state: str, user: str, server: str) -> None:
+        self._signins[state] = (user, server, None, None)
+
+    async def finish_signin(self, state: str, code: str | None, error: str | None) -> bool:
+        found = self._signins.get(state)
+        if found is None or found[2] is not None or found[3] is not None:
+            return False
+        self._signins[state] = (found[0], found[1], code, error)
+        return True
+
+    async def signin_result(self, state: str) -> tuple[str | None, str | None] | None:
+        found = self._signins.get(state)
+        return None if found is None or (found[2] is None and found[3] is None) else (found[2], found[3])
+
+    async def end_signin(self, state: str) -> None:
+        self._signins.pop(state, None)
 
     async def record(self, records: Sequence[AuditRecord]) -> None:
         self._audit.extend(records)

@@ -40,6 +40,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "replica TEXT NOT NULL)",
         "CREATE INDEX team_audit_user_at ON team_audit (user_name, at)",
     )),
+    Migration(2, "users' OAuth records for upstream servers (sealed), and sign-ins in progress", (
+        "CREATE TABLE team_oauth (user_name TEXT NOT NULL, name TEXT NOT NULL, sealed TEXT NOT NULL, "
+        "updated DOUBLE PRECISION NOT NULL, PRIMARY KEY (user_name, name))",
+        "CREATE TABLE team_signins (state TEXT PRIMARY KEY, user_name TEXT NOT NULL, server TEXT NOT NULL, "
+        "created DOUBLE PRECISION NOT NULL, code TEXT, error TEXT)",
+    )),
 )
 
 NEWEST = MIGRATIONS[-1].version

@@ -45,6 +45,7 @@ class SqlStore:
 
     async def remove_user(self, name: str) -> bool:
         await self.db.execute("DELETE FROM team_credentials WHERE user_name = %s", (name,))
+        await self.db.execute("DELETE FROM team_oauth WHERE user_name = %s", (name,))
         return await self.db.execute("DELETE FROM team_users WHERE name = %s", (name,)) > 0
 
     async def users(self) -> list[User]:
@@ -88,6 +89,34 @@ class SqlStore:
         rows = await self.db.fetch("SELECT name, sealed FROM team_credentials WHERE user_name = %s ORDER BY name",
                                    (user,))
         return {str(name): str(sealed) for name, sealed in rows}
+
+    async def oauth_records(self, user: str) -> dict[str, str]:
+        rows = await self.db.fetch("SELECT name, sealed FROM team_oauth WHERE user_name = %s ORDER BY name", (user,))
+        return {str(name): str(sealed) for name, sealed in rows}
+
+    async def set_oauth_record(self, user: str, name: str, sealed: str) -> None:
+        await self.db.execute(
+            "INSERT INTO team_oauth VALUES (%s, %s, %s, %s) ON CONFLICT (user_name, name) DO UPDATE SET "
+            "sealed = excluded.sealed, updated = excluded.updated", (user, name, sealed, time.time()))
+
+    async def start_signin(self, state: str, user: str, server: str) -> None:
+        # Sign-ins nobody finished within a day are gone by the next one.
+        await self.db.execute("DELETE FROM team_signins WHERE created < %s", (time.time() - 86_400,))
+        await self.db.execute("INSERT INTO team_signins (state, user_name, server, created) VALUES (%s, %s, %s, %s)",
+                              (state, user, server, time.time()))
+
+    async def finish_signin(self, state: str, code: str | None, error: str | None) -> bool:
+        return await self.db.execute("UPDATE team_signins SET code = %s, error = %s WHERE state = %s AND code IS NULL "
+                                     "AND error IS NULL", (code, error, state)) > 0
+
+    async def signin_result(self, state: str) -> tuple[str | None, str | None] | None:
+        rows = await self.db.fetch("SELECT code, error FROM team_signins WHERE state = %s", (state,))
+        if not rows or (rows[0][0] is None and rows[0][1] is None):
+            return None
+        return rows[0][0], rows[0][1]
+
+    async def end_signin(self, state: str) -> None:
+        await self.db.execute("DELETE FROM team_signins WHERE state = %s", (state,))
 
     async def record(self, records: Sequence[AuditRecord]) -> None:
         if not records:

@@ -67,6 +67,28 @@ class TeamStore(Protocol):
         """A user's sealed credentials, by name."""
         ...
 
+    # -- OAuth records and sign-ins ----------------------------------------------------------------
+
+    async def oauth_records(self, user: str) -> dict[str, str]:
+        """A user's sealed OAuth records for upstream servers, by name (`<server>/token`, `<server>/client`)."""
+        ...
+
+    async def set_oauth_record(self, user: str, name: str, sealed: str) -> None: ...
+
+    async def start_signin(self, state: str, user: str, server: str) -> None:
+        """A sign-in waits for the authorization server to send `state` back (to any replica)."""
+        ...
+
+    async def finish_signin(self, state: str, code: str | None, error: str | None) -> bool:
+        """The redirect came back: its code (or error) for the sign-in of `state`; False when there is none."""
+        ...
+
+    async def signin_result(self, state: str) -> tuple[str | None, str | None] | None:
+        """(code, error) once the redirect came back; None while it has not; drops nothing."""
+        ...
+
+    async def end_signin(self, state: str) -> None: ...
+
     # -- audit -----------------------------------------------------------------------------------
 
     async def record(self, records: Sequence[AuditRecord]) -> None: ...

@@ -26,13 +26,16 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from hermes.config.team_settings import TeamSettings
 from hermes.home import Home
+from hermes.security.redact import Redactor
 from hermes.session.lifecycle import SessionSettings
 from hermes.team.limits import RateLimits
 from hermes.team.metrics import Metrics
+from hermes.team.oauth_records import load_records
 from hermes.team.policy import Access, access_for
 from hermes.team.recorder import AuditWriter, CallRecorder
 from hermes.team.records import Rule, User
 from hermes.team.sealing import Sealer
+from hermes.team.signin import CALLBACK_PATH, SignInTool, UserOAuth
 from hermes.team.store import TeamStore
 from hermes.team.user_home import UserHome
 
@@ -75,6 +78,10 @@ class Tenants:
         self._rules: list[Rule] | None = None
         self._rules_at = 0.0
         self._tasks: TaskGroup | None = None
+        # Where authorization servers send users back: the gateway's public address (any replica).
+        public = team.public_url
+        self._callback_url = f"{public.split('://')[0]}://{public.split('://')[1].split('/')[0]}{CALLBACK_PATH}" \
+            if public else None
         self.in_flight = 0
         self.idle = anyio.Event()  # set whenever no request is in flight (a drain waits on it)
         self.idle.set()
@@ -220,13 +227,22 @@ class Tenants:
                                    extra_permissions=access.permissions)
         recorder = CallRecorder(user.name, access.calls_per_minute, self._limits, self._writer, self._metrics,
                                 options.replica)
-        async with aggregating(UserHome.of(self._home, user.name), settings, prefix=options.prefix,
-                               deferred=options.deferred, recorder=recorder, control=False) as (aggregator, session):
-            session.redactor.register(*secrets)  # the user's credentials never show in what is said
-            manager = StreamableHTTPSessionManager(app=aggregator.server, security_settings=None,
-                                                   session_idle_timeout=self._team.idle_minutes * 60,
-                                                   max_sessions=self._team.sessions_per_user)
-            async with manager.run():
-                tenant = Tenant(user, access, StreamableHTTPASGIApp(manager), self._clock())
-                task_status.started(tenant)
-                await tenant.stop.wait()
+        home = UserHome.of(self._home, user.name)
+        redactor = Redactor(secrets)  # the user's credentials never show in what is said
+        oauth = UserOAuth(home, user.name, self._store, self._sealer, redactor,
+                          await load_records(self._store, self._sealer, user.name), self._callback_url)
+        async with anyio.create_task_group() as sign_ins:
+            try:
+                async with aggregating(home, settings, prefix=options.prefix, deferred=options.deferred,
+                                       recorder=recorder, control=False, redactor=redactor, oauth=oauth.provider_for,
+                                       extra=lambda session: SignInTool(oauth, session, variables, sign_ins)
+                                       ) as (aggregator, _):
+                    manager = StreamableHTTPSessionManager(app=aggregator.server, security_settings=None,
+                                                           session_idle_timeout=self._team.idle_minutes * 60,
+                                                           max_sessions=self._team.sessions_per_user)
+                    async with manager.run():
+                        tenant = Tenant(user, access, StreamableHTTPASGIApp(manager), self._clock())
+                        task_status.started(tenant)
+                        await tenant.stop.wait()
+            finally:
+                sign_ins.cancel_scope.cancel()  # a sign-in waiting for its user ends with their servers

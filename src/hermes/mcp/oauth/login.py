@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import socket
 import webbrowser
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
+import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult
@@ -70,6 +71,14 @@ def _redirect_port(home: Home, server: str, configured: int | None) -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+async def connect_to_authorize(url: str, headers: Mapping[str, str], protocol: str, provider: httpx2.Auth) -> int:
+    """Connect once with an interactive provider, so the SDK runs the authorization on the way; how
+    many tools the server offers once it let hermes in."""
+    http = create_http_client(headers=dict(headers), auth=provider)
+    async with http, Client(streamable_http_client(url, http_client=http), mode=protocol, cache=None) as client:
+        return len((await client.list_tools()).tools)
 
 
 async def login(home: Home, name: str, *, timeout: float = LOGIN_TIMEOUT, open_browser: bool = True,
@@ -136,10 +145,7 @@ async def login(home: Home, name: str, *, timeout: float = LOGIN_TIMEOUT, open_b
             async with anyio.create_task_group() as tasks:
                 await tasks.start(serve_asgi, app, bind_loopback(port))
                 try:
-                    http = create_http_client(headers=dict(server.headers), auth=provider)
-                    async with http, Client(streamable_http_client(server.url, http_client=http),
-                                            mode=server.config.protocol, cache=None) as client:
-                        tools = len((await client.list_tools()).tools)
+                    tools = await connect_to_authorize(server.url, server.headers, server.config.protocol, provider)
                 finally:
                     tasks.cancel_scope.cancel()
     except Exception as exc:

@@ -22,7 +22,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata, OAuthM
 from hermes.config.model import OAuthSettings
 from hermes.errors import HermesError
 from hermes.home import Home
-from hermes.mcp.oauth.storage import FileTokenStorage
+from hermes.mcp.oauth.storage import FileTokenStorage, TokenRecords
 from hermes.security.redact import Redactor
 
 DEFAULT_REDIRECT_PORT = 33418
@@ -147,11 +147,12 @@ def token_auth_method(supported: list[str] | None, has_secret: bool) -> str:
     return "client_secret_basic"
 
 
-def client_metadata(settings: OAuthSettings | None, redirect_port: int) -> OAuthClientMetadata:
+def client_metadata(settings: OAuthSettings | None, redirect_port: int,
+                    redirect_uri: str | None = None) -> OAuthClientMetadata:
     secret = settings.client_secret if settings else None
     return OAuthClientMetadata(
         client_name="hermes",
-        redirect_uris=[f"http://127.0.0.1:{redirect_port}/callback"],  # type: ignore[list-item]
+        redirect_uris=[redirect_uri or f"http://127.0.0.1:{redirect_port}/callback"],  # type: ignore[list-item]
         grant_types=["authorization_code", "refresh_token"],
         response_types=["code"],
         token_endpoint_auth_method="client_secret_post" if secret else "none",
@@ -159,12 +160,13 @@ def client_metadata(settings: OAuthSettings | None, redirect_port: int) -> OAuth
     )
 
 
-def preregistered(settings: OAuthSettings | None, redirect_port: int) -> dict[str, Any] | None:
+def preregistered(settings: OAuthSettings | None, redirect_port: int,
+                  redirect_uri: str | None = None) -> dict[str, Any] | None:
     if settings is None or not settings.client_id:
         return None
     data: dict[str, Any] = {
         "client_id": settings.client_id,
-        "redirect_uris": [f"http://127.0.0.1:{redirect_port}/callback"],
+        "redirect_uris": [redirect_uri or f"http://127.0.0.1:{redirect_port}/callback"],
         "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"],
         "token_endpoint_auth_method": token_auth_method(None, bool(settings.client_secret)),
@@ -181,14 +183,19 @@ def build_provider(home: Home, server: str, url: str, settings: OAuthSettings | 
                    redirect: Callable[[str], Awaitable[None]] | None = None,
                    callback: Callable[[], Awaitable[AuthorizationCodeResult]] | None = None,
                    redirect_port: int | None = None, redactor: Redactor | None = None,
-                   on_refused: Callable[[LoginRequired], None] | None = None) -> HermesOAuthProvider:
+                   on_refused: Callable[[LoginRequired], None] | None = None,
+                   records: TokenRecords | None = None, redirect_uri: str | None = None) -> HermesOAuthProvider:
     """Without `redirect`/`callback` the provider is non-interactive: it raises `LoginRequired`.
+
+    `records`: where the token and registration live (the token files by default); `redirect_uri`:
+    where the authorization server sends the user back (a loopback port by default; the team
+    gateway's own callback for its users).
 
     With a `redactor`, every access and refresh token (and the client secret) is registered the
     moment it is loaded or received, so an error that quotes one never shows it.
     """
     port = redirect_port or (settings.redirect_port if settings and settings.redirect_port else DEFAULT_REDIRECT_PORT)
-    storage = FileTokenStorage(home, server, url, preregistered(settings, port))
+    storage = FileTokenStorage(home, server, url, preregistered(settings, port, redirect_uri), records=records)
     if redactor is not None:
         if settings and settings.client_secret:
             redactor.register(settings.client_secret)
@@ -199,14 +206,14 @@ def build_provider(home: Home, server: str, url: str, settings: OAuthSettings | 
         # (a 403 insufficient_scope step-up): remembered, so the login asks for all of it.
         wanted = scope_of(url)
         if wanted and await storage.get_tokens() is not None:
-            storage.remember_wanted_scope(wanted)
+            await storage.remember_wanted_scope(wanted)
             raise LoginRequired(server, broader_scope=wanted)
         raise LoginRequired(server)
 
     async def refuse_callback() -> AuthorizationCodeResult:
         raise LoginRequired(server)
 
-    provider = HermesOAuthProvider(url, client_metadata(settings, port), file_storage=storage,
+    provider = HermesOAuthProvider(url, client_metadata(settings, port, redirect_uri), file_storage=storage,
                                    redirect_handler=redirect or refuse_redirect,
                                    callback_handler=callback or refuse_callback,
                                    client_metadata_url=settings.client_metadata_url if settings else None,

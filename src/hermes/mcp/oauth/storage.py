@@ -1,7 +1,8 @@
-"""Token and client-registration files: HERMES_HOME/mcp-tokens/<server>.json (+ .client.json).
+"""Tokens and client registrations of OAuth servers, behind one seam (`TokenRecords`).
 
-Files are 0600 in a 0700 folder and replaced atomically, so a rotated refresh token is saved
-whole the moment it arrives.
+For one person they are files: HERMES_HOME/mcp-tokens/<server>.json (+ .client.json), 0600 in a
+0700 folder and replaced atomically, so a rotated refresh token is saved whole the moment it
+arrives. The team gateway keeps each user's in its database instead, sealed (`team.oauth_records`).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from hermes.files import atomic_write, read_bounded
 from hermes.home import Home
@@ -41,6 +42,41 @@ def read_json(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
+
+
+class TokenRecords(Protocol):
+    """Where one server's token record and client registration live. Reads answer at once (a
+    provider restores its state in its constructor); writes are awaited."""
+
+    def token(self) -> dict[str, Any] | None: ...
+
+    async def save_token(self, record: dict[str, Any]) -> None: ...
+
+    def client(self) -> dict[str, Any] | None: ...
+
+    async def save_client(self, record: dict[str, Any]) -> None: ...
+
+
+class TokenFiles:
+    """`TokenRecords` on HERMES_HOME's token files."""
+
+    def __init__(self, home: Home, server: str) -> None:
+        self.home = home
+        self.server = server
+
+    def token(self) -> dict[str, Any] | None:
+        return read_json(token_path(self.home, self.server))
+
+    async def save_token(self, record: dict[str, Any]) -> None:
+        ensure_folder(self.home)
+        write_json(token_path(self.home, self.server), record)
+
+    def client(self) -> dict[str, Any] | None:
+        return read_json(client_path(self.home, self.server))
+
+    async def save_client(self, record: dict[str, Any]) -> None:
+        ensure_folder(self.home)
+        write_json(client_path(self.home, self.server), record)
 
 
 def has_tokens(home: Home, server: str) -> bool:
@@ -76,16 +112,19 @@ def union_of(*scopes: str | None) -> str | None:
 
 
 class FileTokenStorage:
-    """The SDK's `TokenStorage`, on the token files; also keeps what a later refresh needs.
+    """The SDK's `TokenStorage`, on `TokenRecords` (the token files unless told otherwise); also
+    keeps what a later refresh needs.
 
     Next to the token it saves when the token expires (the SDK only knows "expires in N seconds"
     at the moment it receives one) and the authorization server's metadata, so a new process can
     refresh an expired token at the right endpoint before any browser is opened.
     """
 
-    def __init__(self, home: Home, server: str, url: str, preregistered: dict[str, Any] | None = None) -> None:
+    def __init__(self, home: Home, server: str, url: str, preregistered: dict[str, Any] | None = None, *,
+                 records: TokenRecords | None = None) -> None:
         self.home = home
         self.server = server
+        self.records = records or TokenFiles(home, server)
         # Tokens and the client registration are bound to the server's URL (and to the issuer that
         # gave them): a server of the same name somewhere else (another project's config, an edited
         # URL) never receives them.
@@ -104,7 +143,7 @@ class FileTokenStorage:
 
         if self.fresh_sign_in:
             return None
-        data = read_json(token_path(self.home, self.server))
+        data = self.records.token()
         if data is None or not isinstance(data.get("token"), dict):
             return None
         try:
@@ -124,13 +163,12 @@ class FileTokenStorage:
         return tokens
 
     def stored(self) -> dict[str, Any]:
-        record = read_json(token_path(self.home, self.server)) or {}
+        record = self.records.token() or {}
         return record if record.get("resource") == self.resource else {}
 
     async def set_tokens(self, tokens: Any) -> None:
         import time
 
-        ensure_folder(self.home)
         expires_in = getattr(tokens, "expires_in", None)
         record: dict[str, Any] = {"token": tokens.model_dump(mode="json", exclude_none=True),
                                   "expires_at": time.time() + expires_in if expires_in else None,
@@ -138,17 +176,17 @@ class FileTokenStorage:
         metadata = getattr(self.context, "oauth_metadata", None)
         if metadata is not None:
             record["authorization_server"] = metadata.model_dump(mode="json", exclude_none=True)
-        write_json(token_path(self.home, self.server), record)
+        await self.records.save_token(record)
         self.fresh_sign_in = False
         for callback in self.on_tokens:
             callback(tokens)
 
-    def remember_wanted_scope(self, scope: str) -> None:
+    async def remember_wanted_scope(self, scope: str) -> None:
         """The scope a call was refused for (step-up); the next login asks for it too."""
         record = self.stored()
         if record:
             record["wanted_scope"] = union_of(record.get("wanted_scope"), scope)
-            write_json(token_path(self.home, self.server), record)
+            await self.records.save_token(record)
 
     def wanted_scope(self) -> str | None:
         wanted = self.stored().get("wanted_scope")
@@ -163,7 +201,7 @@ class FileTokenStorage:
     async def get_client_info(self) -> Any:
         from mcp.shared.auth import OAuthClientInformationFull
 
-        data = read_json(client_path(self.home, self.server))
+        data = self.records.client()
         if data is not None and data.pop("resource", None) == self.resource:
             # A registration is the authorization server's (SEP-2352): another issuer for this resource
             # means registering anew, never presenting one server's client id to another.
@@ -175,8 +213,6 @@ class FileTokenStorage:
         return None
 
     async def set_client_info(self, client_info: Any) -> None:
-        ensure_folder(self.home)
         record = client_info.model_dump(mode="json", exclude_none=True)
         issuer = self._issuer()
-        write_json(client_path(self.home, self.server), {**record, "resource": self.resource,
-                                                         **({"issuer": issuer} if issuer else {})})
+        await self.records.save_client({**record, "resource": self.resource, **({"issuer": issuer} if issuer else {})})

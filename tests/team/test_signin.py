@@ -1,0 +1,74 @@
+"""A team user signs in to an OAuth server through the gateway, as themselves: the SDK client opens
+the page it is asked to (a URL-mode elicitation), the loopback authorization server (the SDK's own
+server auth) approves and sends the browser back to the gateway, and the server starts for that user
+alone, with a token kept sealed in the team database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from hermes.home import Home
+from hermes.team.sealing import new_key
+from tests.support import PATIENCE, free_port, write_config
+from tests.team.gateway import Gateway, Team
+
+pytestmark = pytest.mark.anyio
+
+
+def _text(result: types.CallToolResult) -> str:
+    first = result.content[0]
+    assert isinstance(first, types.TextContent), result
+    return first.text
+
+
+async def test_a_user_signs_in_through_the_gateway_and_only_they_get_the_server(
+        home: Home, tmp_path: Path, oauth_server: Any) -> None:
+    url = oauth_server(fresh=True)
+    port = free_port()
+    home.dotenv.write_text(f"HERMES_TEAM_KEY={new_key()}\n")
+    home.dotenv.chmod(0o600)
+    write_config(home, {"team": {"secret_key": "${HERMES_TEAM_KEY}", "public_url": f"http://127.0.0.1:{port}/mcp"},
+                        "mcp_servers": {"secure": {"url": url, "auth": "oauth"}}})
+    async with Team(home) as setup:
+        keys = {"alice": await setup.user("alice"), "bob": await setup.user("bob")}
+        await setup.rule("*", "secure")
+    gateway = Gateway(home, tmp_path / "gateway.log", port=port)
+    pages: list[str] = []
+
+    async def open_page(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        assert isinstance(params, types.ElicitRequestURLParams), params
+        async with httpx2.AsyncClient(follow_redirects=True, timeout=PATIENCE) as browser:
+            page = await browser.get(params.url)
+        pages.append(page.text)
+        return types.ElicitResult(action="accept" if page.status_code == 200 else "decline")
+
+    try:
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {keys['alice']}"}, timeout=PATIENCE) as http, \
+                Client(streamable_http_client(gateway.url, http_client=http), elicitation_callback=open_page) as alice:
+            before = {tool.name for tool in (await alice.list_tools()).tools}
+            signed = await alice.call_tool("hermes_sign_in", {"server": "secure"})
+            after = {tool.name for tool in (await alice.list_tools()).tools}
+            answered = await alice.call_tool("mcp__secure__whoami", {})
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {keys['bob']}"}, timeout=PATIENCE) as http, \
+                Client(streamable_http_client(gateway.url, http_client=http), mode="legacy") as bob:
+            bobs = {tool.name for tool in (await bob.list_tools()).tools}
+        replayed = gateway.get("/oauth/callback?state=made-up&code=x")
+    finally:
+        assert gateway.stop() == 0
+
+    assert before == {"hermes_sign_in"} and not signed.is_error, _text(signed)
+    assert "Signed in to 'secure'" in _text(signed) and "You are signed in" in pages[0]
+    assert "mcp__secure__whoami" in after and "hermes_sign_in" not in after
+    assert _text(answered) == "an authorized client"
+    assert bobs == {"hermes_sign_in"}  # bob has no token of his own: alice's is never his
+    assert replayed.status_code == 400
+    database = b"".join(p.read_bytes() for p in home.root.glob("team.db*"))
+    assert b"access_token" not in database and b"refresh_token" not in database  # sealed
+    assert not list(home.root.rglob("secure.json"))  # no token file anywhere on the replica
