@@ -57,7 +57,7 @@ def test_install_non_interactive_writes_env_reference_and_default_selection(home
     _local_entry(home)
     result = hermes("mcp", "install", "box", "--set", f"BOX_KEY={CANARY}", "--yes", home=home)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Installed 'box' with 8 of 10 tools." in result.stdout and "Box is ready." in result.stdout
+    assert "Installed 'box' with 10 of 12 tools." in result.stdout and "Box is ready." in result.stdout
     config_text = home.config.read_text()
     assert CANARY not in config_text and "${BOX_KEY}" in config_text
     assert f"BOX_KEY={CANARY}" in home.dotenv.read_text()
@@ -77,7 +77,7 @@ def test_previous_selection_wins_and_missing_settings_are_named(home: Home) -> N
     assert not home.config.exists()
     write_config(home, {"mcp_servers": {"box": {**stdio_entry(), "tools": {"include": ["echo"]}}}})
     again = hermes("mcp", "install", "box", "--set", "BOX_KEY=k-123456", "--yes", home=home)
-    assert again.returncode == 0 and "1 of 10 tools" in again.stdout
+    assert again.returncode == 0 and "1 of 12 tools" in again.stdout
     assert ConfigStore(home).load().mcp_servers["box"].tools.include == ("echo",)
     unknown = hermes("mcp", "install", "nope", "--yes", home=home)
     assert unknown.returncode == 3 and "has no entry 'nope'" in unknown.stderr
@@ -117,7 +117,7 @@ def test_interactive_install_prompts_secrets_and_checklist(home: Home) -> None:
     child.expect(r"fail .*\[changes things: uncheck it if you do not need it\]")
     child.send(" ")  # uncheck echo, the first tool
     child.send("\r")
-    child.expect("Installed 'box' with 9 of 10 tools")
+    child.expect("Installed 'box' with 11 of 12 tools")
     child.expect(pexpect.EOF)
     assert CANARY not in home.config.read_text() and CANARY in home.dotenv.read_text()
     assert "echo" not in (ConfigStore(home).load().mcp_servers["box"].tools.include or ())

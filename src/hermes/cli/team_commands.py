@@ -47,6 +47,13 @@ def _with_store(work: Callable[[TeamStore], Awaitable[T]]) -> T:
     return interrupts.run(run)
 
 
+def _remove(work: Callable[[TeamStore], Awaitable[bool]], missing: str, done: str) -> None:
+    """Remove something from the store: `done` said when it was there, else `missing` as the error."""
+    if not _with_store(work):
+        raise UsageError(missing)
+    say(done)
+
+
 def _printable(value: str, what: str) -> str:
     if not value or not value.isprintable() or len(value) > 1000:
         raise UsageError(f"{what} must be printable text, 1 to 1000 characters (no control characters).")
@@ -140,13 +147,8 @@ def user_list(as_json: bool) -> None:
 @click.argument("name")
 def user_remove(name: str) -> None:
     """Remove a user and their credentials (a running replica lets them go within 30 s)."""
-
-    async def remove(store: TeamStore) -> bool:
-        return await store.remove_user(name)
-
-    if not _with_store(remove):
-        raise UsageError(f"There is no user '{name}'.")
-    say(f"Removed user '{name}' and their credentials.")
+    _remove(lambda store: store.remove_user(name), f"There is no user '{name}'.",
+            f"Removed user '{name}' and their credentials.")
 
 
 # -- policy ------------------------------------------------------------------------------------
@@ -209,13 +211,8 @@ def policy_list(as_json: bool) -> None:
 @click.argument("subject")
 def policy_remove(subject: str) -> None:
     """Remove the rule of SUBJECT."""
-
-    async def remove(store: TeamStore) -> bool:
-        return await store.remove_rule(subject)
-
-    if not _with_store(remove):
-        raise UsageError(f"There is no rule for '{subject}'.")
-    say(f"Removed the rule for {subject}.")
+    _remove(lambda store: store.remove_rule(subject), f"There is no rule for '{subject}'.",
+            f"Removed the rule for {subject}.")
 
 
 @team_group.command("whois")
@@ -304,13 +301,8 @@ def credential_list(user: str) -> None:
 @click.argument("name")
 def credential_remove(user: str, name: str) -> None:
     """Remove USER's credential NAME."""
-
-    async def remove(store: TeamStore) -> bool:
-        return await store.remove_credential(user, name)
-
-    if not _with_store(remove):
-        raise UsageError(f"'{user}' has no credential '{name}'.")
-    say(f"Removed {user}'s {name}.")
+    _remove(lambda store: store.remove_credential(user, name), f"'{user}' has no credential '{name}'.",
+            f"Removed {user}'s {name}.")
 
 
 # -- audit -------------------------------------------------------------------------------------
