@@ -214,3 +214,23 @@ async def test_a_user_without_a_credential_never_gets_the_host_s_and_shared_vari
     assert _digest(ADMIN_SECRET) not in _text(denied) and "HERMES_HOME:" not in _text(denied)
     assert region == _digest("eu-west")
     assert ADMIN_SECRET not in gateway.log.read_text()
+
+
+async def test_a_config_broken_after_start_answers_503_with_the_sentence(home: Home, tmp_path: Path) -> None:
+    _config(home)
+    async with Team(home) as setup:
+        dora = await setup.user("dora")
+        await setup.rule("*", "box")
+    gateway = Gateway(home, tmp_path / "gateway.log")
+    try:
+        with home.config.open("a") as config:
+            config.write("  bad: [unclosed\n")
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                      "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                                 "clientInfo": {"name": "t", "version": "1"}}}
+        headers = {"Authorization": f"Bearer {dora}", "Accept": "application/json, text/event-stream"}
+        answer = httpx2.post(gateway.url, json=initialize, timeout=PATIENCE, headers=headers)
+    finally:
+        assert gateway.stop() == 0
+    assert answer.status_code == 503 and "config.yaml" in answer.json()["error"], answer.text
+    assert "Traceback" not in gateway.log.read_text()

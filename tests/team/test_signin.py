@@ -64,7 +64,7 @@ async def test_a_user_signs_in_through_the_gateway_and_only_they_get_the_server(
         assert gateway.stop() == 0
 
     assert before == {"hermes_sign_in"} and not signed.is_error, _text(signed)
-    assert "Signed in to 'secure'" in _text(signed) and "You are signed in" in pages[0]
+    assert "Signed in to 'secure'" in _text(signed) and "hermes is finishing the sign-in" in pages[0]
     assert "mcp__secure__whoami" in after and "hermes_sign_in" not in after
     assert _text(answered) == "an authorized client"
     assert bobs == {"hermes_sign_in"}  # bob has no token of his own: alice's is never his
@@ -72,3 +72,6 @@ async def test_a_user_signs_in_through_the_gateway_and_only_they_get_the_server(
     database = b"".join(p.read_bytes() for p in home.root.glob("team.db*"))
     assert b"access_token" not in database and b"refresh_token" not in database  # sealed
     assert not list(home.root.rglob("secure.json"))  # no token file anywhere on the replica
+    assert "Traceback" not in gateway.log.read_text()  # the SDK's OAuth trouble goes to the redacted log
+    async with Team(home) as check:
+        assert ("alice", "hermes_sign_in", "ok") in {(r.user, r.tool, r.outcome.value) for r in await check.audit()}

@@ -30,7 +30,7 @@ from hermes.security.redact import Redactor
 from hermes.session.calls import Calls
 from hermes.session.surfacing import ToolSurface
 from hermes.session.upstream import Upstream
-from hermes.tools.call_result import CallResult
+from hermes.tools.call_result import CallResult, Ok, ToolError
 from hermes.tools.deferred import SEARCH_TOOL, search_answer
 from hermes.tools.permissions import Verdict
 from hermes.tools.surface import SurfaceTool
@@ -166,8 +166,15 @@ class Forwarder:
             return await self._search(str((params.arguments or {}).get("query", "")))
         extra = self.extra
         if extra is not None and any(tool.name == params.name for tool in extra.tools()):
+            async def run_own() -> CallResult:
+                answer = await extra.call(params.name, dict(params.arguments or {}), self.router.elicitation)
+                text = "".join(block.text for block in answer.content if isinstance(block, types.TextContent))
+                return ToolError(text, raw=answer) if answer.is_error else Ok(text)
+
             async def own() -> types.CallToolResult:
-                return await extra.call(params.name, dict(params.arguments or {}), self.router.elicitation)
+                # The host's own tools are recorded and limited like any other.
+                result = await (run_own() if self.recorder is None else self.recorder.call(params.name, None, run_own))
+                return result.to_mcp()
 
             return await self._asking(ctx, "tools/call", params, None, own)
         tool = self.naming.tools(self.session.tools.current()).get(params.name)

@@ -120,7 +120,7 @@ class TeamApp:
         if not known:
             await _page(send, 400, "This sign-in is not known here, or it was finished already.")
             return
-        said = "You are signed in" if code else "The sign-in was refused"
+        said = "Thank you: hermes is finishing the sign-in" if code else "The sign-in was refused"
         await _page(send, 200, f"{said}. You can close this window and go back to your client.")
 
     # -- MCP -------------------------------------------------------------------------------------

@@ -33,6 +33,9 @@ class MemoryStore:
             if existing.name == user.name or (user.subject and existing.subject == user.subject) or \
                     (key_hash and existing_key == key_hash):
                 raise TeamStoreError(f"user '{user.name}' (or their subject or key) is already there")
+        for key in [key for key in (*self._oauth, *self._credentials) if key[0] == user.name]:
+            self._oauth.pop(key, None)
+            self._credentials.pop(key, None)
         self._users[user.name] = (user, key_hash)
 
     async def remove_user(self, name: str) -> bool:

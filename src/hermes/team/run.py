@@ -23,6 +23,7 @@ from hermes.config.team_settings import TeamSettings
 from hermes.errors import UsageError
 from hermes.home import Home
 from hermes.loopback import bind_loopback, serve_asgi
+from hermes.security.redacted_log import redacted_file_logging
 from hermes.team.app import MCP_PATH, TeamApp
 from hermes.team.auth import Authenticator
 from hermes.team.metrics import Metrics
@@ -89,20 +90,24 @@ async def serve_team(home: Home, options: TeamServeOptions) -> None:
     except OSError as exc:
         raise UsageError(f"The team gateway cannot listen on {options.host}:{options.port}: "
                          f"{exc.strerror or exc}.") from None
+    # Library log lines (the SDK's OAuth trouble with its tracebacks, say) go to the replica's
+    # hermes.log with every user's secrets hidden, never to stderr.
+    home.ensure()
     try:
-        async with anyio.create_task_group() as tasks:
-            await tasks.start(writer.run)
-            await tasks.start(tenants.run)
-            await tasks.start(serve_asgi, app, sock)
-            port = sock.getsockname()[1]
-            print(f"hermes team gateway on http://{options.host}:{port}{MCP_PATH} (replica {replica_name()})",
-                  file=sys.stderr, flush=True)
-            await _migrate(store, app)
-            with interrupts.interruptible() as caught:  # the first signal ends this part only
-                await anyio.sleep_forever()
-            if caught.hit:
-                await _drain(app, tenants, team.drain_seconds)
-            tasks.cancel_scope.cancel()
+        with redacted_file_logging(home.logs / "hermes.log", tenants.redactor):
+            async with anyio.create_task_group() as tasks:
+                await tasks.start(writer.run)
+                await tasks.start(tenants.run)
+                await tasks.start(serve_asgi, app, sock)
+                port = sock.getsockname()[1]
+                print(f"hermes team gateway on http://{options.host}:{port}{MCP_PATH} (replica {replica_name()})",
+                      file=sys.stderr, flush=True)
+                await _migrate(store, app)
+                with interrupts.interruptible() as caught:  # the first signal ends this part only
+                    await anyio.sleep_forever()
+                if caught.hit:
+                    await _drain(app, tenants, team.drain_seconds)
+                tasks.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
             await store.close()

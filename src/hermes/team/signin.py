@@ -12,6 +12,7 @@ to the server's resource and issuer), and starts the server for that user.
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -40,6 +41,8 @@ from hermes.team.store import TeamStore
 
 SIGN_IN_TOOL = "hermes_sign_in"
 CALLBACK_PATH = "/oauth/callback"
+# What a user of the gateway does when a server needs their authorization (never `hermes mcp login`).
+SIGN_IN_ADVICE = f"call the tool {SIGN_IN_TOOL} with server '{{server}}' to sign in as yourself"
 SIGN_IN_WAIT = 300.0  # how long a sign-in waits for the user to come back from the page
 _POLL = 0.5  # how often the replica running a sign-in looks for the code another may have received
 
@@ -65,7 +68,7 @@ class UserOAuth:
         """A non-interactive provider on the user's records (a Session's `oauth`)."""
         return build_provider(self._home, server.name, url, server.config.oauth, redactor=self._redactor,
                               on_refused=told_why, records=self._records(server.name),
-                              redirect_uri=self._callback_url)
+                              redirect_uri=self._callback_url, advice=SIGN_IN_ADVICE)
 
     async def sign_in(self, server: ResolvedServer, show: Callable[[str], Awaitable[None]]) -> str | None:
         """Run the authorization for `server` as this user; `show(url)` gets the page to open (and
@@ -90,13 +93,16 @@ class UserOAuth:
                     await anyio.sleep(_POLL)
                 code, error = result
                 if code is None:
-                    raise HermesError(f"the authorization server answered {error or 'without a code'}")
+                    # Whoever holds the page's address can send an error back: only an OAuth error
+                    # code is repeated, never their words.
+                    said = error if error and re.fullmatch(r"[a-z_]{1,40}", error) else "with an error"
+                    raise HermesError(f"the authorization server answered {said}")
                 return AuthorizationCodeResult(code=code, state=state)
             raise HermesError(f"nobody came back from the sign-in page within {SIGN_IN_WAIT:g} s")
 
         provider = build_provider(self._home, server.name, server.url, server.config.oauth, redirect=redirect,
                                   callback=callback, redactor=self._redactor, records=self._records(server.name),
-                                  redirect_uri=self._callback_url)
+                                  redirect_uri=self._callback_url, advice=SIGN_IN_ADVICE)
         provider.file_storage.fresh_sign_in = True
         try:
             await connect_to_authorize(server.url, server.headers, server.config.protocol, provider)
@@ -105,8 +111,9 @@ class UserOAuth:
             said = str(cause) if isinstance(cause, HermesError) else describe_failure(cause, url=mask_url(server.url))
             return self._redactor(said)
         finally:
-            for state in states:
-                await self._store.end_signin(state)
+            with anyio.CancelScope(shield=True), anyio.move_on_after(5):  # done with, even when stopped
+                for state in states:
+                    await self._store.end_signin(state)
         return None
 
 
@@ -175,9 +182,12 @@ class SignInTool:
                 waiting.cancel_scope.cancel()
         if signing.url is None or signing.ended.is_set():
             return self._result(server, signing)
-        question = types.ElicitRequestURLParams(message=f"Sign in to '{server}' to use its tools here.",
+        question = types.ElicitRequestURLParams(message=f"Sign in to '{server}' to use its tools here. The page "
+                                                        f"signs you in: open it yourself, never send it to anyone.",
                                                 url=signing.url, elicitation_id=f"hermes-{secrets.token_hex(8)}")
-        answer = await ask(server, question)
+        answer: types.ElicitResult | types.ErrorData | None = None
+        with anyio.move_on_after(SIGN_IN_WAIT):  # a client that never answers does not hold the call
+            answer = await ask(server, question)
         if not isinstance(answer, types.ElicitResult) or answer.action != "accept":
             return _answer(f"Open this page to sign in to '{server}': {signing.url} - its tools are offered once "
                            f"you are back (within {SIGN_IN_WAIT / 60:g} minutes).")

@@ -40,6 +40,10 @@ class SqlStore:
         await self.db.close()
 
     async def add_user(self, user: User, key_hash: str | None) -> None:
+        if not await self.db.fetch("SELECT 1 FROM team_users WHERE name = %s", (user.name,)):
+            # What someone of that name left (a token user's sign-ins) is not the new user's.
+            await self.db.execute("DELETE FROM team_oauth WHERE user_name = %s", (user.name,))
+            await self.db.execute("DELETE FROM team_credentials WHERE user_name = %s", (user.name,))
         await self.db.execute("INSERT INTO team_users VALUES (%s, %s, %s, %s, %s)",
                               (user.name, json.dumps(list(user.groups)), user.subject, key_hash, time.time()))
 

@@ -25,6 +25,7 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from hermes.config.team_settings import TeamSettings
+from hermes.errors import HermesError, leaf
 from hermes.home import Home
 from hermes.security.redact import Redactor
 from hermes.session.lifecycle import SessionSettings
@@ -51,6 +52,8 @@ class Tenant:
     active: int = 0
     retired: bool = False
     stop: anyio.Event = field(default_factory=anyio.Event)
+    # The user's OAuth records as this replica's servers use them (a change elsewhere retires the tenant).
+    oauth_records: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,9 @@ class Tenants:
         public = team.public_url
         self._callback_url = f"{public.split('://')[0]}://{public.split('://')[1].split('/')[0]}{CALLBACK_PATH}" \
             if public else None
+        # One redactor for every user on this replica: its library log (hermes.log) hides all of their
+        # secrets, and hiding another user's secret from a result costs nothing.
+        self.redactor = Redactor()
         self.in_flight = 0
         self.idle = anyio.Event()  # set whenever no request is in flight (a drain waits on it)
         self.idle.set()
@@ -100,11 +106,13 @@ class Tenants:
                 tasks.cancel_scope.cancel()
 
     async def refresh(self) -> None:
-        """Re-read the policy; retire tenants whose access changed, idle ones and those over the bound."""
+        """Re-read the policy; retire tenants whose access changed, or whose user signed in (or had
+        a token renewed) on another replica, idle ones, and those over the bound."""
         self._rules = await self._store.rules()
         self._rules_at = self._clock()
         for tenant in list(self._tenants.values()):
-            if self.access(tenant.user) != tenant.access:
+            if self.access(tenant.user) != tenant.access or \
+                    await load_records(self._store, self._sealer, tenant.user.name) != tenant.oauth_records:
                 self._retire(tenant)
         self.reap()
 
@@ -181,7 +189,13 @@ class Tenants:
         self._starting[user.name] = event = anyio.Event()
         try:
             assert self._tasks is not None, "Tenants.run must be running"
-            tenant: Tenant = await self._tasks.start(self._serve_user, user)
+            try:
+                tenant: Tenant = await self._tasks.start(self._serve_user, user)
+            except BaseExceptionGroup as group:  # the user's task groups wrap what failed their start
+                cause = leaf(group)
+                if isinstance(cause, HermesError):
+                    raise cause from None
+                raise
             self._tenants[user.name] = tenant
             self._metrics.users.set(len(self._tenants))
             self.reap()
@@ -228,20 +242,22 @@ class Tenants:
         recorder = CallRecorder(user.name, access.calls_per_minute, self._limits, self._writer, self._metrics,
                                 options.replica)
         home = UserHome.of(self._home, user.name)
-        redactor = Redactor(secrets)  # the user's credentials never show in what is said
-        oauth = UserOAuth(home, user.name, self._store, self._sealer, redactor,
-                          await load_records(self._store, self._sealer, user.name), self._callback_url)
+        self.redactor.register(*secrets)  # the user's credentials never show in what is said
+        records = await load_records(self._store, self._sealer, user.name)
+        oauth = UserOAuth(home, user.name, self._store, self._sealer, self.redactor, records, self._callback_url)
         async with anyio.create_task_group() as sign_ins:
             try:
                 async with aggregating(home, settings, prefix=options.prefix, deferred=options.deferred,
-                                       recorder=recorder, control=False, redactor=redactor, oauth=oauth.provider_for,
+                                       recorder=recorder, control=False, redactor=self.redactor,
+                                       oauth=oauth.provider_for,
                                        extra=lambda session: SignInTool(oauth, session, variables, sign_ins)
                                        ) as (aggregator, _):
                     manager = StreamableHTTPSessionManager(app=aggregator.server, security_settings=None,
                                                            session_idle_timeout=self._team.idle_minutes * 60,
                                                            max_sessions=self._team.sessions_per_user)
                     async with manager.run():
-                        tenant = Tenant(user, access, StreamableHTTPASGIApp(manager), self._clock())
+                        tenant = Tenant(user, access, StreamableHTTPASGIApp(manager), self._clock(),
+                                        oauth_records=records)
                         task_status.started(tenant)
                         await tenant.stop.wait()
             finally:

@@ -29,14 +29,16 @@ DEFAULT_REDIRECT_PORT = 33418
 
 
 class LoginRequired(HermesError):
-    def __init__(self, server: str, broader_scope: str | None = None) -> None:
+    def __init__(self, server: str, broader_scope: str | None = None, advice: str | None = None) -> None:
+        """`advice`: how to sign in where that is not `hermes mcp login` ("{server}" is filled in)."""
         self.server = server
         self.broader_scope = broader_scope
+        how = advice.format(server=server) if advice else f"run `hermes mcp login {server}`"
         if broader_scope:
             super().__init__(f"Server '{server}' needs a broader OAuth authorization (scope '{broader_scope}') "
-                             f"for this: run `hermes mcp login {server}`.")
+                             f"for this: {how}.")
         else:
-            super().__init__(f"Server '{server}' needs OAuth authorization: run `hermes mcp login {server}`.")
+            super().__init__(f"Server '{server}' needs OAuth authorization: {how}.")
 
 
 def scope_of(authorize_url: str) -> str | None:
@@ -184,7 +186,8 @@ def build_provider(home: Home, server: str, url: str, settings: OAuthSettings | 
                    callback: Callable[[], Awaitable[AuthorizationCodeResult]] | None = None,
                    redirect_port: int | None = None, redactor: Redactor | None = None,
                    on_refused: Callable[[LoginRequired], None] | None = None,
-                   records: TokenRecords | None = None, redirect_uri: str | None = None) -> HermesOAuthProvider:
+                   records: TokenRecords | None = None, redirect_uri: str | None = None,
+                   advice: str | None = None) -> HermesOAuthProvider:
     """Without `redirect`/`callback` the provider is non-interactive: it raises `LoginRequired`.
 
     `records`: where the token and registration live (the token files by default); `redirect_uri`:
@@ -207,11 +210,11 @@ def build_provider(home: Home, server: str, url: str, settings: OAuthSettings | 
         wanted = scope_of(url)
         if wanted and await storage.get_tokens() is not None:
             await storage.remember_wanted_scope(wanted)
-            raise LoginRequired(server, broader_scope=wanted)
-        raise LoginRequired(server)
+            raise LoginRequired(server, broader_scope=wanted, advice=advice)
+        raise LoginRequired(server, advice=advice)
 
     async def refuse_callback() -> AuthorizationCodeResult:
-        raise LoginRequired(server)
+        raise LoginRequired(server, advice=advice)
 
     provider = HermesOAuthProvider(url, client_metadata(settings, port, redirect_uri), file_storage=storage,
                                    redirect_handler=redirect or refuse_redirect,
