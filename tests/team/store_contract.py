@@ -51,6 +51,11 @@ async def check_store(store: TeamStore) -> None:
     assert [r.tool for r in await store.audit("alice")] == ["mcp__box__t3", "mcp__box__t1"]
     assert (await store.audit("bob", limit=1))[0] == records[4]
 
+    assert await store.pins("bob") is None
+    await store.set_pins("bob", '{"schema": 1, "servers": {}}')
+    await store.set_pins("bob", '{"schema": 1, "servers": {"gh": {}}}')
+    assert await store.pins("bob") == '{"schema": 1, "servers": {"gh": {}}}'
+
     await store.set_oauth_record("bob", "gh/token", "sealed-t1")
     await store.set_oauth_record("bob", "gh/token", "sealed-t2")
     await store.set_oauth_record("alice", "gh/client", "sealed-c")
@@ -66,6 +71,6 @@ async def check_store(store: TeamStore) -> None:
     assert await store.signin_result("state-1") is None
 
     assert await store.remove_user("bob") and not await store.remove_user("bob")
-    assert await store.oauth_records("bob") == {}
+    assert await store.oauth_records("bob") == {} and await store.pins("bob") is None
     assert await store.credentials("bob") == {}  # a removed user's credentials go with them
     assert await store.user_by_subject("bob@example.org") is None

@@ -234,3 +234,36 @@ async def test_a_config_broken_after_start_answers_503_with_the_sentence(home: H
         assert gateway.stop() == 0
     assert answer.status_code == 503 and "config.yaml" in answer.json()["error"], answer.text
     assert "Traceback" not in gateway.log.read_text()
+
+
+async def test_a_user_s_pins_hold_on_every_replica_and_are_theirs_alone(home: Home, tmp_path: Path) -> None:
+    """Alice uses a server on one replica; on another (the same database), the server now offers
+    other tools in place of hers: they are held back for her, while bob, who never pinned it, gets them."""
+    from tests.support import fast_entry
+
+    _config(home)
+    config = _read_config(home)
+    write_config(home, {**config, "mcp_servers": {"quick": fast_entry()}})
+    async with Team(home) as setup:
+        keys = {"alice": await setup.user("alice"), "bob": await setup.user("bob")}
+        await setup.rule("*", "quick")
+    first = Gateway(home, tmp_path / "first.log")
+    try:
+        async with _client(first.url, keys["alice"]) as client:
+            seen_first = {tool.name for tool in (await client.list_tools()).tools}
+    finally:
+        assert first.stop() == 0
+    async with Team(home) as check:
+        assert '"quick"' in (await check.store.pins("alice") or "") and await check.store.pins("bob") is None
+    write_config(home, {**config, "mcp_servers": {"quick": fast_entry("--lean")}})
+    second = Gateway(home, tmp_path / "second.log")
+    try:
+        async with _client(second.url, keys["alice"]) as client:
+            alices = {tool.name for tool in (await client.list_tools()).tools}
+        async with _client(second.url, keys["bob"]) as client:
+            bobs = {tool.name for tool in (await client.list_tools()).tools}
+    finally:
+        assert second.stop() == 0
+    assert "mcp__quick__echo" in seen_first
+    assert "mcp__quick__ping" in bobs and "mcp__quick__ping" not in alices  # held back until she accepts it
+    assert not list(home.root.rglob("tool-pins.json"))

@@ -48,6 +48,7 @@ from hermes.security.redact import Redactor
 from hermes.session.core import OAuthFactory, Session, SessionSettings
 from hermes.stdin_lines import stdin_is_pollable, stdin_lines
 from hermes.tools.deferred import SEARCH_TOOL
+from hermes.tools.pins import PinRecords
 
 NOTIFICATIONS = NotificationOptions(tools_changed=True, resources_changed=True, prompts_changed=True)
 
@@ -130,18 +131,21 @@ def _announce_missing_config(home: Home) -> None:
 async def aggregating(home: Home, settings: SessionSettings, *, prefix: bool = True, deferred: bool = False,
                       environ: Mapping[str, str] | None = None, recorder: CallRecorder | None = None,
                       control: bool = True, redactor: Redactor | None = None, oauth: OAuthFactory | None = None,
+                      pins: PinRecords | None = None,
                       extra: Callable[[Session], ExtraTools] | None = None
                       ) -> AsyncIterator[tuple[Aggregator, Session]]:
     """A session and the aggregator in front of it, for as long as the block runs: what `serve` is
     for its one user, and what the team gateway runs for each of its users (`environ`: theirs;
-    `recorder`: their calls' audit; `oauth`: their own OAuth tokens; `extra`: the gateway's own tools
-    for them, made for the session; no control endpoint, which is one per HERMES_HOME)."""
+    `recorder`: their calls' audit; `oauth`: their own OAuth tokens; `pins`: their tool pins;
+    `extra`: the gateway's own tools for them, made for the session; no control endpoint, which is
+    one per HERMES_HOME)."""
     router = Router()
     announcer = Announcer(router)
     subscribers = Subscribers()
     # What the session's servers ask goes to the client connected here; their changes reach it too.
     handlers = router.handlers(resource_updated=subscribers.relay_update, list_changed=announcer.upstream_changed)
-    async with Session(home, settings, handlers=handlers, environ=environ, redactor=redactor, oauth=oauth) as session, \
+    async with Session(home, settings, handlers=handlers, environ=environ, redactor=redactor, oauth=oauth,
+                       pins=pins) as session, \
             anyio.create_task_group() as tasks:
         session.tools.listen(announcer.changed)
         parts = SessionParts(session.tools, session.calls, session.upstream, session.redactor)

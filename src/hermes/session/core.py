@@ -48,7 +48,7 @@ from hermes.session.upstream import Upstream
 from hermes.tools.call_result import CallResult
 from hermes.tools.naming import registered_name
 from hermes.tools.permissions import Asker, Permission, Verdict
-from hermes.tools.pins import ChangedTool
+from hermes.tools.pins import ChangedTool, PinRecords
 from hermes.tools.results import ResultFiles
 from hermes.tools.surface import Surface, SurfaceTool
 from hermes.tools.unavailable import Unavailable
@@ -63,11 +63,13 @@ OAuthFactory = Callable[[ResolvedServer, str, Callable[[Exception], None]], http
 class Session:
     def __init__(self, home: Home, settings: SessionSettings | None = None, *, host: Host | None = None,
                  environ: Mapping[str, str] | None = None, handlers: ClientHandlers | None = None,
-                 redactor: Redactor | None = None, oauth: OAuthFactory | None = None) -> None:
+                 redactor: Redactor | None = None, oauth: OAuthFactory | None = None,
+                 pins: PinRecords | None = None) -> None:
         """`handlers`: what servers may ask of their client (sampling, elicitation, roots), answered
         by whoever owns the model and the user (the session only routes); `redactor`: the caller's,
         when it redacts too (a model provider built before the session); `oauth`: how an OAuth
-        server's credentials are found (HERMES_HOME's token files by default; a team user's own)."""
+        server's credentials are found (HERMES_HOME's token files by default; a team user's own);
+        `pins`: where tool pins live (HERMES_HOME's file by default; a team user's record)."""
         self.home = home
         self.settings = settings or SessionSettings()
         self.handlers = handlers or ClientHandlers()
@@ -82,7 +84,7 @@ class Session:
         self.lifecycle = lifecycle = Lifecycle(home, self.settings, self.host, opener, self.handlers, self.redactor)
         # Encoding the tools' meaning runs in the session's task group, and stops with it.
         self._background = Background()
-        self.tools = ToolSurface(lifecycle, known_tools=home.known_tools, tool_pins=home.tool_pins,
+        self.tools = ToolSurface(lifecycle, known_tools=home.known_tools, tool_pins=pins or home.tool_pins,
                                  tool_vectors=home.tool_vectors, start=self._background.submit)
         lifecycle.listen(self.tools.changed)
         self.calls = Calls(lifecycle, self.redactor, ResultFiles(home.cache, home.results),

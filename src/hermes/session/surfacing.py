@@ -21,7 +21,7 @@ from hermes.tools import meaning_model
 from hermes.tools.deferred import HiddenServer, SearchIndex, catalog_text
 from hermes.tools.filters import unmatched_filter_entries
 from hermes.tools.permissions import Permission, Verdict, unmatched_rules, verdict
-from hermes.tools.pins import ChangedTool, PinPolicy, PinStore
+from hermes.tools.pins import ChangedTool, PinPolicy, PinRecords, PinStore
 from hermes.tools.surface import ServerTools, Surface, SurfaceTool, build_surface, server_entries
 from hermes.tools.vectors import Recent, VectorFile
 
@@ -33,7 +33,7 @@ def server_tools(snapshot: ConnectionSnapshot, config: ServerConfig, held: Itera
 
 
 class ToolSurface:
-    def __init__(self, roster: Roster, *, known_tools: Path, tool_pins: Path, tool_vectors: Path,
+    def __init__(self, roster: Roster, *, known_tools: Path, tool_pins: Path | PinRecords, tool_vectors: Path,
                  start: Callable[[Job], None] = run_inline) -> None:
         """The three files it keeps: tool counts per server, pinned definitions, tools' meaning
         vectors; `start` runs the encoding of those vectors (the session's `Background`)."""

@@ -15,6 +15,7 @@ class MemoryStore:
         self._credentials: dict[tuple[str, str], str] = {}
         self._audit: list[AuditRecord] = []
         self._oauth: dict[tuple[str, str], str] = {}
+        self._pins: dict[str, str] = {}
         self._signins: dict[str, tuple[str, str, str | None, str | None]] = {}
         self.reachable = True  # a test turns the database off
 
@@ -36,6 +37,7 @@ class MemoryStore:
         for key in [key for key in (*self._oauth, *self._credentials) if key[0] == user.name]:
             self._oauth.pop(key, None)
             self._credentials.pop(key, None)
+        self._pins.pop(user.name, None)
         self._users[user.name] = (user, key_hash)
 
     async def remove_user(self, name: str) -> bool:
@@ -43,6 +45,7 @@ class MemoryStore:
             del self._credentials[key]
         for key in [key for key in self._oauth if key[0] == name]:
             del self._oauth[key]
+        self._pins.pop(name, None)
         return self._users.pop(name, None) is not None
 
     async def users(self) -> list[User]:
@@ -71,6 +74,12 @@ class MemoryStore:
 
     async def credentials(self, user: str) -> dict[str, str]:
         return {name: sealed for (owner, name), sealed in sorted(self._credentials.items()) if owner == user}
+
+    async def pins(self, user: str) -> str | None:
+        return self._pins.get(user)
+
+    async def set_pins(self, user: str, document: str) -> None:
+        self._pins[user] = document
 
     async def oauth_records(self, user: str) -> dict[str, str]:
         return {name: sealed for (owner, name), sealed in sorted(self._oauth.items()) if owner == user}

@@ -46,6 +46,10 @@ MIGRATIONS: tuple[Migration, ...] = (
         "CREATE TABLE team_signins (state TEXT PRIMARY KEY, user_name TEXT NOT NULL, server TEXT NOT NULL, "
         "created DOUBLE PRECISION NOT NULL, code TEXT, error TEXT)",
     )),
+    Migration(3, "users' tool pins (the definitions they have accepted), on every replica alike", (
+        "CREATE TABLE team_pins (user_name TEXT PRIMARY KEY, pins_json TEXT NOT NULL, "
+        "updated DOUBLE PRECISION NOT NULL)",
+    )),
 )
 
 NEWEST = MIGRATIONS[-1].version

@@ -44,12 +44,14 @@ class SqlStore:
             # What someone of that name left (a token user's sign-ins) is not the new user's.
             await self.db.execute("DELETE FROM team_oauth WHERE user_name = %s", (user.name,))
             await self.db.execute("DELETE FROM team_credentials WHERE user_name = %s", (user.name,))
+            await self.db.execute("DELETE FROM team_pins WHERE user_name = %s", (user.name,))
         await self.db.execute("INSERT INTO team_users VALUES (%s, %s, %s, %s, %s)",
                               (user.name, json.dumps(list(user.groups)), user.subject, key_hash, time.time()))
 
     async def remove_user(self, name: str) -> bool:
         await self.db.execute("DELETE FROM team_credentials WHERE user_name = %s", (name,))
         await self.db.execute("DELETE FROM team_oauth WHERE user_name = %s", (name,))
+        await self.db.execute("DELETE FROM team_pins WHERE user_name = %s", (name,))
         return await self.db.execute("DELETE FROM team_users WHERE name = %s", (name,)) > 0
 
     async def users(self) -> list[User]:
@@ -93,6 +95,15 @@ class SqlStore:
         rows = await self.db.fetch("SELECT name, sealed FROM team_credentials WHERE user_name = %s ORDER BY name",
                                    (user,))
         return {str(name): str(sealed) for name, sealed in rows}
+
+    async def pins(self, user: str) -> str | None:
+        rows = await self.db.fetch("SELECT pins_json FROM team_pins WHERE user_name = %s", (user,))
+        return str(rows[0][0]) if rows else None
+
+    async def set_pins(self, user: str, document: str) -> None:
+        await self.db.execute(
+            "INSERT INTO team_pins VALUES (%s, %s, %s) ON CONFLICT (user_name) DO UPDATE SET "
+            "pins_json = excluded.pins_json, updated = excluded.updated", (user, document, time.time()))
 
     async def oauth_records(self, user: str) -> dict[str, str]:
         rows = await self.db.fetch("SELECT name, sealed FROM team_oauth WHERE user_name = %s ORDER BY name", (user,))

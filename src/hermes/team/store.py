@@ -67,6 +67,14 @@ class TeamStore(Protocol):
         """A user's sealed credentials, by name."""
         ...
 
+    # -- tool pins ---------------------------------------------------------------------------------
+
+    async def pins(self, user: str) -> str | None:
+        """A user's pins document (JSON), or None."""
+        ...
+
+    async def set_pins(self, user: str, document: str) -> None: ...
+
     # -- OAuth records and sign-ins ----------------------------------------------------------------
 
     async def oauth_records(self, user: str) -> dict[str, str]:

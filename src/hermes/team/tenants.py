@@ -32,6 +32,7 @@ from hermes.session.lifecycle import SessionSettings
 from hermes.team.limits import RateLimits
 from hermes.team.metrics import Metrics
 from hermes.team.oauth_records import load_records
+from hermes.team.pin_records import PinsWriter, StorePins, load_pins
 from hermes.team.policy import Access, access_for
 from hermes.team.recorder import AuditWriter, CallRecorder
 from hermes.team.records import Rule, User
@@ -245,12 +246,15 @@ class Tenants:
         self.redactor.register(*secrets)  # the user's credentials never show in what is said
         records = await load_records(self._store, self._sealer, user.name)
         oauth = UserOAuth(home, user.name, self._store, self._sealer, self.redactor, records, self._callback_url)
-        async with anyio.create_task_group() as sign_ins:
+        pins = PinsWriter(self._store, user.name)
+        async with anyio.create_task_group() as background:  # the user's sign-ins and pin writes
+            await background.start(pins.run)
             try:
                 async with aggregating(home, settings, prefix=options.prefix, deferred=options.deferred,
                                        recorder=recorder, control=False, redactor=self.redactor,
                                        oauth=oauth.provider_for,
-                                       extra=lambda session: SignInTool(oauth, session, variables, sign_ins)
+                                       pins=StorePins(await load_pins(self._store, user.name), pins),
+                                       extra=lambda session: SignInTool(oauth, session, variables, background)
                                        ) as (aggregator, _):
                     manager = StreamableHTTPSessionManager(app=aggregator.server, security_settings=None,
                                                            session_idle_timeout=self._team.idle_minutes * 60,
@@ -261,4 +265,5 @@ class Tenants:
                         task_status.started(tenant)
                         await tenant.stop.wait()
             finally:
-                sign_ins.cancel_scope.cancel()  # a sign-in waiting for its user ends with their servers
+                # A sign-in waiting for its user ends with their servers; the pins are written last.
+                background.cancel_scope.cancel()

@@ -1,11 +1,10 @@
 """A team user's own corner of the replica's HERMES_HOME.
 
 The configuration, plugins and caches are the team's; what is one user's stays apart: their
-upstream OAuth tokens, their servers' logs, their cut results and the tool definitions they have
-seen and pinned (a server's tools may differ by account: one user's first look must not decide
-what another is offered), under
+servers' logs, their cut results and the tool definitions they have seen (a server's tools may
+differ by account: one user's first look must not decide what another is offered), under
 `team-users/<digest of the user's name>/` (a digest: user names come from tokens and may hold any
-character). Without it every user would sign in upstream as whoever signed in on the host.
+character). Their OAuth tokens and tool pins are in the team's database, the same on every replica.
 """
 
 from __future__ import annotations
@@ -44,7 +43,7 @@ class UserHome(Home):
 
     @property
     def tool_pins(self) -> Path:
-        return self.user_root / "tool-pins.json"
+        return self.user_root / "tool-pins.json"  # only where no record is given (the database has them)
 
     @property
     def known_tools(self) -> Path:

@@ -23,14 +23,15 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import mcp_types as types
 
 from hermes.config.model import PinPolicy
 from hermes.files import atomic_write, file_lock, read_json_object
 
-__all__ = ["ChangedTool", "PinPolicy", "PinStore", "canonical", "digest"]
+__all__ = ["ChangedTool", "PinFile", "PinPolicy", "PinRecords", "PinStore", "Pinned", "canonical", "digest",
+           "pinned_servers"]
 
 _LIMIT = 16 * 1024 * 1024
 
@@ -90,14 +91,28 @@ class ChangedTool:
                 "approve": f"hermes tools approve {self.server} {self.tool}"}
 
 
-class PinStore:
+Pinned = dict[str, dict[str, dict[str, Any]]]  # server -> tool -> canonical definition
+
+
+class PinRecords(Protocol):
+    """Where the pins live: HERMES_HOME's file (`PinFile`), or a team user's record in the team's
+    database. Reads answer at once; `locked()` keeps two writers from losing each other's pins."""
+
+    def load(self) -> Pinned: ...
+
+    def save(self, servers: Pinned) -> None: ...
+
+    def locked(self) -> contextlib.AbstractContextManager[object]: ...
+
+
+class PinFile:
     """The pins of one HERMES_HOME. Reads are cached by the file's modification; writes are locked."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._cache: tuple[float, dict[str, dict[str, dict[str, Any]]]] | None = None
+        self._cache: tuple[float, Pinned] | None = None
 
-    def _load(self) -> dict[str, dict[str, dict[str, Any]]]:
+    def load(self) -> Pinned:
         try:
             stamp = self.path.stat().st_mtime
         except OSError:
@@ -105,17 +120,38 @@ class PinStore:
         if self._cache is not None and self._cache[0] == stamp:
             return self._cache[1]
         data = read_json_object(self.path, _LIMIT, follow_symlinks=False) or {}
-        servers = {server: {name: d for name, d in tools.items() if isinstance(d, dict)}
-                   for server, tools in data.get("servers", {}).items() if isinstance(tools, dict)} \
-            if isinstance(data.get("servers"), dict) else {}
+        servers = pinned_servers(data)
         self._cache = (stamp, servers)
         return servers
 
-    def _save(self, servers: dict[str, dict[str, dict[str, Any]]]) -> None:
+    def save(self, servers: Pinned) -> None:
         with contextlib.suppress(OSError):  # pins that cannot be saved are asked for again next time
             atomic_write(self.path, json.dumps({"schema": 1, "servers": servers}, sort_keys=True,
                                                ensure_ascii=False) + "\n")
         self._cache = None
+
+    def locked(self) -> contextlib.AbstractContextManager[object]:
+        return file_lock(self.path)
+
+
+def pinned_servers(data: Any) -> Pinned:
+    """The pins in a pins document (`{"schema": 1, "servers": …}`), whatever else it holds."""
+    servers = data.get("servers") if isinstance(data, dict) else None
+    return {server: {name: d for name, d in tools.items() if isinstance(d, dict)}
+            for server, tools in servers.items() if isinstance(tools, dict)} if isinstance(servers, dict) else {}
+
+
+class PinStore:
+    """Checks and accepts tools against their pins, wherever the pins live."""
+
+    def __init__(self, records: PinRecords | Path) -> None:
+        self._records = PinFile(records) if isinstance(records, Path) else records
+
+    def _load(self) -> Pinned:
+        return self._records.load()
+
+    def _save(self, servers: Pinned) -> None:
+        self._records.save(servers)
 
     def check(self, server: str, tools: Iterable[types.Tool]) -> list[ChangedTool]:
         """The tools of `server` that differ from their pins.
@@ -129,7 +165,7 @@ class PinStore:
         pinned = self._load().get(server)
         added = set(current) - set(pinned or {})
         if pinned is None or (added and set(pinned) <= set(current)):
-            with file_lock(self.path):
+            with self._records.locked():
                 servers = dict(self._load())
                 known = dict(servers.get(server, {}))
                 if server not in servers or set(known) <= set(current):
@@ -145,7 +181,7 @@ class PinStore:
         returns the names that were changed and are now pinned anew."""
         current = {tool.name: canonical(tool) for tool in tools}
         wanted = set(current) if names is None else set(names)
-        with file_lock(self.path):
+        with self._records.locked():
             servers = dict(self._load())
             pinned = dict(servers.get(server, {}))
             accepted = sorted(name for name in wanted & set(current)
