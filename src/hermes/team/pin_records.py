@@ -13,9 +13,9 @@ import contextlib
 import json
 
 import anyio
-from anyio.abc import TaskStatus
 
 from hermes.team.store import TeamStore, TeamStoreError
+from hermes.team.wakeups import Wakeups
 from hermes.tools.pins import Pinned, pinned_servers
 
 _RETRY = 1.0
@@ -28,22 +28,12 @@ class PinsWriter:
         self._store = store
         self._user = user
         self._newest: Pinned | None = None
-        self._changed = anyio.Event()
+        self._wakeups = Wakeups(self._write)
+        self.run = self._wakeups.run
 
     def note(self, servers: Pinned) -> None:
         self._newest = servers
-        self._changed.set()
-
-    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        task_status.started()
-        try:
-            while True:
-                await self._changed.wait()
-                self._changed = anyio.Event()
-                await self._write()
-        finally:
-            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-                await self._write()
+        self._wakeups.wake()
 
     async def _write(self) -> None:
         while (servers := self._newest) is not None:

@@ -16,12 +16,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import anyio
-from anyio.abc import TaskStatus
 
 from hermes.team.limits import RateLimits
 from hermes.team.metrics import Metrics
 from hermes.team.records import AuditRecord, Outcome
 from hermes.team.store import TeamStore, TeamStoreError
+from hermes.team.wakeups import Wakeups
 from hermes.tools.call_result import CallResult, Declined
 from hermes.tools.call_result import Outcome as CallOutcome
 
@@ -37,7 +37,8 @@ class AuditWriter:
         self._store = store
         self._metrics = metrics
         self._queue: deque[tuple[AuditRecord, anyio.Event]] = deque()
-        self._more = anyio.Event()
+        self._wakeups = Wakeups(self.flush)
+        self.run = self._wakeups.run
         self._retry_after = retry_after
 
     async def add(self, record: AuditRecord) -> None:
@@ -48,20 +49,9 @@ class AuditWriter:
         written = anyio.Event()
         self._queue.append((record, written))
         self._metrics.audit_pending.set(len(self._queue))
-        self._more.set()
+        self._wakeups.wake()
         with anyio.move_on_after(DURABLE_WAIT):
             await written.wait()
-
-    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        task_status.started()
-        try:
-            while True:
-                await self._more.wait()
-                self._more = anyio.Event()
-                await self.flush()
-        finally:
-            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-                await self.flush()  # what was queued when the replica stops is written, if it can be
 
     async def flush(self) -> None:
         while self._queue:
