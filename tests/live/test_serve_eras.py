@@ -22,6 +22,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from hermes.home import Home
+from tests.npm_tools import NpmTools
 from tests.support import PATIENCE, PYTHON, START_WAIT, serve_params, start_serve_http, stdio_entry, write_config
 
 pytestmark = pytest.mark.anyio
@@ -313,3 +314,36 @@ async def test_a_url_question_of_a_2026_upstream_reaches_a_2025_client_with_the_
         result = await client.call_tool("test_url_elicitation", {})
     assert not result.is_error and result.content[0].text == "User accept", result  # type: ignore[union-attr]
     assert asked[0].url == "https://auth.example.org/start?session=abc" and asked[0].elicitation_id
+
+
+async def test_a_late_2026_http_client_s_roots_reach_a_server_that_asked_before_it_came(
+        home: Home, npm: NpmTools, tmp_path: Path) -> None:
+    """server-filesystem (npm) asks its client's roots when it starts, before any client has
+    connected to `serve --http`; a 2026-07-28 client sends no `initialized`, so its first call is
+    where the question is put to it (an input-required round), and the server then works in the
+    client's folder. The sandbox is off: a client's folder is not among what it shares."""
+    root = tmp_path / "work"
+    root.mkdir()
+    write_config(home, {"mcp": {"sandbox": "off"},
+                        "mcp_servers": {"files": {"command": npm.filesystem[0], "args": npm.filesystem[1:]}}})
+    asked: list[str] = []
+
+    async def roots(context: Any) -> types.ListRootsResult:
+        asked.append("roots")
+        return types.ListRootsResult(roots=[types.Root(uri=root.as_uri(), name="work")])  # type: ignore[arg-type]
+
+    process, url, token = start_serve_http(home, tmp_path / "serve.log")
+    try:
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=PATIENCE) as http, \
+                Client(streamable_http_client(url, http_client=http), list_roots_callback=roots) as client:
+            assert client.protocol_version == "2026-07-28"
+            await client.call_tool("mcp__files__list_allowed_directories", {})
+            assert asked, "the client was never asked its roots"
+            with anyio.fail_after(PATIENCE):  # the server takes them in on its own time
+                while str(root) not in (listed := (await client.call_tool(
+                        "mcp__files__list_allowed_directories", {})).content[0].text):  # type: ignore[union-attr]
+                    await anyio.sleep(0.05)
+    finally:
+        process.terminate()
+        process.wait()
+    assert str(root) in listed

@@ -79,6 +79,7 @@ class SessionParts:
     calls: Calls
     upstream: Upstream
     redactor: Redactor
+    roots_changed: Callable[[], Awaitable[None]]  # tells every server the client's roots changed
 
 
 class CallRecorder(Protocol):
@@ -186,6 +187,9 @@ class Forwarder:
                 await ctx.session.report_progress(progress, total, message)
 
         async def run() -> CallResult:
+            if server is not None:
+                # A server told "no roots" before this client came asks again now, within this call.
+                await self.router.settle_roots(server, ctx, self.session.roots_changed)
             return await self.session.calls.call(registered, dict(params.arguments or {}), on_progress=relay,
                                                  asker=self._confirm)
 

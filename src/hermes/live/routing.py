@@ -15,7 +15,7 @@ import contextlib
 import contextvars
 import uuid
 import weakref
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -40,6 +40,7 @@ _SAMPLING = types.ClientCapabilities(sampling=types.SamplingCapability())
 _ELICITATION = types.ClientCapabilities(elicitation=types.ElicitationCapability())
 ROOTS = types.ClientCapabilities(roots=types.RootsCapability())
 CLIENT_ARRIVAL_WAIT = 10.0
+ROOTS_WAIT = 10.0  # how long a call waits for its server to ask the client's roots again
 
 
 @dataclass(eq=False)
@@ -77,6 +78,11 @@ class Router:
         self._calls: dict[str, list[Call]] = {}
         self._latest: Ctx | None = None
         self.client_arrived = anyio.Event()
+        # Servers whose roots question found no client to answer it (told none), and the call
+        # waiting for each to ask again now that one is here.
+        self._rootless: set[str] = set()
+        self._waiting: set[str] = set()  # servers whose roots question waits for a client to come
+        self._asked_again: dict[str, anyio.Event] = {}
 
     def seen(self, ctx: Ctx) -> None:
         """A request from a client: it is the latest, and it hears about changes from now on."""
@@ -180,17 +186,53 @@ class Router:
         if self._context_for(server) is None:
             # A server that starts faster than the client connects asks before anyone can answer;
             # the client that launched `serve` is moments away, so its answer is worth a short wait.
-            with anyio.move_on_after(CLIENT_ARRIVAL_WAIT):
-                await self.client_arrived.wait()
+            self._waiting.add(server)
+            try:
+                with anyio.move_on_after(CLIENT_ARRIVAL_WAIT):
+                    await self.client_arrived.wait()
+            finally:
+                self._waiting.discard(server)
         ctx = self._context_for(server)
         if ctx is not None and ctx.session.check_client_capability(ROOTS):
-            current = _CURRENT.get()
-            call = current if current is not None and current.ctx is ctx else Call(ctx)
+            # The call it belongs to when there is one (a 2026-07-28 client's is asked as a round
+            # of that call), else the client connected.
+            call: Call | None = None
+            with contextlib.suppress(Unknowable):
+                call = self._call_for(server)
+            if call is None or call.ctx is not ctx:
+                call = Call(ctx)
             answer = await self._ask(call, types.ListRootsRequest(), types.ListRootsResult)
             if isinstance(answer, types.ListRootsResult):
+                self._rootless.discard(server)
+                if server in self._asked_again:
+                    self._asked_again.pop(server).set()
                 return list(answer.roots)
+        else:
+            self._rootless.add(server)
         # A client without roots chose none: an explicit empty answer, never hermes's own folder.
         return []
+
+    async def settle_roots(self, server: str, ctx: Ctx, tell: Callable[[], Awaitable[None]]) -> None:
+        """Before a call goes to `server`: if its roots question is still waiting for a client, or it
+        was told "no roots" because none was there, and this call's client has roots, the call
+        waits (briefly) until the server has the client's roots: asked within this very call (its
+        client answers on the call's stream, or as an input-required round). A server that never
+        asks again is not waited for twice."""
+        if not ctx.session.check_client_capability(ROOTS):
+            return
+        if server in self._waiting:
+            # Its question waits for a client: this call's is here (a 2026-07-28 client sends no
+            # `initialized` to say so), and the question is asked within this call.
+            asked = self._asked_again.setdefault(server, anyio.Event())
+            self.client_arrived.set()
+        elif server in self._rootless:
+            self._rootless.discard(server)
+            asked = self._asked_again[server] = anyio.Event()
+            await tell()
+        else:
+            return
+        with anyio.move_on_after(ROOTS_WAIT):
+            await asked.wait()
 
     async def log(self, server: str, params: types.LoggingMessageNotificationParams) -> None:
         """A server's log line goes to the client whose call it came during, on that call's stream:

@@ -148,7 +148,7 @@ async def aggregating(home: Home, settings: SessionSettings, *, prefix: bool = T
                        pins=pins) as session, \
             anyio.create_task_group() as tasks:
         session.tools.listen(announcer.changed)
-        parts = SessionParts(session.tools, session.calls, session.upstream, session.redactor)
+        parts = SessionParts(session.tools, session.calls, session.upstream, session.redactor, session.roots_changed)
         forwarder = Forwarder(parts, Naming(prefix), router, subscribers, Rounds(tasks), deferred=deferred,
                               recorder=recorder, extra=extra(session) if extra is not None else None)
         aggregator = Aggregator(router, announcer, forwarder, session.roots_changed)
