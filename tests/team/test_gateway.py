@@ -33,6 +33,7 @@ ALICE_SECRET = "ghp_ALICEcanary0123456789abcdefTEAM"
 BOB_SECRET = "sk-BOBcanary-9876543210zyxwvuTEAM"
 ARGUMENT_CANARY = "argument-canary-7Hq2Lw"
 ADMIN_SECRET = "ghp_ADMINhostCanary0123456789abcdef"
+FINN_PLAIN = "plain finn credential value 7Q2Lm"  # no token shape: only a registration would hide it
 
 
 def _config(home: Home, **team_settings: Any) -> str:
@@ -154,7 +155,7 @@ async def test_who_may_not_come_in_is_told_why(home: Home, tmp_path: Path) -> No
                 answer.headers["www-authenticate"]
         refused = httpx2.post(gateway.url, json=initialize, headers={"Authorization": f"Bearer {nobody}"},
                               timeout=PATIENCE)
-        assert refused.status_code == 403 and "nobody" in refused.json()["error"]
+        assert refused.status_code == 403 and "nobody" in refused.json()["error"]["message"]
         metadata = gateway.get("/.well-known/oauth-protected-resource/mcp").json()
         assert metadata["resource"] == "https://mcp.example.org/mcp"
         assert metadata["authorization_servers"] == ["https://id.example.org"]
@@ -232,7 +233,7 @@ async def test_a_config_broken_after_start_answers_503_with_the_sentence(home: H
         answer = httpx2.post(gateway.url, json=initialize, timeout=PATIENCE, headers=headers)
     finally:
         assert gateway.stop() == 0
-    assert answer.status_code == 503 and "config.yaml" in answer.json()["error"], answer.text
+    assert answer.status_code == 503 and "config.yaml" in answer.json()["error"]["message"], answer.text
     assert "Traceback" not in gateway.log.read_text()
 
 
@@ -267,3 +268,27 @@ async def test_a_user_s_pins_hold_on_every_replica_and_are_theirs_alone(home: Ho
     assert "mcp__quick__echo" in seen_first
     assert "mcp__quick__ping" in bobs and "mcp__quick__ping" not in alices  # held back until she accepts it
     assert not list(home.root.rglob("tool-pins.json"))
+
+
+async def test_a_credential_set_while_the_user_s_servers_run_reaches_them_and_secrets_stay_each_user_s(
+        home: Home, tmp_path: Path) -> None:
+    _config(home, refresh_seconds=1)
+    async with Team(home) as setup:
+        keys = {"erin": await setup.user("erin"), "finn": await setup.user("finn")}
+        await setup.rule("*", "box")
+        await setup.credential("finn", "API_TOKEN", FINN_PLAIN)
+    gateway = Gateway(home, tmp_path / "gateway.log")
+    try:
+        async with _client(gateway.url, keys["erin"]) as client:
+            before = {tool.name for tool in (await client.list_tools()).tools}
+            async with Team(home) as admin:
+                await admin.credential("erin", "API_TOKEN", ALICE_SECRET)
+            with anyio.fail_after(PATIENCE):  # the replica looks at users' records every few seconds
+                while "mcp__box__env_digest" not in {tool.name for tool in (await client.list_tools()).tools}:
+                    await anyio.sleep(0.2)
+            digest = _text(await client.call_tool("mcp__box__env_digest", {"name": "API_TOKEN"}))
+            guessed = _text(await client.call_tool("mcp__box__echo", {"text": f"finn has {FINN_PLAIN}"}))
+    finally:
+        assert gateway.stop() == 0
+    assert "mcp__box__env_digest" not in before and digest == _digest(ALICE_SECRET)
+    assert guessed == f"finn has {FINN_PLAIN}"  # erin cannot test guesses at finn's secret by its hiding

@@ -146,7 +146,7 @@ def user_list(as_json: bool) -> None:
 @user_group.command("remove")
 @click.argument("name")
 def user_remove(name: str) -> None:
-    """Remove a user and their credentials (a running replica lets them go within 30 s)."""
+    """Remove a user and their credentials (a running replica lets their key go within 30 s)."""
     _remove(lambda store: store.remove_user(name), f"There is no user '{name}'.",
             f"Removed user '{name}' and their credentials.")
 

@@ -2,7 +2,7 @@
 
 ```yaml
 team:
-  database: ${HERMES_TEAM_DATABASE}     # postgresql://user@host/db; default: HERMES_HOME/team.db (SQLite)
+  database: ${HERMES_TEAM_DATABASE}     # postgresql://user@host/db; left out: HERMES_HOME/team.db (SQLite)
   secret_key: ${HERMES_TEAM_KEY}        # encrypts users' upstream credentials at rest (`hermes team key`)
   public_url: https://mcp.example.org/mcp   # the MCP endpoint as clients reach it (OAuth's resource)
   oauth:                                # users sign in at your identity provider (optional)
@@ -15,6 +15,7 @@ team:
   sessions_per_user: 8                  # handshake-era MCP sessions one user may hold open on one replica
   calls_per_minute: 120                 # per user, unless their policy says otherwise
   drain_seconds: 20                     # after SIGTERM: not ready at once, calls in flight finish
+  refresh_seconds: 15                   # how often a replica re-reads policy and users' credentials and tokens
   shared_variables: [SLACK_TEAM_ID]     # ${VAR}s every user's servers may take from the replica's
                                         # environment or .env; any other must be the user's own credential
 ```
@@ -69,11 +70,12 @@ class TeamSettings:
     calls_per_minute: int = 120
     drain_seconds: int = 20
     shared_variables: tuple[str, ...] = ()
+    refresh_seconds: int = 15
 
     @classmethod
     def read(cls, value: Any, loc: Loc) -> TeamSettings:
         keys = {"database", "secret_key", "public_url", "oauth", "idle_minutes", "max_users", "sessions_per_user",
-                "calls_per_minute", "drain_seconds", "shared_variables"}
+                "calls_per_minute", "drain_seconds", "shared_variables", "refresh_seconds"}
         data = mapping(value, loc, keys)
 
         def bounded(low: int, high: int) -> Any:
@@ -96,6 +98,7 @@ class TeamSettings:
             calls_per_minute=optional(data, "calls_per_minute", loc, bounded(1, 1_000_000), 120),
             drain_seconds=optional(data, "drain_seconds", loc, bounded(0, 3_600), 20),
             shared_variables=optional(data, "shared_variables", loc, texts, ()),
+            refresh_seconds=optional(data, "refresh_seconds", loc, bounded(1, 3_600), 15),
         )
 
     def resolved(self, variables: Mapping[str, str], path: Path | str) -> TeamSettings:
@@ -113,7 +116,8 @@ class TeamSettings:
 
         return TeamSettings(fill("database", self.database), fill("secret_key", self.secret_key), self.public_url,
                             self.oauth, self.idle_minutes, self.max_users, self.sessions_per_user,
-                            self.calls_per_minute, self.drain_seconds, self.shared_variables)
+                            self.calls_per_minute, self.drain_seconds, self.shared_variables,
+                            self.refresh_seconds)
 
     def __repr__(self) -> str:
         # The database URL may carry a password and the key is a secret: neither is ever shown.

@@ -263,14 +263,20 @@ def credential_parts(value: str) -> list[str]:
 
 
 class Redactor:
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
+    def __init__(self, secrets: Iterable[str] = (), *, also: Redactor | None = None) -> None:
+        """`also`: a wider redactor that learns every secret this one does (a team replica's log
+        hides all users' secrets, while each user's results hide only their own: hiding another
+        user's would tell them it is one)."""
         self._lock = threading.Lock()
         self._secrets: set[str] = set()
         self._pattern: re.Pattern[str] | None = None
+        self._also = also
         self.register(*secrets)
 
     def register(self, *values: str) -> None:
         """Hide these values from now on, and the escaped forms a library may print them in."""
+        if self._also is not None:
+            self._also.register(*values)
         variants = {form for v in values if v for form in _escaped_forms(v)}
         fresh = {v for v in variants if len(v) >= _MIN_SECRET_LENGTH} - self._secrets
         if not fresh:

@@ -36,6 +36,7 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 MCP_PATH = "/mcp"
+_REFUSED = -32000  # JSON-RPC's range for a server's own errors: refused before any MCP method ran
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 
 
@@ -139,23 +140,28 @@ class TeamApp:
         try:
             user = await self._auth.user(token) if token else None
         except TeamStoreError:
-            await self._status(send, 503, {"error": "the team database cannot be reached; try again"},
+            await self._status(send, 503, "the team database cannot be reached; try again",
                                [(b"retry-after", b"1")])
             return
         if user is None:
-            await self._status(send, 401, {"error": "unauthorized: send a team key or an access token from the "
-                                                    "team's identity provider as Authorization: Bearer"},
+            await self._status(send, 401, "unauthorized: send a team key or an access token from the "
+                                          "team's identity provider as Authorization: Bearer",
                                self._challenge(token is not None))
             return
         try:
             await self._tenants.rules()
         except TeamStoreError:
-            await self._status(send, 503, {"error": "the team database cannot be reached; try again"},
+            await self._status(send, 503, "the team database cannot be reached; try again",
+                               [(b"retry-after", b"1")])
+            return
+        if self.draining and not self._tenants.serves(user):
+            # Not ready any more: a user whose servers do not run here is better served elsewhere.
+            await self._status(send, 503, "this replica is stopping; try again (another one answers)",
                                [(b"retry-after", b"1")])
             return
         if not self._tenants.access(user).anything:
-            await self._status(send, 403, {"error": f"user '{user.name}' may use no server here: the team's "
-                                                    f"policy names none for them (`hermes team policy set`)"})
+            await self._status(send, 403, f"user '{user.name}' may use no server here: the team's "
+                                          f"policy names none for them (`hermes team policy set`)")
             return
         try:
             async with self._tenants.using(user) as tenant:
@@ -165,12 +171,15 @@ class TeamApp:
             # replica started, a credential that needs the team key): said, never a traceback.
             said = f"hermes team: {user.name}'s servers cannot start: {exc}"
             print(said, file=sys.stderr, flush=True)
-            await self._status(send, 503, {"error": f"the gateway cannot start your servers: {exc}"},
+            await self._status(send, 503, f"the gateway cannot start your servers: {exc}",
                                [(b"retry-after", b"5")])
 
-    async def _status(self, send: Send, status: int, body: dict[str, Any],
+    async def _status(self, send: Send, status: int, said: str,
                       headers: list[tuple[bytes, bytes]] | None = None) -> None:
+        """A refusal as a JSON-RPC error object: an MCP client shows its message to its user (the
+        SDK keeps the body of a non-2xx answer only when it is one)."""
         self._metrics.requests.labels(status=f"{status // 100}xx").inc()
+        body = {"jsonrpc": "2.0", "id": None, "error": {"code": _REFUSED, "message": said}}
         await _answer(send, status, body, headers=headers)
 
 

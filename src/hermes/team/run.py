@@ -115,6 +115,7 @@ async def serve_team(home: Home, options: TeamServeOptions) -> None:
 
 async def _drain(app: TeamApp, tenants: Tenants, seconds: int) -> None:
     app.draining = True
+    tenants.stopping = True
     print(f"hermes team: draining ({tenants.in_flight} requests in flight, at most {seconds} s)",
           file=sys.stderr, flush=True)
     with anyio.move_on_after(seconds):

@@ -41,8 +41,6 @@ from hermes.team.signin import CALLBACK_PATH, SignInTool, UserOAuth
 from hermes.team.store import TeamStore
 from hermes.team.user_home import UserHome
 
-POLICY_REFRESH_SECONDS = 15.0
-
 
 @dataclass
 class Tenant:
@@ -53,8 +51,10 @@ class Tenant:
     active: int = 0
     retired: bool = False
     stop: anyio.Event = field(default_factory=anyio.Event)
-    # The user's OAuth records as this replica's servers use them (a change elsewhere retires the tenant).
+    # The user's OAuth records and sealed credentials as this replica's servers use them (a change
+    # made elsewhere retires the tenant: their servers start anew with it).
     oauth_records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    credentials: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -86,10 +86,11 @@ class Tenants:
         public = team.public_url
         self._callback_url = f"{public.split('://')[0]}://{public.split('://')[1].split('/')[0]}{CALLBACK_PATH}" \
             if public else None
-        # One redactor for every user on this replica: its library log (hermes.log) hides all of their
-        # secrets, and hiding another user's secret from a result costs nothing.
+        # The replica's library log (hermes.log) hides every user's secrets; each user's own
+        # redactor tells it theirs.
         self.redactor = Redactor()
         self.in_flight = 0
+        self.stopping = False  # draining: users whose servers do not run here are sent elsewhere
         self.idle = anyio.Event()  # set whenever no request is in flight (a drain waits on it)
         self.idle.set()
 
@@ -101,9 +102,10 @@ class Tenants:
             task_status.started()
             try:
                 while True:
-                    await anyio.sleep(POLICY_REFRESH_SECONDS)
+                    await anyio.sleep(self._team.refresh_seconds)
                     await self.refresh()
             finally:
+                self.stopping = True
                 tasks.cancel_scope.cancel()
 
     async def refresh(self) -> None:
@@ -113,7 +115,8 @@ class Tenants:
         self._rules_at = self._clock()
         for tenant in list(self._tenants.values()):
             if self.access(tenant.user) != tenant.access or \
-                    await load_records(self._store, self._sealer, tenant.user.name) != tenant.oauth_records:
+                    await load_records(self._store, self._sealer, tenant.user.name) != tenant.oauth_records or \
+                    await self._store.credentials(tenant.user.name) != tenant.credentials:
                 self._retire(tenant)
         self.reap()
 
@@ -143,13 +146,18 @@ class Tenants:
     # -- access ----------------------------------------------------------------------------------
 
     async def rules(self) -> list[Rule]:
-        if self._rules is None or self._clock() - self._rules_at >= POLICY_REFRESH_SECONDS:
+        if self._rules is None or self._clock() - self._rules_at >= self._team.refresh_seconds:
             self._rules = await self._store.rules()
             self._rules_at = self._clock()
         return self._rules
 
     def access(self, user: User) -> Access:
         return access_for(user, self._rules or [], self._team.calls_per_minute)
+
+    def serves(self, user: User) -> bool:
+        """Whether `user`'s servers run on this replica now."""
+        found = self._tenants.get(user.name)
+        return found is not None and not found.retired
 
     def running(self) -> list[str]:
         return sorted(self._tenants)
@@ -189,7 +197,8 @@ class Tenants:
             await starting.wait()
         self._starting[user.name] = event = anyio.Event()
         try:
-            assert self._tasks is not None, "Tenants.run must be running"
+            if self._tasks is None or self.stopping:
+                raise HermesError("this replica is stopping; the next request goes to another")
             try:
                 tenant: Tenant = await self._tasks.start(self._serve_user, user)
             except BaseExceptionGroup as group:  # the user's task groups wrap what failed their start
@@ -232,6 +241,7 @@ class Tenants:
 
         await self.rules()
         access = self.access(user)
+        sealed = await self._store.credentials(user.name)
         variables, secrets = await self._variables(user)
         options = self._options
         named = user.name.replace("{", "{{").replace("}", "}}")  # a token's claim may hold braces
@@ -243,15 +253,16 @@ class Tenants:
         recorder = CallRecorder(user.name, access.calls_per_minute, self._limits, self._writer, self._metrics,
                                 options.replica)
         home = UserHome.of(self._home, user.name)
-        self.redactor.register(*secrets)  # the user's credentials never show in what is said
+        # The user's credentials and tokens never show in what is said to them, nor in the log.
+        redactor = Redactor(secrets, also=self.redactor)
         records = await load_records(self._store, self._sealer, user.name)
-        oauth = UserOAuth(home, user.name, self._store, self._sealer, self.redactor, records, self._callback_url)
+        oauth = UserOAuth(home, user.name, self._store, self._sealer, redactor, records, self._callback_url)
         pins = PinsWriter(self._store, user.name)
         async with anyio.create_task_group() as background:  # the user's sign-ins and pin writes
             await background.start(pins.run)
             try:
                 async with aggregating(home, settings, prefix=options.prefix, deferred=options.deferred,
-                                       recorder=recorder, control=False, redactor=self.redactor,
+                                       recorder=recorder, control=False, redactor=redactor,
                                        oauth=oauth.provider_for,
                                        pins=StorePins(await load_pins(self._store, user.name), pins),
                                        extra=lambda session: SignInTool(oauth, session, variables, background)
@@ -261,7 +272,7 @@ class Tenants:
                                                            max_sessions=self._team.sessions_per_user)
                     async with manager.run():
                         tenant = Tenant(user, access, StreamableHTTPASGIApp(manager), self._clock(),
-                                        oauth_records=records)
+                                        oauth_records=records, credentials=sealed)
                         task_status.started(tenant)
                         await tenant.stop.wait()
             finally:
