@@ -112,7 +112,7 @@ async def test_two_users_get_their_own_servers_credentials_questions_and_policy(
     assert "mcp__box__echo" in seen["alice"]["tools"] and "mcp__box__echo" not in seen["bob"]["tools"]
     assert not any(name.startswith("mcp__ops__") for who in seen.values() for name in who["tools"])
     assert _text(seen["alice"]["echo"]) == ARGUMENT_CANARY
-    assert seen["bob"]["echo"].is_error and "denied" in _text(seen["bob"]["echo"])
+    assert seen["bob"]["echo"].is_error and "denied by the team's policy.deny" in _text(seen["bob"]["echo"])
     # Bob's four calls a minute: env_digest, the question, the denied echo, then one more; then refused.
     assert [r.is_error for r in limited] == [False, True, True] and "4 calls a minute" in _text(limited[-1])
 

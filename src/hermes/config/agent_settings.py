@@ -185,6 +185,8 @@ class Permissions:
     allow: tuple[str, ...] = ()
     ask: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
+    # Entries that came from a team gateway's policy, not config.yaml (said so when they rule).
+    from_team: frozenset[str] = frozenset()
 
     @classmethod
     def read(cls, value: Any, loc: Loc) -> Permissions:

@@ -154,7 +154,8 @@ class Lifecycle:
         mine, extra = self.config.permissions, self.settings.extra_permissions
         if not (extra.allow or extra.ask or extra.deny):
             return mine
-        return Permissions(mine.allow + extra.allow, mine.ask + extra.ask, mine.deny + extra.deny)
+        team = frozenset((*extra.allow, *extra.ask, *extra.deny)) - frozenset((*mine.allow, *mine.ask, *mine.deny))
+        return Permissions(mine.allow + extra.allow, mine.ask + extra.ask, mine.deny + extra.deny, team)
 
     def app_bound(self, name: str) -> bool:
         desired = self.desired.get(name)

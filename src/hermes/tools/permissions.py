@@ -75,7 +75,8 @@ def verdict(tool: SurfaceTool, approval: Approval, rules: Permissions, *, cautio
     for permission in (Permission.DENY, Permission.ASK, Permission.ALLOW):
         found = _top_level(tool, getattr(rules, permission.value))
         if found is not None:
-            return Verdict(permission, f"permissions.{permission.value}: {found}", True)
+            where = "the team's policy" if found in rules.from_team else "permissions"
+            return Verdict(permission, f"{where}.{permission.value}: {found}", True)
         found = first_match(tool.original, getattr(approval, permission.value))
         if found is not None:
             return Verdict(permission, f"{server}.{permission.value}: {found}", True)
