@@ -27,6 +27,9 @@ async def check_store(store: TeamStore) -> None:
     assert await store.user_by_key("hash-a") == User("alice", ("dev", "ops"))
     assert await store.user_by_key("hash-x") is None
     assert await store.user_by_subject("bob@example.org") == User("bob", (), "bob@example.org")
+    assert await store.set_groups("alice", ("ops",)) and not await store.set_groups("nobody", ("x",))
+    assert await store.user_by_key("hash-a") == User("alice", ("ops",))
+    assert await store.set_groups("alice", ("dev", "ops"))
 
     await store.set_rule(Rule("group:dev", ("box", "gh*"), deny=("mcp__box__rm",), calls_per_minute=30))
     await store.set_rule(Rule("*", ("box",)))

@@ -12,7 +12,8 @@ SECRET = "xoxb-CANARYteamCommands-0123456789"
 
 
 def _team_config(home: Home, **settings: object) -> None:
-    write_config(home, {"team": {"secret_key": "${HERMES_TEAM_KEY}", **settings}})
+    write_config(home, {"team": {"secret_key": "${HERMES_TEAM_KEY}", **settings},
+                        "mcp_servers": {"github": {"url": "https://api.githubcopilot.com/mcp/"}}})
 
 
 def test_users_policy_and_credentials_round_trip_without_showing_a_secret(home: Home) -> None:
@@ -30,9 +31,14 @@ def test_users_policy_and_credentials_round_trip_without_showing_a_secret(home: 
 
     assert hermes("team", "policy", "set", "group:dev", "--servers", "github", "--deny", "mcp__github__delete_*",
                   "--calls-per-minute", "30", home=home, env=env).returncode == 0
+    moved = hermes("team", "user", "groups", "alice", "--group", "dev", "--group", "ops", home=home, env=env)
+    assert moved.returncode == 0 and "dev, ops" in moved.stdout
+    assert hermes("team", "user", "groups", "nobody", home=home, env=env).returncode == 2
+    typo = hermes("team", "policy", "set", "group:ops", "--servers", "gihtub", home=home, env=env)
+    assert typo.returncode == 0 and "'gihtub' matches no server" in typo.stderr
     whois = json.loads(hermes("team", "whois", "alice", "--json", home=home, env=env).stdout)
-    assert whois["servers"] == ["github"] and whois["deny"] == ["mcp__github__delete_*"]
-    assert whois["calls_per_minute"] == 30 and whois["rules"] == ["group:dev"]
+    assert whois["servers"] == ["github", "gihtub"] and whois["deny"] == ["mcp__github__delete_*"]
+    assert whois["calls_per_minute"] == 30 and whois["rules"] == ["group:dev", "group:ops"]
     wrong = hermes("team", "policy", "set", "dev", "--servers", "x", home=home, env=env)
     assert wrong.returncode == 2 and "group:<name>" in wrong.stderr
     escape = hermes("team", "policy", "set", "user:\x1b[2Jx", "--servers", "*", home=home, env=env)

@@ -59,3 +59,4 @@ def test_the_deployment_runs_the_team_gateway_with_its_probes_and_a_grace_period
 def test_haproxy_checks_readiness_and_routes_a_user_to_one_replica() -> None:
     text = (DEPLOY / "haproxy" / "haproxy.cfg").read_text()
     assert "option httpchk GET /readyz" in text and "balance hdr(Authorization)" in text
+    assert "deny deny_status 404 if { path /metrics /healthz /readyz }" in text  # not for the world

@@ -47,8 +47,23 @@ def _with_store(work: Callable[[TeamStore], Awaitable[T]]) -> T:
     return interrupts.run(run)
 
 
-def _remove(work: Callable[[TeamStore], Awaitable[bool]], missing: str, done: str) -> None:
-    """Remove something from the store: `done` said when it was there, else `missing` as the error."""
+def _warn_unknown_servers(globs: tuple[str, ...]) -> None:
+    """A server pattern that names no configured server is most often a typo: said, not refused
+    (the server may be added later)."""
+    from fnmatch import fnmatchcase
+
+    from hermes.config.store import ConfigStore
+    from hermes.validation import suggestion
+
+    configured = list(ConfigStore(Home.from_env()).load().mcp_servers)
+    for glob in globs:
+        if not any(fnmatchcase(name, glob) for name in configured):
+            say(f"warning: '{glob}' matches no server in config.yaml{suggestion(glob, configured)}", err=True,
+                fg="yellow")
+
+
+def _change(work: Callable[[TeamStore], Awaitable[bool]], missing: str, done: str) -> None:
+    """Change something in the store: `done` said when it was there, else `missing` as the error."""
     if not _with_store(work):
         raise UsageError(missing)
     say(done)
@@ -112,6 +127,12 @@ def user_add(name: str, groups: tuple[str, ...], subject: str | None, no_key: bo
                 _printable(subject, "--subject") if subject is not None else None)
     if no_key and subject is None:
         raise UsageError("--no-key needs --subject: without a key or a subject the user could never sign in.")
+    if no_key:
+        from hermes.team.run import team_settings
+
+        if team_settings(Home.from_env()).oauth is None:
+            say("warning: team.oauth is not configured, so this user cannot sign in until it is", err=True,
+                fg="yellow")
     key = None if no_key else new_key()
 
     async def add(store: TeamStore) -> None:
@@ -125,6 +146,16 @@ def user_add(name: str, groups: tuple[str, ...], subject: str | None, no_key: bo
     if key:
         say("Their key (shown this once; send it as Authorization: Bearer):")
         click.echo(key)
+
+
+@user_group.command("groups")
+@click.argument("name")
+@click.option("--group", "groups", multiple=True, help="A group the user is in (repeatable; none: no group).")
+def user_groups(name: str, groups: tuple[str, ...]) -> None:
+    """Put user NAME in exactly these groups (their key and credentials stay)."""
+    chosen = tuple(_user_name(group) for group in groups)
+    _change(lambda store: store.set_groups(name, chosen), f"There is no user '{name}'.",
+            f"{name} is now in {', '.join(chosen) or 'no group'}.")
 
 
 @user_group.command("list")
@@ -145,9 +176,9 @@ def user_list(as_json: bool) -> None:
 
 @user_group.command("remove")
 @click.argument("name")
-def user_remove(name: str) -> None:
+def user_change(name: str) -> None:
     """Remove a user and their credentials (a running replica lets their key go within 30 s)."""
-    _remove(lambda store: store.remove_user(name), f"There is no user '{name}'.",
+    _change(lambda store: store.remove_user(name), f"There is no user '{name}'.",
             f"Removed user '{name}' and their credentials.")
 
 
@@ -183,6 +214,7 @@ def policy_set(subject: str, servers: tuple[str, ...], allow: tuple[str, ...], a
         await store.set_rule(rule)
 
     _with_store(put)
+    _warn_unknown_servers(servers)
     say(f"Policy for {subject}: servers {', '.join(servers) or 'none'}"
         + "".join(f"; {word} {', '.join(found)}" for word, found in (("allow", allow), ("ask", ask), ("deny", deny))
                   if found)
@@ -209,9 +241,9 @@ def policy_list(as_json: bool) -> None:
 
 @policy_group.command("remove")
 @click.argument("subject")
-def policy_remove(subject: str) -> None:
+def policy_change(subject: str) -> None:
     """Remove the rule of SUBJECT."""
-    _remove(lambda store: store.remove_rule(subject), f"There is no rule for '{subject}'.",
+    _change(lambda store: store.remove_rule(subject), f"There is no rule for '{subject}'.",
             f"Removed the rule for {subject}.")
 
 
@@ -299,9 +331,9 @@ def credential_list(user: str) -> None:
 @credential_group.command("remove")
 @click.argument("user")
 @click.argument("name")
-def credential_remove(user: str, name: str) -> None:
+def credential_change(user: str, name: str) -> None:
     """Remove USER's credential NAME."""
-    _remove(lambda store: store.remove_credential(user, name), f"'{user}' has no credential '{name}'.",
+    _change(lambda store: store.remove_credential(user, name), f"'{user}' has no credential '{name}'.",
             f"Removed {user}'s {name}.")
 
 

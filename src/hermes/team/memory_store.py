@@ -51,6 +51,13 @@ class MemoryStore:
     async def users(self) -> list[User]:
         return [user for _, (user, _) in sorted(self._users.items())]
 
+    async def set_groups(self, name: str, groups: tuple[str, ...]) -> bool:
+        found = self._users.get(name)
+        if found is None:
+            return False
+        self._users[name] = (User(found[0].name, groups, found[0].subject), found[1])
+        return True
+
     async def user_by_key(self, key_hash: str) -> User | None:
         return next((user for user, key in self._users.values() if key == key_hash), None)
 

@@ -57,6 +57,10 @@ class SqlStore:
     async def users(self) -> list[User]:
         return [_user(row) for row in await self.db.fetch(f"{_USER} ORDER BY name")]
 
+    async def set_groups(self, name: str, groups: tuple[str, ...]) -> bool:
+        return await self.db.execute("UPDATE team_users SET groups_json = %s WHERE name = %s",
+                                     (json.dumps(list(groups)), name)) > 0
+
     async def user_by_key(self, key_hash: str) -> User | None:
         rows = await self.db.fetch(f"{_USER} WHERE key_hash = %s", (key_hash,))
         return _user(rows[0]) if rows else None
