@@ -95,7 +95,9 @@ class Proxy:
 
     def _ready(self) -> bool:
         try:
-            return httpx2.get(f"http://127.0.0.1:{self.port}/readyz", timeout=5).status_code == 200
+            # A replica answers through it: /mcp without a token is a replica's 401 (the probes
+            # stay inside the cluster: the proxy answers 404 for them).
+            return httpx2.get(f"http://127.0.0.1:{self.port}/mcp", timeout=5).status_code == 401
         except httpx2.HTTPError:
             return False
 
