@@ -19,10 +19,9 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from hermes.home import Home
-from hermes.team.sealing import new_key
 from teamscale.cluster import PASSWORD, Postgres, Proxy
-from tests.support import PATIENCE, free_port, stdio_entry, wait_for, write_config
-from tests.team.gateway import Gateway, Team
+from tests.support import PATIENCE, free_port, stdio_entry, wait_for
+from tests.team.gateway import Gateway, Team, team_config
 
 pytestmark = pytest.mark.anyio
 
@@ -35,11 +34,8 @@ def _digest(value: str) -> str:
 
 
 def _team_home(home: Home, database: str) -> None:
-    home.dotenv.write_text(f"HERMES_TEAM_KEY={new_key()}\nHERMES_TEAM_DATABASE={database}\n")
-    home.dotenv.chmod(0o600)
-    write_config(home, {
-        "team": {"database": "${HERMES_TEAM_DATABASE}", "secret_key": "${HERMES_TEAM_KEY}", "drain_seconds": 5},
-        "mcp_servers": {"box": stdio_entry(env={"API_TOKEN": "${API_TOKEN}"}), "ops": stdio_entry()}})
+    team_config(home, {"box": stdio_entry(env={"API_TOKEN": "${API_TOKEN}"}), "ops": stdio_entry()},
+                secrets={"HERMES_TEAM_DATABASE": database}, database="${HERMES_TEAM_DATABASE}", drain_seconds=5)
 
 
 async def _setup_users(home: Home) -> dict[str, str]:

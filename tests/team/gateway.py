@@ -13,7 +13,19 @@ import httpx2
 from hermes.home import Home
 from hermes.team.auth import key_hash, new_key
 from hermes.team.records import AuditRecord, Rule, User
-from tests.support import PATIENCE, PYTHON, wait_for
+from hermes.team.sealing import new_key as new_team_key
+from tests.support import PATIENCE, PYTHON, wait_for, write_config
+
+
+def team_config(home: Home, servers: dict[str, Any], *, secrets: dict[str, str] | None = None,
+                **team: Any) -> str:
+    """The team's config, with its key (and any other secret) in `.env` as a user keeps them; the key."""
+    key = new_team_key()
+    values = {"HERMES_TEAM_KEY": key, **(secrets or {})}
+    home.dotenv.write_text("".join(f"{name}={value}\n" for name, value in values.items()))
+    home.dotenv.chmod(0o600)
+    write_config(home, {"team": {"secret_key": "${HERMES_TEAM_KEY}", **team}, "mcp_servers": servers})
+    return key
 
 
 class Team:

@@ -23,9 +23,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from hermes.home import Home
-from hermes.team.sealing import new_key
 from tests.support import PATIENCE, stdio_entry, wait_until, write_config
-from tests.team.gateway import Gateway, Team
+from tests.team.gateway import Gateway, Team, team_config
 
 pytestmark = pytest.mark.anyio
 
@@ -38,17 +37,8 @@ FINN_PLAIN = "plain finn credential value 7Q2Lm"  # no token shape: only a regis
 
 def _config(home: Home, **team_settings: Any) -> str:
     """The team's config with its key in `.env`, as a user keeps it; the key."""
-    key = new_key()
-    home.dotenv.write_text(f"HERMES_TEAM_KEY={key}\n")
-    home.dotenv.chmod(0o600)
-    write_config(home, {
-        "team": {"secret_key": "${HERMES_TEAM_KEY}", **team_settings},
-        "mcp_servers": {
-            "box": stdio_entry(env={"API_TOKEN": "${API_TOKEN}"}),
-            "conf": stdio_entry("conformance_server.py"),
-            "ops": stdio_entry(),
-        }})
-    return key
+    return team_config(home, {"box": stdio_entry(env={"API_TOKEN": "${API_TOKEN}"}),
+                              "conf": stdio_entry("conformance_server.py"), "ops": stdio_entry()}, **team_settings)
 
 
 def _read_config(home: Home) -> dict[str, Any]:

@@ -15,9 +15,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from hermes.home import Home
-from hermes.team.sealing import new_key
-from tests.support import PATIENCE, free_port, write_config
-from tests.team.gateway import Gateway, Team
+from tests.support import PATIENCE, free_port
+from tests.team.gateway import Gateway, Team, team_config
 
 pytestmark = pytest.mark.anyio
 
@@ -32,10 +31,7 @@ async def test_a_user_signs_in_through_the_gateway_and_only_they_get_the_server(
         home: Home, tmp_path: Path, oauth_server: Any) -> None:
     url = oauth_server(fresh=True)
     port = free_port()
-    home.dotenv.write_text(f"HERMES_TEAM_KEY={new_key()}\n")
-    home.dotenv.chmod(0o600)
-    write_config(home, {"team": {"secret_key": "${HERMES_TEAM_KEY}", "public_url": f"http://127.0.0.1:{port}/mcp"},
-                        "mcp_servers": {"secure": {"url": url, "auth": "oauth"}}})
+    team_config(home, {"secure": {"url": url, "auth": "oauth"}}, public_url=f"http://127.0.0.1:{port}/mcp")
     async with Team(home) as setup:
         keys = {"alice": await setup.user("alice"), "bob": await setup.user("bob")}
         await setup.rule("*", "secure")

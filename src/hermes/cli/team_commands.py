@@ -176,7 +176,7 @@ def user_list(as_json: bool) -> None:
 
 @user_group.command("remove")
 @click.argument("name")
-def user_change(name: str) -> None:
+def user_remove(name: str) -> None:
     """Remove a user and their credentials (a running replica lets their key go within 30 s)."""
     _change(lambda store: store.remove_user(name), f"There is no user '{name}'.",
             f"Removed user '{name}' and their credentials.")
@@ -241,7 +241,7 @@ def policy_list(as_json: bool) -> None:
 
 @policy_group.command("remove")
 @click.argument("subject")
-def policy_change(subject: str) -> None:
+def policy_remove(subject: str) -> None:
     """Remove the rule of SUBJECT."""
     _change(lambda store: store.remove_rule(subject), f"There is no rule for '{subject}'.",
             f"Removed the rule for {subject}.")
@@ -331,7 +331,7 @@ def credential_list(user: str) -> None:
 @credential_group.command("remove")
 @click.argument("user")
 @click.argument("name")
-def credential_change(user: str, name: str) -> None:
+def credential_remove(user: str, name: str) -> None:
     """Remove USER's credential NAME."""
     _change(lambda store: store.remove_credential(user, name), f"'{user}' has no credential '{name}'.",
             f"Removed {user}'s {name}.")

@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from hermes.config.interpolate import interpolate
 from hermes.errors import ConfigError, InterpolationError
@@ -100,6 +101,14 @@ class TeamSettings:
             shared_variables=optional(data, "shared_variables", loc, texts, ()),
             refresh_seconds=optional(data, "refresh_seconds", loc, bounded(1, 3_600), 15),
         )
+
+    @property
+    def public_origin(self) -> str | None:
+        """`public_url`'s scheme and host (where well-known documents and the sign-in callback are)."""
+        if not self.public_url:
+            return None
+        parts = urlsplit(self.public_url)
+        return f"{parts.scheme}://{parts.netloc}"
 
     def resolved(self, variables: Mapping[str, str], path: Path | str) -> TeamSettings:
         """These settings with `${VAR}` filled in the database URL and the secret key."""

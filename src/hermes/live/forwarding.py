@@ -97,6 +97,10 @@ class ExtraTools(Protocol):
 
     def tools(self) -> list[types.Tool]: ...
 
+    def tool(self, name: str) -> types.Tool | None:
+        """The one of `tools()` named `name`, cheaply (asked on every call)."""
+        ...
+
     async def call(self, name: str, arguments: dict[str, Any], ask: Ask) -> types.CallToolResult: ...
 
 
@@ -136,9 +140,9 @@ class Forwarder:
     def input_schema(self, name: str) -> dict[str, Any] | None:
         """A listed tool's input schema by its exposed name: what the SDK checks a 2026-07-28 call's
         `Mcp-Param-*` headers against (without it the SDK lists every tool on every call)."""
-        for own in self.extra.tools() if self.extra is not None else []:
-            if own.name == name:
-                return own.input_schema
+        own = self.extra.tool(name) if self.extra is not None else None
+        if own is not None:
+            return own.input_schema
         if self.deferred:
             return self._search_tool().input_schema if name == SEARCH_TOOL else None
         tool = self.naming.tools(self.session.tools.current()).get(name)
@@ -166,7 +170,7 @@ class Forwarder:
         if self.deferred and params.name == SEARCH_TOOL:
             return await self._search(str((params.arguments or {}).get("query", "")))
         extra = self.extra
-        if extra is not None and any(tool.name == params.name for tool in extra.tools()):
+        if extra is not None and extra.tool(params.name) is not None:
             async def run_own() -> CallResult:
                 answer = await extra.call(params.name, dict(params.arguments or {}), self.router.elicitation)
                 text = "".join(block.text for block in answer.content if isinstance(block, types.TextContent))

@@ -134,6 +134,12 @@ def connection_closed(exc: MCPError) -> bool:
     return exc.error.code == CONNECTION_CLOSED and exc.error.message == _CLOSED_MESSAGE and exc.error.data is None
 
 
+def no_back_channel(exc: MCPError) -> bool:
+    """A server built on the SDK asked its client something on a connection with no way to ask
+    (its `NoBackChannelError`, which reaches hermes as this sentence in an error answer)."""
+    return "no back-channel for server-initiated requests" in exc.error.message
+
+
 def timed_out(exc: MCPError) -> bool:
     """hermes's timeout or the SDK's (a request that got no answer in time), not a server's -32001."""
     return isinstance(exc, TimedOut) or (exc.error.code == REQUEST_TIMEOUT and exc.error.data is None

@@ -17,7 +17,7 @@ from mcp.shared.exceptions import MCPError
 from hermes.errors import HermesError
 from hermes.mcp.describe import describe_failure, one_line
 from hermes.mcp.requests import GetPrompt, ListPrompts, ListResources, ReadResource
-from hermes.mcp.sdk import connection_closed, timed_out
+from hermes.mcp.sdk import connection_closed, no_back_channel, timed_out
 from hermes.mcp.snapshot import ServerNotConnected
 from hermes.mcp.supervisor import Supervisor
 from hermes.mcp.tasks import Progress
@@ -34,10 +34,6 @@ from hermes.tools.results import RenderedResult, ResultFiles, budget_of, clean_r
 from hermes.tools.surface import Surface, SurfaceTool
 from hermes.tools.toolsets import BUILTIN_SERVERS, is_builtin, shown_server
 from hermes.validation import suggestion
-
-# What the SDK's server says when a tool asks its client something on a connection without a
-# back-channel (its NoBackChannelError).
-_NO_BACK_CHANNEL = "no back-channel for server-initiated requests"
 
 
 class Calls:
@@ -94,7 +90,7 @@ class Calls:
                 return self._failed(f"Tool '{tool.original}' of MCP server '{tool.server}' timed out after "
                                     f"{config.timeout:g} s; the call was cancelled on the server.")
             said = f"MCP server '{tool.server}' answered with an error: {one_line(exc.error.message)}"
-            if _NO_BACK_CHANNEL in exc.error.message:
+            if no_back_channel(exc):
                 # An SDK server that asks its client the handshake-era way, on the session: a
                 # 2026-07-28 connection has no session to ask on. The handshake era does.
                 said += (f" The server asks its client questions the 2025-11-25 way, which a 2026-07-28 "

@@ -107,6 +107,7 @@ class Lifecycle:
         self.settings = settings
         self.host = host
         self.config = HermesConfig()
+        self._permissions = _with_team(self.config.permissions, settings.extra_permissions)
         self.desired: dict[str, DesiredServer] = {}
         self.gates: dict[str, Gate] = {}
         self.plugins = LoadedPlugins()  # the enabled plugins as of the last (re)load
@@ -151,11 +152,7 @@ class Lifecycle:
         return desired.source if desired else "unknown"
 
     def permissions(self) -> Permissions:
-        mine, extra = self.config.permissions, self.settings.extra_permissions
-        if not (extra.allow or extra.ask or extra.deny):
-            return mine
-        team = frozenset((*extra.allow, *extra.ask, *extra.deny)) - frozenset((*mine.allow, *mine.ask, *mine.deny))
-        return Permissions(mine.allow + extra.allow, mine.ask + extra.ask, mine.deny + extra.deny, team)
+        return self._permissions
 
     def app_bound(self, name: str) -> bool:
         desired = self.desired.get(name)
@@ -177,6 +174,8 @@ class Lifecycle:
         project = load_project(self.home, self.settings.project) if self.settings.project else None
         check_toolsets(config, plugins, self.home.config, project)
         self.config = config
+        # Read on every verdict (each call, each tool of a rebuilt surface): merged once here.
+        self._permissions = _with_team(config.permissions, self.settings.extra_permissions)
         self._opener.sandbox_mode = config.mcp.sandbox
         self._variables = dict(variables)
         self.desired = desired_servers(config, plugins, only=self.settings.only,
@@ -319,3 +318,11 @@ async def _supervise(connection: ServerConnection, finished: anyio.Event) -> Non
         await connection.run()
     finally:
         finished.set()
+
+
+def _with_team(mine: Permissions, team: Permissions) -> Permissions:
+    """config.yaml's rules with a team user's on top; the team's entries marked as theirs."""
+    if not (team.allow or team.ask or team.deny):
+        return mine
+    theirs = frozenset((*team.allow, *team.ask, *team.deny)) - frozenset((*mine.allow, *mine.ask, *mine.deny))
+    return Permissions(mine.allow + team.allow, mine.ask + team.ask, mine.deny + team.deny, theirs)

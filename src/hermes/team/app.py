@@ -129,16 +129,17 @@ class TeamApp:
     def _challenge(self, token_given: bool) -> list[tuple[bytes, bytes]]:
         # RFC 6750: an error code only when a token came and was refused; none for a bare request.
         parts = ['error="invalid_token"'] if token_given else []
-        if self._team.oauth is not None and self._team.public_url:
-            scheme, _, rest = self._team.public_url.partition("://")
-            host = rest.split("/", 1)[0]
-            parts.append(f'resource_metadata="{scheme}://{host}{METADATA_PATH}{MCP_PATH}"')
+        origin = self._team.public_origin
+        if self._team.oauth is not None and origin:
+            parts.append(f'resource_metadata="{origin}{METADATA_PATH}{MCP_PATH}"')
         return [(b"www-authenticate", ("Bearer " + ", ".join(parts)).strip().encode())]
 
     async def _mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
         token = _bearer(scope)
         try:
             user = await self._auth.user(token) if token else None
+            if user is not None:
+                await self._tenants.rules()
         except TeamStoreError:
             await self._status(send, 503, "the team database cannot be reached; try again",
                                [(b"retry-after", b"1")])
@@ -148,23 +149,18 @@ class TeamApp:
                                           "team's identity provider as Authorization: Bearer",
                                self._challenge(token is not None))
             return
-        try:
-            await self._tenants.rules()
-        except TeamStoreError:
-            await self._status(send, 503, "the team database cannot be reached; try again",
-                               [(b"retry-after", b"1")])
-            return
         if self.draining and not self._tenants.serves(user):
             # Not ready any more: a user whose servers do not run here is better served elsewhere.
             await self._status(send, 503, "this replica is stopping; try again (another one answers)",
                                [(b"retry-after", b"1")])
             return
-        if not self._tenants.access(user).anything:
+        access = self._tenants.access(user)
+        if not access.anything:
             await self._status(send, 403, f"user '{user.name}' may use no server here: the team's "
                                           f"policy names none for them (`hermes team policy set`)")
             return
         try:
-            async with self._tenants.using(user) as tenant:
+            async with self._tenants.using(user, access) as tenant:
                 await tenant.app(scope, receive, _counting(send, self._metrics))
         except HermesError as exc:
             # The user's servers could not be started (a config.yaml or .env broken since the

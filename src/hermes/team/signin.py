@@ -32,7 +32,7 @@ from hermes.home import Home
 from hermes.live.forwarding import Ask
 from hermes.mcp.describe import describe_failure
 from hermes.mcp.oauth.login import connect_to_authorize
-from hermes.mcp.oauth.provider import build_provider
+from hermes.mcp.oauth.provider import HermesOAuthProvider, build_provider
 from hermes.security.redact import Redactor, mask_url
 from hermes.session.core import Session
 from hermes.team.oauth_records import StoreTokenRecords
@@ -61,14 +61,15 @@ class UserOAuth:
         self._loaded = loaded
         self._callback_url = callback_url
 
-    def _records(self, server: str) -> StoreTokenRecords:
-        return StoreTokenRecords(self._store, self._sealer, self._user, server, self._loaded)
+    def _provider(self, server: ResolvedServer, url: str, **handlers: Any) -> HermesOAuthProvider:
+        """A provider on the user's own records, sending them back to the gateway."""
+        records = StoreTokenRecords(self._store, self._sealer, self._user, server.name, self._loaded)
+        return build_provider(self._home, server.name, url, server.config.oauth, redactor=self._redactor,
+                              records=records, redirect_uri=self._callback_url, advice=SIGN_IN_ADVICE, **handlers)
 
     def provider_for(self, server: ResolvedServer, url: str, told_why: Callable[[Exception], None]) -> httpx2.Auth:
         """A non-interactive provider on the user's records (a Session's `oauth`)."""
-        return build_provider(self._home, server.name, url, server.config.oauth, redactor=self._redactor,
-                              on_refused=told_why, records=self._records(server.name),
-                              redirect_uri=self._callback_url, advice=SIGN_IN_ADVICE)
+        return self._provider(server, url, on_refused=told_why)
 
     async def sign_in(self, server: ResolvedServer, show: Callable[[str], Awaitable[None]]) -> str | None:
         """Run the authorization for `server` as this user; `show(url)` gets the page to open (and
@@ -100,9 +101,7 @@ class UserOAuth:
                 return AuthorizationCodeResult(code=code, state=state)
             raise HermesError(f"nobody came back from the sign-in page within {SIGN_IN_WAIT:g} s")
 
-        provider = build_provider(self._home, server.name, server.url, server.config.oauth, redirect=redirect,
-                                  callback=callback, redactor=self._redactor, records=self._records(server.name),
-                                  redirect_uri=self._callback_url, advice=SIGN_IN_ADVICE)
+        provider = self._provider(server, server.url, redirect=redirect, callback=callback)
         provider.file_storage.fresh_sign_in = True
         try:
             await connect_to_authorize(server.url, server.headers, server.config.protocol, provider)
@@ -161,6 +160,9 @@ class SignInTool:
                         f"{', '.join(waiting)}. Opens the server's sign-in page for you.",
             input_schema={"type": "object", "properties": {"server": {"type": "string", "enum": waiting}},
                           "required": ["server"]})]
+
+    def tool(self, name: str) -> types.Tool | None:
+        return next(iter(self.tools()), None) if name == SIGN_IN_TOOL else None
 
     async def call(self, name: str, arguments: dict[str, Any], ask: Ask) -> types.CallToolResult:
         server = str(arguments.get("server", ""))

@@ -83,9 +83,7 @@ class Tenants:
         self._rules_at = 0.0
         self._tasks: TaskGroup | None = None
         # Where authorization servers send users back: the gateway's public address (any replica).
-        public = team.public_url
-        self._callback_url = f"{public.split('://')[0]}://{public.split('://')[1].split('/')[0]}{CALLBACK_PATH}" \
-            if public else None
+        self._callback_url = f"{team.public_origin}{CALLBACK_PATH}" if team.public_origin else None
         # The replica's library log (hermes.log) hides every user's secrets; each user's own
         # redactor tells it theirs.
         self.redactor = Redactor()
@@ -111,8 +109,7 @@ class Tenants:
     async def refresh(self) -> None:
         """Re-read the policy; retire tenants whose access changed, or whose user signed in (or had
         a token renewed) on another replica, idle ones, and those over the bound."""
-        self._rules = await self._store.rules()
-        self._rules_at = self._clock()
+        await self._read_rules()
         for tenant in list(self._tenants.values()):
             if self.access(tenant.user) != tenant.access or \
                     await load_records(self._store, self._sealer, tenant.user.name) != tenant.oauth_records or \
@@ -146,9 +143,14 @@ class Tenants:
     # -- access ----------------------------------------------------------------------------------
 
     async def rules(self) -> list[Rule]:
+        """The team's rules, read again once they are `refresh_seconds` old."""
         if self._rules is None or self._clock() - self._rules_at >= self._team.refresh_seconds:
-            self._rules = await self._store.rules()
-            self._rules_at = self._clock()
+            return await self._read_rules()
+        return self._rules
+
+    async def _read_rules(self) -> list[Rule]:
+        self._rules = await self._store.rules()
+        self._rules_at = self._clock()
         return self._rules
 
     def access(self, user: User) -> Access:
@@ -165,12 +167,13 @@ class Tenants:
     # -- requests --------------------------------------------------------------------------------
 
     @asynccontextmanager
-    async def using(self, user: User) -> AsyncIterator[Tenant]:
-        """The user's tenant for one request (started if need be); counted as in flight meanwhile."""
+    async def using(self, user: User, access: Access) -> AsyncIterator[Tenant]:
+        """The user's tenant for one request (started if need be), given the user's access now;
+        counted as in flight meanwhile."""
         self.in_flight += 1
         self.idle = anyio.Event() if self.idle.is_set() else self.idle
         try:
-            tenant = await self._tenant(user)
+            tenant = await self._tenant(user, access)
             tenant.active += 1
             try:
                 yield tenant
@@ -184,10 +187,10 @@ class Tenants:
             if self.in_flight == 0:
                 self.idle.set()
 
-    async def _tenant(self, user: User) -> Tenant:
+    async def _tenant(self, user: User, access: Access) -> Tenant:
         while True:
             found = self._tenants.get(user.name)
-            if found is not None and not found.retired and found.access == self.access(user):
+            if found is not None and not found.retired and found.access == access:
                 return found
             if found is not None:
                 self._retire(found)  # the same user with other access (a token's groups changed)
@@ -214,9 +217,9 @@ class Tenants:
             del self._starting[user.name]
             event.set()
 
-    async def _variables(self, user: User) -> tuple[dict[str, str], list[str]]:
+    async def _variables(self, user: User, sealed: dict[str, str]) -> tuple[dict[str, str], list[str]]:
         """What `${VAR}` sees for `user`: the team's shared variables from the replica's environment
-        and `.env`, under the user's own credentials; and the credentials' values (to hide).
+        and `.env`, under the user's own credentials (`sealed`); and the credentials' values (to hide).
 
         Nothing else of the replica's: a user who has no credential of their own gets "not set",
         never whatever the host happened to hold."""
@@ -225,8 +228,8 @@ class Tenants:
         replica = await anyio.to_thread.run_sync(ConfigStore(self._home).variables)
         shared = {name: replica[name] for name in self._team.shared_variables if name in replica}
         opened = {}
-        for name, sealed in (await self._store.credentials(user.name)).items():
-            value = self._sealer.open(user.name, name, sealed)
+        for name, one in sealed.items():
+            value = self._sealer.open(user.name, name, one)
             if value is None:
                 print(f"hermes team: {user.name}'s credential {name} does not open with team.secret_key "
                       f"(set it again with `hermes team credential set`)", file=sys.stderr, flush=True)
@@ -242,7 +245,7 @@ class Tenants:
         await self.rules()
         access = self.access(user)
         sealed = await self._store.credentials(user.name)
-        variables, secrets = await self._variables(user)
+        variables, secrets = await self._variables(user, sealed)
         options = self._options
         named = user.name.replace("{", "{{").replace("}", "}}")  # a token's claim may hold braces
         advice = (f"it is one of {named}'s own credentials here: an administrator sets it with "
