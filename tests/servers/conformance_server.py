@@ -23,6 +23,9 @@ from mcp.server.mcpserver.utilities.types import Image
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from task_fixtures import conformance_tasks
+
 # Logging is deprecated for 2026-era clients; sampling and elicitation reach them as input-required
 # rounds (SEP-2322), and 2025 ones as requests on the session.
 warnings.simplefilter("ignore")
@@ -433,6 +436,7 @@ def main() -> None:
     lowlevel.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_level)
     lowlevel.add_request_handler("resources/subscribe", types.SubscribeRequestParams, _subscription)
     lowlevel.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, _subscription)
+    conformance_tasks().install(lowlevel)  # the tasks-* scenarios' tools, run as tasks
     print("conformance upstream starting", file=sys.stderr, flush=True)
     if options.http:
         import socket

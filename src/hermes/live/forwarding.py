@@ -13,7 +13,7 @@ import json
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 import mcp_types as types
 from mcp.server.connection import Connection
@@ -22,8 +22,11 @@ from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from hermes.live.naming import Naming
-from hermes.live.rounds import Rounds
+from hermes.live.rounds import Escalated, Rounds
 from hermes.live.routing import Ctx, Router
+from hermes.live.served_tasks import ServedTasks, declared
+from hermes.live.task_records import TaskCreated
+from hermes.mcp import task_watch
 from hermes.mcp.sdk import client_connection
 from hermes.mcp.tasks import runs_as_task
 from hermes.security.redact import Redactor
@@ -106,10 +109,11 @@ class ExtraTools(Protocol):
 
 class Forwarder:
     def __init__(self, session: SessionParts, naming: Naming, router: Router, subscribers: Subscribers,
-                 rounds: Rounds, *, deferred: bool = False, recorder: CallRecorder | None = None,
+                 rounds: Rounds, tasks: ServedTasks, *, deferred: bool = False, recorder: CallRecorder | None = None,
                  extra: ExtraTools | None = None) -> None:
-        """`rounds`: calls of 2026-07-28 clients waiting for their answers; `recorder`: wraps each
-        call; `extra`: the host's own tools."""
+        """`rounds`: calls of 2026-07-28 clients waiting for their answers; `tasks`: the calls that
+        became tasks; `recorder`: wraps each call; `extra`: the host's own tools."""
+        self.tasks = tasks
         self.recorder = recorder
         self.extra = extra
         self.session = session
@@ -127,12 +131,14 @@ class Forwarder:
         if self.deferred:
             return types.ListToolsResult(tools=[self._search_tool(), *extra])
         tools = list(extra)
+        with_tasks = declared(ctx)
         for name, tool in self.naming.tools(self.session.tools.current()).items():
             definition = tool.definition or types.Tool(name=name, input_schema=tool.input_schema)
             update: dict[str, object] = {"name": name}
-            if runs_as_task(definition):
-                # hermes runs the task upstream itself and answers the call when it is done: to the client
-                # it is an ordinary tool (one that needs `tasks` would be refused by clients without it).
+            if runs_as_task(definition) and not with_tasks:
+                # hermes runs the task upstream itself and answers the call when it is done: to a client
+                # without the Tasks extension it is an ordinary tool (one that needs tasks would be
+                # refused by it); a client with the extension gets a task of its own.
                 update["execution"] = None
             tools.append(definition.model_copy(update=update))
         return types.ListToolsResult(tools=tools)
@@ -165,7 +171,7 @@ class Forwarder:
                                     structured_content=answer)
 
     async def call_tool(self, ctx: Ctx, params: types.CallToolRequestParams
-                        ) -> types.CallToolResult | types.InputRequiredResult:
+                        ) -> types.CallToolResult | types.InputRequiredResult | TaskCreated:
         self.router.seen(ctx)
         if self.deferred and params.name == SEARCH_TOOL:
             return await self._search(str((params.arguments or {}).get("query", "")))
@@ -197,11 +203,18 @@ class Forwarder:
             return await self.session.calls.call(registered, dict(params.arguments or {}), on_progress=relay,
                                                  asker=self._confirm)
 
+        # Any call may become a task: the upstream decides (2026-07-28 lists no task support), and a
+        # client that declared the extension gets a task the moment the upstream made one.
+        as_task = tool is not None and self.tasks.offered(ctx)
+
         async def work() -> types.CallToolResult:
             result = await (run() if self.recorder is None else self.recorder.call(registered, server, run))
+            if as_task and isinstance(result, ToolError) and result.raw is None:
+                # Not the tool's own error but a call hermes could not make: a task says so as `failed`.
+                raise MCPError(types.INTERNAL_ERROR, result.text)
             return result.to_mcp()
 
-        return await self._asking(ctx, "tools/call", params, server, work)
+        return await self._asking(ctx, "tools/call", params, server, work, as_task=as_task)
 
     async def _confirm(self, tool: SurfaceTool, arguments: dict[str, Any], verdict: Verdict) -> str | None:
         """A tool a rule says asks: the calling client's user is asked (an elicitation form in that
@@ -219,24 +232,32 @@ class Forwarder:
                f"(a client without elicitation cannot be asked)."
 
     async def _asking(self, ctx: Ctx, method: str, params: types.InputResponseRequestParams, server: str | None,
-                      work: Callable[[], Awaitable[R]]) -> R | types.InputRequiredResult:
+                      work: Callable[[], Awaitable[R]], *, as_task: bool = False) -> R | types.InputRequiredResult:
         """A request whose upstream may ask its client something on the way (a tool call, a prompt,
         a resource read): the question goes to this request's client, on the request's stream for a
-        handshake-era client, as input-required rounds for a 2026-07-28 one."""
+        handshake-era client, as input-required rounds for a 2026-07-28 one. `as_task`: the call
+        becomes a task once its upstream makes it one."""
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             with self.router.in_flight(server, ctx):
                 return await work()
+        run: Callable[[], Awaitable[R]] | None = None
         if params.request_state:
-            return await self.rounds.call(self.rounds.resumed(params.request_state,
-                                                              dict(params.input_responses or {}), method), None)
-        # Answers a client sends with its first request are kept for the questions they name.
-        parked = self.rounds.start(method, dict(params.input_responses or {}))
+            parked = self.rounds.resumed(params.request_state, dict(params.input_responses or {}), method)
+        else:
+            # Answers a client sends with its first request are kept for the questions they name.
+            parked = self.rounds.start(method, dict(params.input_responses or {}))
 
-        async def run() -> R:
-            with self.router.in_flight(server, ctx, parked):
-                return await work()
+            async def started() -> R:
+                with self.router.in_flight(server, ctx, parked), \
+                        task_watch.listening(parked.escalate) if as_task else contextlib.nullcontext():
+                    return await work()
 
-        return await self.rounds.call(parked, run)
+            run = started
+        outcome = await self.rounds.call(parked, run)
+        if isinstance(outcome, Escalated):
+            # Only a tool call escalates (`as_task`); its answer is the extension's own result type.
+            return cast(R, await self.tasks.adopt(parked))
+        return outcome
 
     # -- resources and templates -----------------------------------------------------------------
 

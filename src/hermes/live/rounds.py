@@ -36,6 +36,13 @@ CROWDED = types.ErrorData(code=types.INTERNAL_ERROR, message=f"hermes mcp serve 
                                                               f"some are answered or given up")
 
 
+class Escalated(types.Result):
+    """What a round answers when the call's upstream made it a task: `serve` makes it one downstream."""
+
+
+ESCALATED = Escalated()
+
+
 @dataclass
 class _Question:
     request: Any
@@ -61,6 +68,24 @@ class Parked:
         self._scope: anyio.CancelScope | None = None
         self._changed = anyio.Event()
         self._count = 0
+        self.escalated = False  # its upstream made the call a task: from then on it is one downstream too
+        self._escalation_told = False
+
+    def escalate(self) -> None:
+        self.escalated = True
+        self._changed.set()
+
+    async def change(self) -> None:
+        """Wait for the next change: a question, an answer, the end."""
+        event = self._changed = anyio.Event() if self._changed.is_set() else self._changed
+        await event.wait()
+
+    def unanswered(self) -> dict[str, Any]:
+        """The questions waiting for answers (a task's `inputRequests`), now counted as sent."""
+        waiting = {key: q for key, q in self.questions.items() if not q.answered.is_set()}
+        for question in waiting.values():
+            question.sent = True
+        return {key: q.request for key, q in waiting.items()}
 
     def waiting(self) -> bool:
         """Stopped on questions its client has been sent and not answered yet."""
@@ -90,6 +115,7 @@ class Parked:
             if question is not None and question.sent and not question.answered.is_set():
                 question.answer = response
                 question.answered.set()
+                self._changed.set()
 
     def _round(self, questions: dict[str, _Question]) -> types.InputRequiredResult:
         for question in questions.values():
@@ -105,6 +131,9 @@ class Parked:
             if unanswered:
                 return self._round({**unanswered, **{k: q for k, q in self.questions.items() if not q.sent}})
         while True:
+            if self.escalated and not self._escalation_told:
+                self._escalation_told = True  # its questions are the task's from now on
+                return ESCALATED
             unsent = {key: q for key, q in self.questions.items() if not q.sent}
             if unsent:
                 # An upstream's round may hold several questions, asked side by side: let them all
@@ -117,8 +146,7 @@ class Parked:
                     raise self.failure
                 assert self.result is not None
                 return self.result
-            self._changed = anyio.Event()
-            await self._changed.wait()
+            await self.change()
 
     def cancel(self) -> None:
         if self._scope is not None:

@@ -44,6 +44,9 @@ from hermes.live.http import serve_http
 from hermes.live.naming import Naming
 from hermes.live.rounds import Rounds
 from hermes.live.routing import ROOTS, Ctx, Router
+from hermes.live.served_tasks import ServedTasks, TaskParams, TaskUpdateParams
+from hermes.live.task_records import MemoryTaskRecords, TaskRecords
+from hermes.mcp.task_extension import EXTENSION
 from hermes.security.redact import Redactor
 from hermes.session.core import OAuthFactory, Session, SessionSettings
 from hermes.stdin_lines import stdin_is_pollable, stdin_lines
@@ -80,7 +83,7 @@ class Aggregator:
         self.server = AggregatorServer(
             "hermes", version=__version__,
             instructions="Tools of every MCP server configured in hermes, filtered and guarded.",
-            on_list_tools=f.list_tools, on_call_tool=f.call_tool, on_list_resources=f.list_resources,
+            on_list_tools=f.list_tools, on_list_resources=f.list_resources,
             on_list_resource_templates=f.list_templates, on_read_resource=f.read_resource,
             on_subscribe_resource=f.subscribe, on_unsubscribe_resource=f.unsubscribe,
             on_list_prompts=f.list_prompts, on_get_prompt=f.get_prompt, on_completion=f.complete,
@@ -88,6 +91,13 @@ class Aggregator:
             on_subscriptions_listen=ListenHandler(self.announcer.bus), get_tool_input_schema=f.input_schema)
         self.server.add_notification_handler("notifications/initialized", types.NotificationParams,
                                              self._client_ready)
+        # Registered as a request handler: its answer may also be a task (the extension's own result).
+        self.server.add_request_handler("tools/call", types.CallToolRequestParams, f.call_tool)
+        # The Tasks extension (2026-07-28): a task-supporting call of a client that declares it is a task.
+        self.server.extensions[EXTENSION] = {}
+        self.server.add_request_handler("tasks/get", TaskParams, f.tasks.get)
+        self.server.add_request_handler("tasks/update", TaskUpdateParams, f.tasks.update)
+        self.server.add_request_handler("tasks/cancel", TaskParams, f.tasks.cancel)
         # The state of an input-required round names a parked call: sealed, so a client can neither
         # forge one nor alter it (the SDK's lowlevel server leaves this boundary to its user).
         self.server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience="hermes"))
@@ -131,14 +141,14 @@ def _announce_missing_config(home: Home) -> None:
 async def aggregating(home: Home, settings: SessionSettings, *, prefix: bool = True, deferred: bool = False,
                       environ: Mapping[str, str] | None = None, recorder: CallRecorder | None = None,
                       control: bool = True, redactor: Redactor | None = None, oauth: OAuthFactory | None = None,
-                      pins: PinRecords | None = None,
+                      pins: PinRecords | None = None, task_records: TaskRecords | None = None,
                       extra: Callable[[Session], ExtraTools] | None = None
                       ) -> AsyncIterator[tuple[Aggregator, Session]]:
     """A session and the aggregator in front of it, for as long as the block runs: what `serve` is
     for its one user, and what the team gateway runs for each of its users (`environ`: theirs;
     `recorder`: their calls' audit; `oauth`: their own OAuth tokens; `pins`: their tool pins;
-    `extra`: the gateway's own tools for them, made for the session; no control endpoint, which is
-    one per HERMES_HOME)."""
+    `task_records`: their tasks' records, shared by the replicas; `extra`: the gateway's own tools
+    for them, made for the session; no control endpoint, which is one per HERMES_HOME)."""
     router = Router()
     announcer = Announcer(router)
     subscribers = Subscribers()
@@ -149,12 +159,14 @@ async def aggregating(home: Home, settings: SessionSettings, *, prefix: bool = T
             anyio.create_task_group() as tasks:
         session.tools.listen(announcer.changed)
         parts = SessionParts(session.tools, session.calls, session.upstream, session.redactor, session.roots_changed)
-        forwarder = Forwarder(parts, Naming(prefix), router, subscribers, Rounds(tasks), deferred=deferred,
+        served = ServedTasks(task_records if task_records is not None else MemoryTaskRecords(), tasks)
+        forwarder = Forwarder(parts, Naming(prefix), router, subscribers, Rounds(tasks), served, deferred=deferred,
                               recorder=recorder, extra=extra(session) if extra is not None else None)
         aggregator = Aggregator(router, announcer, forwarder, session.roots_changed)
         if control:
             await tasks.start(publish_control, session)
         tasks.start_soon(aggregator.announcer.run)
+        await tasks.start(served.run)
         try:
             yield aggregator, session
         finally:

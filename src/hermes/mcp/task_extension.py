@@ -29,8 +29,10 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_NAME_HEADER, encode_header_value
 from pydantic import TypeAdapter, ValidationError
 
+from hermes.errors import leaf
 from hermes.mcp.describe import one_line
 from hermes.mcp.sdk import TimedOut, send_session_request
+from hermes.mcp.task_watch import task_created
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 _MIN_POLL = 0.05
@@ -69,6 +71,7 @@ async def finish_task(created: CreateTaskResult, ctx: ClaimContext) -> types.Cal
     shown = one_line(task, 80)  # the server's id, as the messages show it
     timeout = ctx.read_timeout_seconds or _DEFAULT_TIMEOUT
     done = False
+    task_created()
     try:
         with anyio.fail_after(timeout):
             result = await _follow(session, task, shown, _interval(created.poll_interval_ms))
@@ -125,19 +128,31 @@ async def _answers(session: ClientSession, requests: object) -> dict[str, Any]:
     if len(requests) > _MAX_QUESTIONS:
         raise MCPError(types.INVALID_PARAMS, f"the task asked {len(requests)} questions at once; hermes answers "
                                              f"at most {_MAX_QUESTIONS}")
-    answers: dict[str, Any] = {}
+    parsed: dict[str, types.InputRequest] = {}
     for key, raw in requests.items():
         try:
-            request = _INPUT_REQUEST.validate_python(raw)
+            parsed[str(key)] = _INPUT_REQUEST.validate_python(raw)
         except ValidationError:
             raise MCPError(types.INVALID_PARAMS, f"the task asked an input request hermes cannot read ({key!r})") \
                 from None
+    answers: dict[str, Any] = {}
+
+    async def answer(key: str, request: types.InputRequest) -> None:
         params = getattr(request, "params", None)
-        context = ClientRequestContext(session=session, request_id=str(key), meta=params.meta if params else None)
-        answer = await session.dispatch_input_request(context, request)
-        if isinstance(answer, types.ErrorData):
-            raise MCPError(answer.code, answer.message, answer.data)
-        answers[str(key)] = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+        context = ClientRequestContext(session=session, request_id=key, meta=params.meta if params else None)
+        found = await session.dispatch_input_request(context, request)
+        if isinstance(found, types.ErrorData):
+            raise MCPError(found.code, found.message, found.data)
+        answers[key] = found.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    # The questions of one round are asked side by side, as the SDK asks an input-required round's:
+    # whoever answers (a client of `serve`) may see them all at once and answer them in any order.
+    try:
+        async with anyio.create_task_group() as asking:
+            for key, request in parsed.items():
+                asking.start_soon(answer, key, request)
+    except BaseExceptionGroup as group:
+        raise leaf(group) from None
     return answers
 
 

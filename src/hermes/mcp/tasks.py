@@ -18,6 +18,7 @@ from mcp import Client
 from mcp.shared.dispatcher import ProgressFnT
 
 from hermes.mcp.sdk import TimedOut, send_raw_request
+from hermes.mcp.task_watch import task_created
 
 Progress = ProgressFnT  # async (progress, total, message) -> None
 # How long the server keeps a finished task's result for us (ms); comfortably past any poll.
@@ -42,6 +43,7 @@ async def call_as_task(client: Client, name: str, arguments: dict[str, Any], *, 
         return types.CallToolResult.model_validate(raw)
     task = types.CreateTaskResult.model_validate(raw).task
     task_id = task.task_id
+    task_created()
     session = client.session
     try:
         with anyio.fail_after(timeout):

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
-from hermes.team.records import AuditRecord, Rule, User
+from hermes.team.records import AuditRecord, Rule, StoredTask, TaskInputs, User
 from hermes.team.store import TeamStoreError
 
 
@@ -17,6 +18,9 @@ class MemoryStore:
         self._oauth: dict[tuple[str, str], str] = {}
         self._pins: dict[str, str] = {}
         self._signins: dict[str, tuple[str, str, str | None, str | None]] = {}
+        self._tasks: dict[tuple[str, str], StoredTask] = {}
+        self._cancelled: set[tuple[str, str]] = set()
+        self._inputs: dict[tuple[str, str], list[str]] = {}
         self.reachable = True  # a test turns the database off
 
     async def migrate(self) -> int:
@@ -38,6 +42,7 @@ class MemoryStore:
             self._oauth.pop(key, None)
             self._credentials.pop(key, None)
         self._pins.pop(user.name, None)
+        self._forget_tasks(user.name)
         self._users[user.name] = (user, key_hash)
 
     async def remove_user(self, name: str) -> bool:
@@ -46,7 +51,14 @@ class MemoryStore:
         for key in [key for key in self._oauth if key[0] == name]:
             del self._oauth[key]
         self._pins.pop(name, None)
+        self._forget_tasks(name)
         return self._users.pop(name, None) is not None
+
+    def _forget_tasks(self, user: str) -> None:
+        for key in [key for key in self._tasks if key[0] == user]:
+            self._tasks.pop(key)
+            self._inputs.pop(key, None)
+            self._cancelled.discard(key)
 
     async def users(self) -> list[User]:
         return [user for _, (user, _) in sorted(self._users.items())]
@@ -117,3 +129,45 @@ class MemoryStore:
     async def audit(self, user: str | None = None, limit: int = 100) -> list[AuditRecord]:
         found = [r for r in reversed(self._audit) if user is None or r.user == user]
         return found[:limit]
+
+    async def create_task(self, user: str, task: StoredTask) -> None:
+        for key in [key for key, found in self._tasks.items() if found.expires < task.created]:
+            del self._tasks[key]
+        self._tasks[(user, task.task_id)] = task
+
+    async def save_task(self, user: str, task: StoredTask) -> bool:
+        found = self._tasks.get((user, task.task_id))
+        if found is None or found.status not in ("working", "input_required"):
+            return False
+        self._tasks[(user, task.task_id)] = replace(found, status=task.status, sealed=task.sealed,
+                                                    updated=task.updated)
+        return True
+
+    async def task(self, user: str, task_id: str, now: float) -> StoredTask | None:
+        found = self._tasks.get((user, task_id))
+        return found if found is not None and found.expires > now else None
+
+    async def cancel_task(self, user: str, task_id: str, at: float) -> StoredTask | None:
+        key = (user, task_id)
+        found = self._tasks.get(key)
+        if found is not None and found.status in ("working", "input_required"):
+            self._cancelled.add(key)
+            self._tasks[key] = found = replace(found, status="cancelled", updated=at)
+        return found if found is not None and found.expires > at else None
+
+    async def answer_task(self, user: str, task_id: str, sealed_answers: str) -> bool:
+        if (user, task_id) not in self._tasks:
+            return False
+        self._inputs.setdefault((user, task_id), []).append(sealed_answers)
+        return True
+
+    async def take_task_inputs(self, user: str, task_ids: Sequence[str], alive: float) -> dict[str, TaskInputs]:
+        taken = {}
+        for task_id in task_ids:
+            key = (user, task_id)
+            if key in self._tasks:
+                self._tasks[key] = replace(self._tasks[key], alive=alive)
+            answers = tuple(self._inputs.pop(key, ()))
+            if answers or key in self._cancelled:
+                taken[task_id] = TaskInputs(answers, key in self._cancelled)
+        return taken

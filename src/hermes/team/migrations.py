@@ -2,7 +2,7 @@
 
 A migration is never edited after it shipped: a change is a new one. Both dialects run the same
 statements; the one difference (an auto-numbered key) is a placeholder. Written by hand: the
-schema is five tables, and the registries' migration tools (Alembic, yoyo) bring an ORM or a
+schema is a few tables, and the registries' migration tools (Alembic, yoyo) bring an ORM or a
 synchronous driver of their own for what is a dozen lines here.
 """
 
@@ -49,6 +49,16 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "users' tool pins (the definitions they have accepted), on every replica alike", (
         "CREATE TABLE team_pins (user_name TEXT PRIMARY KEY, pins_json TEXT NOT NULL, "
         "updated DOUBLE PRECISION NOT NULL)",
+    )),
+    Migration(4, "the tasks replicas run for users (sealed records), and what other replicas hand to them", (
+        "CREATE TABLE team_tasks (user_name TEXT NOT NULL, task_id TEXT NOT NULL, status TEXT NOT NULL, "
+        "sealed TEXT NOT NULL, created DOUBLE PRECISION NOT NULL, updated DOUBLE PRECISION NOT NULL, "
+        "expires DOUBLE PRECISION NOT NULL, alive DOUBLE PRECISION NOT NULL, cancelled INTEGER NOT NULL, "
+        "PRIMARY KEY (user_name, task_id))",
+        "CREATE INDEX team_tasks_expires ON team_tasks (expires)",
+        "CREATE TABLE team_task_inputs (id {serial}, user_name TEXT NOT NULL, task_id TEXT NOT NULL, "
+        "sealed TEXT NOT NULL, at DOUBLE PRECISION NOT NULL)",
+        "CREATE INDEX team_task_inputs_task ON team_task_inputs (user_name, task_id)",
     )),
 )
 

@@ -1,4 +1,4 @@
-"""What the team store keeps: users, policy rules and audit records (plain values, no behaviour)."""
+"""What the team store keeps: users, policy rules, audit records and tasks (plain values, no behaviour)."""
 
 from __future__ import annotations
 
@@ -45,3 +45,25 @@ class AuditRecord:
     outcome: Outcome
     duration_ms: float
     replica: str
+
+
+@dataclass(frozen=True)
+class StoredTask:
+    """A task `serve` runs for a user, as the database keeps it: what `tasks/get` answers is in
+    `sealed` (the replica's record of it, sealed with the team key for that user and task)."""
+
+    task_id: str
+    status: str  # working, input_required, completed, failed, cancelled
+    created: float  # seconds since the epoch
+    updated: float
+    expires: float
+    alive: float  # when the replica running it last said so
+    sealed: str
+
+
+@dataclass(frozen=True)
+class TaskInputs:
+    """What other replicas handed to a running task: sealed answers to its questions, a cancel."""
+
+    sealed_answers: tuple[str, ...] = ()
+    cancelled: bool = False

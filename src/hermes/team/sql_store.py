@@ -11,11 +11,13 @@ from typing import Any
 from hermes.errors import ConfigError
 from hermes.team.database import Database
 from hermes.team.migrations import MIGRATIONS
-from hermes.team.records import AuditRecord, Outcome, Rule, User
+from hermes.team.records import AuditRecord, Outcome, Rule, StoredTask, TaskInputs, User
 
 _USER = "SELECT name, groups_json, subject FROM team_users"
 _RULE = "SELECT subject, servers_json, allow_json, ask_json, deny_json, calls_per_minute FROM team_rules"
 _AUDIT = "SELECT at, user_name, tool, server, outcome, duration_ms, replica FROM team_audit"
+_TASK = "SELECT task_id, status, created, updated, expires, alive, sealed FROM team_tasks"
+_RUNNING = "status IN ('working', 'input_required')"
 
 
 def _texts(raw: str) -> tuple[str, ...]:
@@ -24,6 +26,11 @@ def _texts(raw: str) -> tuple[str, ...]:
 
 def _user(row: tuple[Any, ...]) -> User:
     return User(row[0], _texts(row[1]), row[2])
+
+
+def _task(row: tuple[Any, ...]) -> StoredTask:
+    return StoredTask(str(row[0]), str(row[1]), float(row[2]), float(row[3]), float(row[4]), float(row[5]),
+                      str(row[6]))
 
 
 class SqlStore:
@@ -45,6 +52,7 @@ class SqlStore:
             await self.db.execute("DELETE FROM team_oauth WHERE user_name = %s", (user.name,))
             await self.db.execute("DELETE FROM team_credentials WHERE user_name = %s", (user.name,))
             await self.db.execute("DELETE FROM team_pins WHERE user_name = %s", (user.name,))
+            await self._forget_tasks(user.name)
         await self.db.execute("INSERT INTO team_users VALUES (%s, %s, %s, %s, %s)",
                               (user.name, json.dumps(list(user.groups)), user.subject, key_hash, time.time()))
 
@@ -52,7 +60,12 @@ class SqlStore:
         await self.db.execute("DELETE FROM team_credentials WHERE user_name = %s", (name,))
         await self.db.execute("DELETE FROM team_oauth WHERE user_name = %s", (name,))
         await self.db.execute("DELETE FROM team_pins WHERE user_name = %s", (name,))
+        await self._forget_tasks(name)
         return await self.db.execute("DELETE FROM team_users WHERE name = %s", (name,)) > 0
+
+    async def _forget_tasks(self, user: str) -> None:
+        await self.db.execute("DELETE FROM team_task_inputs WHERE user_name = %s", (user,))
+        await self.db.execute("DELETE FROM team_tasks WHERE user_name = %s", (user,))
 
     async def users(self) -> list[User]:
         return [_user(row) for row in await self.db.fetch(f"{_USER} ORDER BY name")]
@@ -151,6 +164,57 @@ class SqlStore:
         rows = await self.db.fetch(f"{_AUDIT} {where}ORDER BY at DESC, id DESC LIMIT %s", [*params, limit])
         return [AuditRecord(float(r[0]), r[1], r[2], r[3], Outcome(r[4]), float(r[5]), r[6]) for r in rows]
 
+
+    async def create_task(self, user: str, task: StoredTask) -> None:
+        await self.db.execute("DELETE FROM team_tasks WHERE expires < %s", (task.created,))
+        # Answers nobody took within a day belong to tasks that are gone.
+        await self.db.execute("DELETE FROM team_task_inputs WHERE at < %s", (task.created - 86_400,))
+        await self.db.execute("INSERT INTO team_tasks VALUES (%s, %s, %s, %s, %s, %s, %s, %s, 0)",
+                              (user, task.task_id, task.status, task.sealed, task.created, task.updated,
+                               task.expires, task.alive))
+
+    async def save_task(self, user: str, task: StoredTask) -> bool:
+        return await self.db.execute(
+            f"UPDATE team_tasks SET status = %s, sealed = %s, updated = %s WHERE user_name = %s AND task_id = %s "
+            f"AND {_RUNNING}", (task.status, task.sealed, task.updated, user, task.task_id)) > 0
+
+    async def task(self, user: str, task_id: str, now: float) -> StoredTask | None:
+        rows = await self.db.fetch(f"{_TASK} WHERE user_name = %s AND task_id = %s AND expires > %s",
+                                   (user, task_id, now))
+        return _task(rows[0]) if rows else None
+
+    async def cancel_task(self, user: str, task_id: str, at: float) -> StoredTask | None:
+        await self.db.execute(f"UPDATE team_tasks SET status = 'cancelled', cancelled = 1, updated = %s "
+                              f"WHERE user_name = %s AND task_id = %s AND {_RUNNING}", (at, user, task_id))
+        return await self.task(user, task_id, at)
+
+    async def answer_task(self, user: str, task_id: str, sealed_answers: str) -> bool:
+        if not await self.db.fetch("SELECT 1 FROM team_tasks WHERE user_name = %s AND task_id = %s", (user, task_id)):
+            return False
+        await self.db.execute("INSERT INTO team_task_inputs (user_name, task_id, sealed, at) VALUES (%s, %s, %s, %s)",
+                              (user, task_id, sealed_answers, time.time()))
+        return True
+
+    async def take_task_inputs(self, user: str, task_ids: Sequence[str], alive: float) -> dict[str, TaskInputs]:
+        if not task_ids:
+            return {}
+        marks = ", ".join(["%s"] * len(task_ids))
+        await self.db.execute(f"UPDATE team_tasks SET alive = %s WHERE user_name = %s AND task_id IN ({marks})",
+                              (alive, user, *task_ids))
+        cancelled = {str(row[0]) for row in await self.db.fetch(
+            f"SELECT task_id FROM team_tasks WHERE user_name = %s AND cancelled = 1 AND task_id IN ({marks})",
+            (user, *task_ids))}
+        rows = await self.db.fetch(f"SELECT id, task_id, sealed FROM team_task_inputs WHERE user_name = %s AND "
+                                   f"task_id IN ({marks}) ORDER BY id", (user, *task_ids))
+        if rows:
+            # Only what was read is taken: answers that arrive meanwhile wait for the next look.
+            taken = ", ".join(["%s"] * len(rows))
+            await self.db.execute(f"DELETE FROM team_task_inputs WHERE id IN ({taken})", [row[0] for row in rows])
+        answers: dict[str, list[str]] = {}
+        for _, task_id, sealed in rows:
+            answers.setdefault(str(task_id), []).append(str(sealed))
+        return {task_id: TaskInputs(tuple(answers.get(task_id, ())), task_id in cancelled)
+                for task_id in sorted(cancelled | set(answers))}
 
 def open_store(database: str | None, default_file: Path, config: Path | None = None) -> SqlStore:
     """The store a `team.database` setting names: PostgreSQL for a `postgresql://` URL, else SQLite:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from hermes.errors import HermesError
-from hermes.team.records import AuditRecord, Rule, User
+from hermes.team.records import AuditRecord, Rule, StoredTask, TaskInputs, User
 
 
 class TeamStoreError(HermesError):
@@ -107,4 +107,30 @@ class TeamStore(Protocol):
 
     async def audit(self, user: str | None = None, limit: int = 100) -> list[AuditRecord]:
         """The newest records first (of one user, or everyone's)."""
+        ...
+
+    # -- tasks (the Tasks extension: any replica answers for a task another one runs) --------------
+
+    async def create_task(self, user: str, task: StoredTask) -> None:
+        """Keep a new task (and forget the tasks that expired)."""
+        ...
+
+    async def save_task(self, user: str, task: StoredTask) -> bool:
+        """The task's new state, unless it ended already (False: cancelled elsewhere, or gone)."""
+        ...
+
+    async def task(self, user: str, task_id: str, now: float) -> StoredTask | None:
+        """The user's task, unless unknown or expired."""
+        ...
+
+    async def cancel_task(self, user: str, task_id: str, at: float) -> StoredTask | None:
+        """Mark the user's task cancelled unless it ended; the task as it is then (None: unknown)."""
+        ...
+
+    async def answer_task(self, user: str, task_id: str, sealed_answers: str) -> bool:
+        """Hand answers to the replica running the task; False when the user has no such task."""
+        ...
+
+    async def take_task_inputs(self, user: str, task_ids: Sequence[str], alive: float) -> dict[str, TaskInputs]:
+        """Take what was handed to these running tasks, and note that they run (at `alive`)."""
         ...

@@ -39,6 +39,7 @@ from hermes.team.records import Rule, User
 from hermes.team.sealing import Sealer
 from hermes.team.signin import CALLBACK_PATH, SignInTool, UserOAuth
 from hermes.team.store import TeamStore
+from hermes.team.task_records import StoreTaskRecords
 from hermes.team.user_home import UserHome
 
 
@@ -55,6 +56,12 @@ class Tenant:
     # made elsewhere retires the tenant: their servers start anew with it).
     oauth_records: dict[str, dict[str, Any]] = field(default_factory=dict)
     credentials: dict[str, str] = field(default_factory=dict)
+    running_tasks: Callable[[], int] = lambda: 0  # the user's calls running as tasks here
+
+    @property
+    def busy(self) -> bool:
+        """A request in flight or a task running: stopping it now would lose work."""
+        return self.active > 0 or self.running_tasks() > 0
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,7 @@ class Tenants:
         self._clock = clock
         self._limits = RateLimits(clock)
         self._tenants: dict[str, Tenant] = {}
+        self._retiring: list[Tenant] = []  # replaced while their tasks still run: stopped once done
         self._starting: dict[str, anyio.Event] = {}
         self._rules: list[Rule] | None = None
         self._rules_at = 0.0
@@ -121,18 +129,23 @@ class Tenants:
         """Stop tenants idle longer than `idle_minutes`, then the longest idle beyond `max_users`."""
         now = self._clock()
         stopped = []
+        for tenant in [t for t in self._retiring if not t.busy]:
+            self._retiring.remove(tenant)
+            tenant.stop.set()
         for tenant in sorted(self._tenants.values(), key=lambda t: t.last_used):
             over = len(self._tenants) > self._team.max_users
             idle_for = now - tenant.last_used
-            if tenant.active == 0 and (tenant.retired or idle_for >= self._team.idle_minutes * 60 or over):
+            if not tenant.busy and (tenant.retired or idle_for >= self._team.idle_minutes * 60 or over):
                 stopped.append(tenant.user.name)
                 self._stop(tenant)
         return stopped
 
     def _retire(self, tenant: Tenant) -> None:
-        tenant.retired = True  # no new request uses it; it stops once its last one ends
-        if tenant.active == 0:
+        tenant.retired = True  # no new request uses it; it stops once its last one (and task) ends
+        if not tenant.busy:
             self._stop(tenant)
+        elif tenant.active == 0 and tenant not in self._retiring:
+            self._retiring.append(tenant)  # only its tasks run: a new tenant may take its place
 
     def _stop(self, tenant: Tenant) -> None:
         if self._tenants.get(tenant.user.name) is tenant:
@@ -180,7 +193,7 @@ class Tenants:
             finally:
                 tenant.active -= 1
                 tenant.last_used = self._clock()
-                if tenant.retired and tenant.active == 0:
+                if tenant.retired and not tenant.busy:
                     self._stop(tenant)
         finally:
             self.in_flight -= 1
@@ -268,6 +281,7 @@ class Tenants:
                                        recorder=recorder, control=False, redactor=redactor,
                                        oauth=oauth.provider_for,
                                        pins=StorePins(await load_pins(self._store, user.name), pins),
+                                       task_records=StoreTaskRecords(self._store, self._sealer, user.name),
                                        extra=lambda session: SignInTool(oauth, session, variables, background)
                                        ) as (aggregator, _):
                     manager = StreamableHTTPSessionManager(app=aggregator.server, security_settings=None,
@@ -275,7 +289,8 @@ class Tenants:
                                                            max_sessions=self._team.sessions_per_user)
                     async with manager.run():
                         tenant = Tenant(user, access, StreamableHTTPASGIApp(manager), self._clock(),
-                                        oauth_records=records, credentials=sealed)
+                                        oauth_records=records, credentials=sealed,
+                                        running_tasks=aggregator.forwarder.tasks.running)
                         task_status.started(tenant)
                         await tenant.stop.wait()
             finally:

@@ -1,0 +1,275 @@
+"""The Tasks extension offered by `serve` to its 2026-07-28 clients (`io.modelcontextprotocol/tasks`).
+
+A client that declares the extension (for its connection or in one request's `_meta`) and calls a
+tool whose upstream runs it as a task gets a task of its own: the call answers with a
+`CreateTaskResult` the moment the upstream made it a task, and goes on in `serve`'s task group.
+`tasks/get` answers its status, its questions (`input_required`: what the upstream asks, keyed as
+it keyed them), then its result (a tool's own error stays a `completed` result with `isError`; a
+call hermes could not make is `failed` with a JSON-RPC error). `tasks/update` answers questions
+(some or all), `tasks/cancel` stops it, upstream too. A call that asks its questions before its
+upstream made it a task keeps those as input-required rounds.
+
+Each change is written to the task's record (`task_records`), before the client can see it: a
+`tasks/get` right after the `CreateTaskResult` finds the task, and where the records are shared
+(the team gateway's database), any replica answers for a task another one runs, and hands that
+one the answers and cancels it is sent (it looks for them twice a second while it runs tasks).
+A task whose replica stopped saying it runs it is reported failed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.abc
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import MCP_NAME_HEADER, decode_header_value
+from mcp_types.jsonrpc import HEADER_MISMATCH
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from hermes.live.rounds import Parked
+from hermes.live.routing import Ctx
+from hermes.live.task_records import TaskCreated, TaskRecord, TaskRecords, TaskStatus
+from hermes.mcp.describe import one_line
+from hermes.mcp.task_extension import EXTENSION
+
+TTL_MS = 3_600_000  # how long a task's record is kept after it started
+POLL_INTERVAL_MS = 500  # what clients are told to poll at
+MAX_RUNNING = 64  # tasks at once; past that, calls are answered without one (as before the extension)
+LOOK_EVERY = 0.5  # seconds between looks for answers and cancels handed over through shared records
+STALE_AFTER = 60.0  # a task whose process has not said it runs it for this long has stopped with it
+LAST_WRITE = 5.0  # seconds the record of a task cut short by a stop may take to write
+STOPPED = {"code": types.INTERNAL_ERROR, "message": "hermes stopped before this task finished; call the tool again"}
+_RESPONSE: TypeAdapter[types.InputResponse] = TypeAdapter(types.InputResponse)
+_REQUIRED = types.MissingRequiredClientCapabilityErrorData(
+    required_capabilities=types.ClientCapabilities(extensions={EXTENSION: {}}))
+
+
+class TaskParams(types.RequestParams):
+    task_id: str = Field(alias="taskId", min_length=1, max_length=256)
+
+
+class TaskUpdateParams(TaskParams):
+    model_config = ConfigDict(populate_by_name=True)
+    input_responses: dict[str, Any] = Field(alias="inputResponses")
+
+
+def declared(ctx: Ctx) -> bool:
+    """Whether this request's client declared the extension (for its connection or this request)."""
+    capabilities = ctx.session.client_capabilities
+    return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and capabilities is not None and \
+        EXTENSION in (capabilities.extensions or {})
+
+
+def _wire(value: Any) -> Any:
+    return value.model_dump(mode="json", by_alias=True, exclude_none=True) if isinstance(value, BaseModel) else value
+
+
+@dataclass(eq=False)
+class _Running:
+    parked: Parked
+    record: TaskRecord
+    cancelled: bool = False
+
+
+class ServedTasks:
+    def __init__(self, records: TaskRecords, tasks: anyio.abc.TaskGroup, *,
+                 clock: Callable[[], float] = time.time) -> None:
+        """`tasks`: where the tasks' followers run (serve's task group, which also runs the calls)."""
+        self.records = records
+        self._tasks = tasks
+        self._clock = clock
+        self._running: dict[str, _Running] = {}
+
+    # -- calls -----------------------------------------------------------------------------------
+
+    def running(self) -> int:
+        return len(self._running)
+
+    def offered(self, ctx: Ctx) -> bool:
+        """Whether a task-supporting call of this request may become a task."""
+        return declared(ctx) and len(self._running) < MAX_RUNNING
+
+    async def adopt(self, parked: Parked) -> TaskCreated:
+        """The call `parked` is a task from now on: kept (durably) before the client hears of it."""
+        now = self._clock()
+        record = TaskRecord(secrets.token_urlsafe(18), TaskStatus.WORKING, now, now, TTL_MS, POLL_INTERVAL_MS)
+        running = self._running[record.task_id] = _Running(parked, record)
+        try:
+            await self.records.create(record)
+        except BaseException:
+            del self._running[record.task_id]
+            parked.cancel()
+            raise
+        running.record = self._state(running)
+        self._tasks.start_soon(self._follow, running)
+        return TaskCreated.of(record)
+
+    def _state(self, running: _Running) -> TaskRecord:
+        """The task as it is now (the record as it was, while nothing changed)."""
+        parked, record, now = running.parked, running.record, self._clock()
+        if running.cancelled:
+            state = record.changed(TaskStatus.CANCELLED, at=now)
+        elif parked.done.is_set():
+            if parked.result is not None:
+                state = record.changed(TaskStatus.COMPLETED, at=now, result=_wire(parked.result))
+            else:
+                state = record.changed(TaskStatus.FAILED, at=now, error=_error(parked.failure))
+        elif questions := parked.unanswered():
+            state = record.changed(TaskStatus.INPUT_REQUIRED, at=now,
+                                   message="waiting for answers to the tool's questions",
+                                   input_requests={key: _wire(q) for key, q in questions.items()})
+        else:
+            state = record.changed(TaskStatus.WORKING, at=now)
+        same = (state.status, state.input_requests) == (record.status, record.input_requests)
+        return record if same else state
+
+    async def _follow(self, running: _Running) -> None:
+        """Write each change of a running task to its record, until it ends."""
+        task_id = running.record.task_id
+        saved = running.record
+        try:
+            while True:
+                state = running.record = self._state(running)
+                if state is not saved:
+                    if not await self.records.save(state) and not state.status.terminal:
+                        self._cancel(running)  # cancelled through another process
+                        continue
+                    saved = state
+                if state.status.terminal:
+                    return
+                await running.parked.change()
+        finally:
+            self._running.pop(task_id, None)
+            running.parked.cancel()
+            if not saved.status.terminal:
+                # `serve` (or this replica) stops under the task: whoever asks next hears so at once.
+                with anyio.CancelScope(shield=True), anyio.move_on_after(LAST_WRITE), \
+                        contextlib.suppress(Exception):
+                    await self.records.save(saved.changed(TaskStatus.FAILED, at=self._clock(), error=STOPPED))
+
+    def _cancel(self, running: _Running) -> None:
+        running.cancelled = True
+        running.parked.cancel()
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Where records are shared: take the answers and cancels other processes handed over, and
+        say that this one still runs its tasks."""
+        task_status.started()
+        if not self.records.shared:
+            return
+        while True:
+            await anyio.sleep(LOOK_EVERY)
+            if not self._running:
+                continue
+            try:
+                handed = await self.records.pending(list(self._running), self._clock())
+            except Exception:  # the database is away for a moment: the next look tries again
+                continue
+            for task_id, pending in handed.items():
+                running = self._running.get(task_id)
+                if running is None:
+                    continue
+                if pending.cancelled:
+                    self._cancel(running)
+                elif pending.responses:
+                    running.parked.answer(_responses(pending.responses, running.parked.questions, strict=False))
+
+    # -- the extension's methods ------------------------------------------------------------------
+
+    async def get(self, ctx: Ctx, params: TaskParams) -> dict[str, Any]:
+        _require(ctx, params)
+        running = self._running.get(params.task_id)
+        if running is not None:
+            record = running.record = self._state(running)
+        else:
+            record = await self._stored(params.task_id)
+        return {"resultType": "complete", **record.detailed()}
+
+    async def update(self, ctx: Ctx, params: TaskUpdateParams) -> types.EmptyResult:
+        _require(ctx, params)
+        running = self._running.get(params.task_id)
+        if running is not None:
+            running.parked.answer(_responses(params.input_responses, running.parked.questions, strict=True))
+        else:
+            record = await self._stored(params.task_id)
+            if not record.status.terminal:
+                known = record.input_requests or {}
+                answers = {k: v for k, v in params.input_responses.items() if k in known}
+                _responses(answers, known, strict=True)  # a malformed answer is refused here, not dropped there
+                if answers:
+                    await self.records.answer(params.task_id, answers)
+        return types.EmptyResult(result_type="complete")
+
+    async def cancel(self, ctx: Ctx, params: TaskParams) -> types.EmptyResult:
+        _require(ctx, params)
+        running = self._running.get(params.task_id)
+        if running is not None:
+            self._cancel(running)
+        if await self.records.cancel(params.task_id, self._clock()) is None and running is None:
+            raise _unknown(params.task_id)
+        return types.EmptyResult(result_type="complete")
+
+    async def _stored(self, task_id: str) -> TaskRecord:
+        found = await self.records.get(task_id)
+        if found is None:
+            raise _unknown(task_id)
+        record, alive_at = found
+        if not record.status.terminal and self.records.shared and self._clock() - alive_at > STALE_AFTER:
+            # The replica running it stopped (killed, or its database connection gone for good).
+            record = record.changed(TaskStatus.FAILED, at=self._clock(), error=STOPPED)
+            await self.records.save(record)
+        return record
+
+
+def _require(ctx: Ctx, params: TaskParams) -> None:
+    """A tasks/* request may be served: a 2026-07-28 client that declared the extension, whose
+    `Mcp-Name` header (what a proxy routes by) names the task its body names."""
+    if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        raise MCPError(types.METHOD_NOT_FOUND, "Method not found")
+    if not declared(ctx):
+        raise MCPError(types.MISSING_REQUIRED_CLIENT_CAPABILITY,
+                       f"tasks/* needs the {EXTENSION} extension, which this request's client did not declare",
+                       _REQUIRED.model_dump(mode="json", by_alias=True, exclude_none=True))
+    headers = getattr(ctx.request, "headers", None)
+    routed = headers.get(MCP_NAME_HEADER) if headers is not None else None
+    if routed is not None and decode_header_value(routed.strip()) != params.task_id:
+        raise MCPError(HEADER_MISMATCH, "The Mcp-Name header names another task than the request's taskId")
+
+
+def _unknown(task_id: str) -> MCPError:
+    return MCPError(types.INVALID_PARAMS, f"No task '{one_line(task_id, 80)}' is known here (it never was, it "
+                                          f"expired, or it is another user's)")
+
+
+def _responses(given: dict[str, Any], asked: dict[str, Any], *, strict: bool) -> dict[str, Any]:
+    """The answers to questions that were asked, read as answers (a key nobody asked is ignored; a
+    malformed answer is refused when `strict`, else left out: its question stays waiting)."""
+    answers = {}
+    for key, value in given.items():
+        if key not in asked:
+            continue
+        try:
+            answers[key] = _RESPONSE.validate_python(value)
+        except ValidationError:
+            if strict:
+                raise MCPError(types.INVALID_PARAMS, f"The answer to '{one_line(key, 80)}' is no elicitation, "
+                                                     f"sampling or roots result") from None
+    return answers
+
+
+def _error(failure: BaseException | None) -> dict[str, Any]:
+    if isinstance(failure, MCPError):
+        return failure.error.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return {"code": types.INTERNAL_ERROR, "message": "the call was given up" if failure is None
+            else f"the call failed ({type(failure).__name__})"}
+
+
+__all__ = ["MAX_RUNNING", "ServedTasks", "TaskParams", "TaskUpdateParams", "declared"]
