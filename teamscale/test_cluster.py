@@ -138,3 +138,55 @@ async def test_postgresql_restarted_under_a_replica_needs_no_restart_of_the_repl
     finally:
         assert gateway.stop() == 0
     assert PASSWORD not in gateway.log.read_text()
+
+
+async def test_any_replica_answers_for_a_task_another_one_runs(
+        home: Home, postgres: Postgres, tmp_path: Path) -> None:
+    """A task started through the proxy runs on alice's replica; every replica reads it, one of the
+    others answers its question, another cancels her second one, and bob finds neither."""
+    import os
+
+    from tests.modern_wire import ModernClient, WireError
+
+    team_config(home, {"conf": stdio_entry("conformance_server.py")},
+                secrets={"HERMES_TEAM_DATABASE": postgres.create_database()},
+                database="${HERMES_TEAM_DATABASE}", drain_seconds=5)
+    async with Team(home) as setup:
+        keys = {"alice": await setup.user("alice"), "bob": await setup.user("bob")}
+        await setup.rule("*", "conf")
+    ports = [free_port() for _ in range(3)]
+    gateways = [Gateway(home, tmp_path / f"replica{i}.log", port=port, env={"HOSTNAME": f"replica{i}"})
+                for i, port in enumerate(ports, start=1)]
+    proxy = Proxy(tmp_path, os.environ["HERMES_HAPROXY"], ports)
+    try:
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {keys['alice']}"}, timeout=PATIENCE) as http:
+            through_proxy = ModernClient(proxy.url, http)
+            direct = [ModernClient(gateway.url, http) for gateway in gateways]
+            await through_proxy.request("tools/call", {"name": "mcp__conf__greet", "arguments": {"name": "a"}})
+            async with Team(home) as check:  # the replica the proxy sends alice to
+                running_on = next(r for r in await check.audit() if r.user == "alice").replica
+            created = await through_proxy.request("tools/call", {"name": "mcp__conf__confirm_delete",
+                                                                 "arguments": {"filename": "q3.xlsx"}})
+            task = created["taskId"]
+            for replica in direct:
+                asked = await replica.until(task, "input_required")
+                assert set(asked["inputRequests"]) == {"confirm"}
+            others = [c for i, c in enumerate(direct, start=1) if f"replica{i}" != running_on]
+            await others[0].request("tasks/update", {"taskId": task, "inputResponses": {
+                "confirm": {"action": "accept", "content": {"confirm": True}}}})
+            done = await through_proxy.until(task, "completed", "failed")
+            assert done["result"]["content"][0]["text"] == "deleted q3.xlsx", done
+
+            long = await through_proxy.request("tools/call", {"name": "mcp__conf__slow_compute",
+                                                              "arguments": {"seconds": 600, "label": "long"}})
+            await others[1].request("tasks/cancel", {"taskId": long["taskId"]})
+            assert (await through_proxy.task(long["taskId"]))["status"] == "cancelled"
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {keys['bob']}"}, timeout=PATIENCE) as http:
+            for replica in [ModernClient(gateway.url, http) for gateway in gateways]:
+                with pytest.raises(WireError) as not_bobs:
+                    await replica.task(task)
+                assert not_bobs.value.code == -32602
+    finally:
+        proxy.stop()
+        for gateway in gateways:
+            gateway.stop(signal.SIGKILL if gateway.process.poll() is None else 0)

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from hermes.team.records import AuditRecord, Outcome, Rule, User
+from hermes.team.records import AuditRecord, Outcome, Rule, StoredTask, TaskInputs, User
 from hermes.team.store import TeamStore, TeamStoreError
 
 
@@ -73,7 +73,44 @@ async def check_store(store: TeamStore) -> None:
     await store.end_signin("state-1")
     assert await store.signin_result("state-1") is None
 
+    await check_tasks(store, now)
+
     assert await store.remove_user("bob") and not await store.remove_user("bob")
     assert await store.oauth_records("bob") == {} and await store.pins("bob") is None
     assert await store.credentials("bob") == {}  # a removed user's credentials go with them
     assert await store.user_by_subject("bob@example.org") is None
+    assert await store.task("bob", "t1", now) is None  # and their tasks
+
+
+async def check_tasks(store: TeamStore, now: float) -> None:
+    """Tasks: one user's are theirs alone; a terminal one stays as it ended; answers and a cancel
+    handed over are taken once, by the replica running the task."""
+    working = StoredTask("t1", "working", now, now, now + 3600, now, "sealed-1")
+    await store.create_task("bob", working)
+    await store.create_task("alice", StoredTask("t1", "working", now, now, now + 3600, now, "alice's"))
+    await store.create_task("bob", StoredTask("old", "working", now - 7200, now - 7200, now - 3600, now - 7200, "x"))
+    assert await store.task("bob", "t1", now) == working
+    assert (await store.task("alice", "t1", now) or working).sealed == "alice's"  # the same id, another user's
+    assert await store.task("bob", "old", now) is None and await store.task("carol", "t1", now) is None
+
+    assert await store.save_task("bob", StoredTask("t1", "input_required", now, now + 1, now + 3600, now, "sealed-2"))
+    assert await store.answer_task("bob", "t1", "answers-1") and await store.answer_task("bob", "t1", "answers-2")
+    assert not await store.answer_task("bob", "nope", "answers-3") and not await store.answer_task("carol", "t1", "a")
+    taken = await store.take_task_inputs("bob", ["t1", "nope"], now + 2)
+    assert taken == {"t1": TaskInputs(("answers-1", "answers-2"), False)}
+    assert await store.take_task_inputs("bob", ["t1"], now + 3) == {}  # taken once
+    assert await store.take_task_inputs("bob", [], now + 3) == {}
+    stored = await store.task("bob", "t1", now)
+    assert stored is not None
+    assert (stored.status, stored.sealed, stored.alive) == ("input_required", "sealed-2", now + 3)
+
+    cancelled = await store.cancel_task("bob", "t1", now + 4)
+    assert cancelled is not None and cancelled.status == "cancelled"
+    assert await store.take_task_inputs("bob", ["t1"], now + 5) == {"t1": TaskInputs((), True)}
+    # Ended: the replica running it cannot write over that, and a second cancel changes nothing.
+    assert not await store.save_task("bob", StoredTask("t1", "completed", now, now + 6, now + 3600, now, "late"))
+    again = await store.cancel_task("bob", "t1", now + 7)
+    assert again is not None and (again.status, again.updated) == ("cancelled", now + 4)
+    assert await store.cancel_task("bob", "nope", now) is None
+    alice = await store.task("alice", "t1", now)
+    assert alice is not None and alice.status == "working"  # bob's cancel was bob's

@@ -2,18 +2,22 @@
 
 Any MCP client (an IDE, a desktop assistant, the MCP Inspector) gets hermes's filtered, redacted,
 restarted and gated tools through one entry, and everything that is not hermes's own business passes
-through untouched: tool titles, annotations, output schemas, icons and `_meta` (a task tool is
-listed as an ordinary one: hermes runs the task itself);
-results' structured content and their images, audio, resources and links; progress (with the
+through untouched: tool titles, annotations, output schemas, icons and `_meta`; results'
+structured content and their images, audio, resources and links; progress (with the
 client's own token); upstream resources, resource templates and prompts (names prefixed like tools)
 and completions. What upstream servers ask of their client (sampling, elicitation, roots) is asked
 of the client connected here, which is the one with a model and a user.
 
+A call whose upstream runs it as a task is followed by hermes to its end; a 2026-07-28 client
+that declares the Tasks extension gets a task of its own for it (`served_tasks`), any other client
+the call's result.
+
 The parts, one job each: `naming` (exposed names), `forwarding` (tools, resources, prompts,
 completions), `routing` (upstream requests to the right client), `announce` (change
-notifications), `http` (the loopback HTTP app behind the bearer guard). This module puts them
-together. The session behind it is a normal long-running session: it publishes its control
-endpoint, so `hermes mcp reload` reaches it. SIGINT and SIGTERM stop it cleanly, servers first.
+notifications), `served_tasks` (the Tasks extension), `http` (the loopback HTTP app behind the
+bearer guard). This module puts them together. The session behind it is a normal long-running
+session: it publishes its control endpoint, so `hermes mcp reload` reaches it. SIGINT and
+SIGTERM stop it cleanly, servers first.
 
 `--only NAME --no-prefix` serves one server under its own tool and prompt names: hermes's gating,
 redaction and restarts in front of a single server.

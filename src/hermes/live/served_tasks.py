@@ -108,8 +108,7 @@ class ServedTasks:
             del self._running[record.task_id]
             parked.cancel()
             raise
-        running.record = self._state(running)
-        self._tasks.start_soon(self._follow, running)
+        self._tasks.start_soon(self._follow, running, record)
         return TaskCreated.of(record)
 
     def _state(self, running: _Running) -> TaskRecord:
@@ -131,10 +130,9 @@ class ServedTasks:
         same = (state.status, state.input_requests) == (record.status, record.input_requests)
         return record if same else state
 
-    async def _follow(self, running: _Running) -> None:
-        """Write each change of a running task to its record, until it ends."""
-        task_id = running.record.task_id
-        saved = running.record
+    async def _follow(self, running: _Running, saved: TaskRecord) -> None:
+        """Write each change of a running task to its record (`saved`: as written), until it ends."""
+        task_id = saved.task_id
         try:
             while True:
                 state = running.record = self._state(running)
@@ -187,6 +185,12 @@ class ServedTasks:
     async def get(self, ctx: Ctx, params: TaskParams) -> dict[str, Any]:
         _require(ctx, params)
         running = self._running.get(params.task_id)
+        if running is not None and self.records.shared:
+            # Cancelled through another replica a moment ago: said so here too, at once.
+            found = await self.records.get(params.task_id)
+            if found is not None and found[0].status is TaskStatus.CANCELLED:
+                self._cancel(running)
+                return {"resultType": "complete", **found[0].detailed()}
         if running is not None:
             record = running.record = self._state(running)
         else:
