@@ -157,8 +157,12 @@ class TaskRecords(Protocol):
         ...
 
 
+MAX_KEPT = 1024  # records one process keeps in memory; past that the longest-ended go first
+
+
 class MemoryTaskRecords:
-    """The records of one process's tasks, in memory: nothing else reads them."""
+    """The records of one process's tasks, in memory: nothing else reads them. At most `MAX_KEPT`
+    (a client that starts task after task cannot grow them without bound)."""
 
     shared = False
 
@@ -169,16 +173,23 @@ class MemoryTaskRecords:
         self._responses: dict[str, dict[str, Any]] = {}
         self._cancelled: set[str] = set()
 
+    def _drop(self, task_id: str) -> None:
+        self._records.pop(task_id, None)
+        self._alive.pop(task_id, None)
+        self._responses.pop(task_id, None)
+        self._cancelled.discard(task_id)
+
     def _drop_expired(self) -> None:
         now = self._clock()
         for task_id in [t for t, r in self._records.items() if r.expires_at <= now]:
-            self._records.pop(task_id)
-            self._alive.pop(task_id, None)
-            self._responses.pop(task_id, None)
-            self._cancelled.discard(task_id)
+            self._drop(task_id)
 
     async def create(self, record: TaskRecord) -> None:
         self._drop_expired()
+        if len(self._records) >= MAX_KEPT:
+            ended = sorted((r for r in self._records.values() if r.status.terminal), key=lambda r: r.updated_at)
+            for old in ended[:len(self._records) - MAX_KEPT + 1]:
+                self._drop(old.task_id)
         self._records[record.task_id] = record
         self._alive[record.task_id] = record.created_at
 

@@ -1,0 +1,133 @@
+"""The rules of `serve`'s tasks that need no process: records kept in memory (expiry, a bound), a
+task whose process stopped saying it runs it, and answers and cancels handed over through shared
+records. The calls are real `Parked` calls; the clock is a test's; the records are the in-memory
+ones (made `shared` where the rule is about other processes)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp.shared.exceptions import MCPError
+
+from hermes.live import served_tasks
+from hermes.live.rounds import Parked
+from hermes.live.served_tasks import ServedTasks, TaskParams, TaskUpdateParams
+from hermes.live.task_records import MAX_KEPT, MemoryTaskRecords, TaskRecord, TaskStatus
+
+pytestmark = pytest.mark.anyio
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class SharedRecords(MemoryTaskRecords):
+    """Records other processes read: here, the test plays the other process."""
+
+    shared = True  # type: ignore[assignment]
+
+
+def _ctx(*, tasks: bool = True, name: str | None = None) -> Any:
+    extensions = {"io.modelcontextprotocol/tasks": {}} if tasks else None
+    return SimpleNamespace(protocol_version="2026-07-28",
+                           session=SimpleNamespace(client_capabilities=types.ClientCapabilities(extensions=extensions)),
+                           request=SimpleNamespace(headers={"mcp-name": name} if name else {}))
+
+
+async def _question(parked: Parked) -> Any:
+    return await parked.ask(types.ElicitRequest(params=types.ElicitRequestFormParams(
+        message="Go on?", requested_schema={"type": "object", "properties": {}})), "go")
+
+
+async def test_memory_records_expire_and_keep_at_most_their_bound() -> None:
+    clock = Clock()
+    records = MemoryTaskRecords(clock)
+    first = TaskRecord("first", TaskStatus.COMPLETED, clock.now, clock.now, 60_000, 500)
+    await records.create(first)
+    assert await records.get("first") == (first, clock.now)
+    clock.now += 61
+    assert await records.get("first") is None  # past its ttl
+    for number in range(MAX_KEPT + 5):
+        await records.create(TaskRecord(f"t{number}", TaskStatus.COMPLETED, clock.now, clock.now + number,
+                                        60_000, 500))
+    assert await records.get("t0") is None and await records.get(f"t{MAX_KEPT + 4}") is not None
+    assert sum([await records.get(f"t{n}") is not None for n in range(MAX_KEPT + 5)]) == MAX_KEPT
+
+
+async def test_a_task_whose_process_went_quiet_is_failed_and_one_cancelled_elsewhere_stops() -> None:
+    clock = Clock()
+    records = SharedRecords(clock)
+    async with anyio.create_task_group() as group:
+        tasks = ServedTasks(records, group, clock=clock)
+        # Another replica's task: its record says working, and that replica stopped saying so.
+        elsewhere = TaskRecord("elsewhere", TaskStatus.WORKING, clock.now, clock.now, 3_600_000, 500)
+        await records.create(elsewhere)
+        clock.now += served_tasks.STALE_AFTER - 1
+        assert (await tasks.get(_ctx(), TaskParams(taskId="elsewhere")))["status"] == "working"
+        clock.now += 2
+        failed = await tasks.get(_ctx(), TaskParams(taskId="elsewhere"))
+        assert failed["status"] == "failed" and "stopped before this task finished" in failed["error"]["message"]
+
+        # This process's task, asking a question; another replica cancels it through the records.
+        parked = Parked("p", "tools/call")
+        group.start_soon(parked.run, lambda: _question(parked), lambda _: None)
+        created = await tasks.adopt(parked)
+        with anyio.fail_after(10):
+            while (await tasks.get(_ctx(), TaskParams(taskId=created.task_id)))["status"] != "input_required":
+                await anyio.sleep(0)
+        await records.cancel(created.task_id, clock.now)
+        assert (await tasks.get(_ctx(), TaskParams(taskId=created.task_id)))["status"] == "cancelled"
+        await parked.done.wait()  # the call itself was stopped
+        with anyio.fail_after(10):
+            while tasks.running():  # and its follower is done with it
+                await anyio.sleep(0)
+        stored = await records.get(created.task_id)
+        assert stored is not None and stored[0].status is TaskStatus.CANCELLED
+        group.cancel_scope.cancel()
+
+
+async def test_answers_handed_over_resume_the_task_and_malformed_ones_are_refused() -> None:
+    clock = Clock()
+    records = SharedRecords(clock)
+    async with anyio.create_task_group() as group:
+        tasks = ServedTasks(records, group, clock=clock)
+        parked = Parked("p", "tools/call")
+
+        async def call() -> types.CallToolResult:
+            answer = await _question(parked)
+            said = answer.action if isinstance(answer, types.ElicitResult) else "nothing"
+            return types.CallToolResult(content=[types.TextContent(type="text", text=said)])
+
+        group.start_soon(parked.run, call, lambda _: None)
+        created = await tasks.adopt(parked)
+        params = TaskParams(taskId=created.task_id)
+        with anyio.fail_after(10):
+            while (await tasks.get(_ctx(), params))["status"] != "input_required":
+                await anyio.sleep(0)
+        with pytest.raises(MCPError) as malformed:
+            await tasks.update(_ctx(), TaskUpdateParams(taskId=created.task_id, inputResponses={"go": {"x": 1}}))
+        assert malformed.value.error.code == types.INVALID_PARAMS
+        with pytest.raises(MCPError) as misrouted:
+            await tasks.get(_ctx(name="another"), params)
+        assert misrouted.value.error.code == -32020
+        with pytest.raises(MCPError) as undeclared:
+            await tasks.get(_ctx(tasks=False), params)
+        assert undeclared.value.error.code == types.MISSING_REQUIRED_CLIENT_CAPABILITY
+
+        # Another replica's tasks/update lands in the records; this one takes it on its next look.
+        assert await records.answer(created.task_id, {"go": {"action": "accept", "content": {}}})
+        group.start_soon(tasks.run)
+        await parked.done.wait()
+        with anyio.fail_after(10):
+            while (done := await tasks.get(_ctx(), params))["status"] != "completed":
+                await anyio.sleep(0)
+        assert done["result"]["content"][0]["text"] == "accept"
+        group.cancel_scope.cancel()
