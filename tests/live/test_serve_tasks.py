@@ -66,9 +66,11 @@ async def test_a_call_the_upstream_runs_as_a_task_is_a_task_for_a_client_that_de
         assert found["status"] == "failed" and "worker crashed" in found["error"]["message"], found
         assert "result" not in found
 
-        # A tool the upstream answers at once stays an ordinary call.
+        # A tool the upstream answers at once stays an ordinary call, and so does its failure.
         plain = await client.request("tools/call", {"name": "mcp__conf__greet", "arguments": {"name": "Ada"}})
         assert plain["resultType"] == "complete" and plain["content"][0]["text"] == "Hello, Ada!"
+        missing = await client.request("tools/call", {"name": "mcp__conf__no_such_tool", "arguments": {}})
+        assert missing["isError"] is True and "has no tool named" in missing["content"][0]["text"], missing
 
 
 async def test_a_task_s_questions_are_its_input_requests_and_answers_resume_it(home: Home, tmp_path: Path) -> None:
@@ -152,3 +154,23 @@ async def test_hermes_as_the_client_follows_serve_s_task(home: Home, tmp_path: P
              '{"seconds": 0, "label": "through"}'], capture_output=True, text=True, timeout=PATIENCE,
             env={**os.environ, "HERMES_HOME": str(client_home.root), "NO_COLOR": "1"}))
         assert ran.returncode == 0 and "computed through after 0 s" in ran.stdout, (ran.stdout, ran.stderr)
+
+
+async def test_a_declined_ask_is_a_result_for_a_client_with_the_extension(home: Home, tmp_path: Path) -> None:
+    """A call that never became a task answers as any call does: a tool a rule says asks, declined
+    by the client's user, is an error result the model reads, not a JSON-RPC error."""
+    servers = {"conf": stdio_entry("conformance_server.py")}
+    write_config(home, {"permissions": {"ask": ["mcp__conf__greet"]}, "mcp_servers": servers})
+    process, url, token = start_serve_http(home, tmp_path / "serve.log")
+    try:
+        async with _client(url, token) as client:
+            call = {"name": "mcp__conf__greet", "arguments": {"name": "Ada"}}
+            asked = await client.request("tools/call", call)
+            assert asked["resultType"] == "input_required", asked
+            (key,) = asked["inputRequests"]
+            declined = await client.request("tools/call", {**call, "requestState": asked["requestState"],
+                                                           "inputResponses": {key: {"action": "decline"}}})
+            assert declined["isError"] is True and "did not accept" in declined["content"][0]["text"], declined
+    finally:
+        process.terminate()
+        process.wait(timeout=PATIENCE)

@@ -16,7 +16,7 @@ from mcp.shared.exceptions import MCPError
 from hermes.live import served_tasks
 from hermes.live.rounds import Parked
 from hermes.live.served_tasks import ServedTasks, TaskParams, TaskUpdateParams
-from hermes.live.task_records import MAX_KEPT, MemoryTaskRecords, TaskRecord, TaskStatus
+from hermes.live.task_records import MAX_KEPT, MAX_KEPT_BYTES, MemoryTaskRecords, TaskRecord, TaskStatus
 
 pytestmark = pytest.mark.anyio
 
@@ -60,6 +60,37 @@ async def test_memory_records_expire_and_keep_at_most_their_bound() -> None:
                                         60_000, 500))
     assert await records.get("t0") is None and await records.get(f"t{MAX_KEPT + 4}") is not None
     assert sum([await records.get(f"t{n}") is not None for n in range(MAX_KEPT + 5)]) == MAX_KEPT
+
+
+async def test_memory_records_bound_what_results_weigh_and_never_forget_a_running_task() -> None:
+    clock = Clock()
+    records = MemoryTaskRecords(clock)
+    running = TaskRecord("running", TaskStatus.WORKING, clock.now, clock.now, 60_000, 500)
+    await records.create(running)
+    large = {"content": [{"type": "text", "text": "x" * (4 * 1024 * 1024)}]}
+    for number in range(40):  # 160 MiB of results, each task ending in turn
+        clock.now += 1
+        started = TaskRecord(f"big{number}", TaskStatus.WORKING, clock.now, clock.now, 3_600_000, 500)
+        await records.create(started)
+        assert await records.save(started.changed(TaskStatus.COMPLETED, at=clock.now, result=large))
+    kept = [n for n in range(40) if await records.get(f"big{n}") is not None]
+    assert kept == list(range(40 - len(kept), 40)) and 4 * len(kept) <= MAX_KEPT_BYTES // (1024 * 1024)
+    clock.now += 3600
+    assert await records.get("running") is not None  # running an hour past its ttl: still its record
+
+
+async def test_a_burst_of_calls_becomes_at_most_the_bound_of_tasks() -> None:
+    async with anyio.create_task_group() as group:
+        tasks = ServedTasks(MemoryTaskRecords(), group)
+        calls = [Parked(f"p{n}", "tools/call") for n in range(served_tasks.MAX_RUNNING + 10)]
+        for parked in calls:  # every upstream makes its call a task before any is adopted
+            tasks.escalating(parked)()
+        assert sum(parked.escalated for parked in calls) == served_tasks.MAX_RUNNING
+        calls[0].done.set()  # one given up before it was adopted frees its place
+        late = Parked("late", "tools/call")
+        tasks.escalating(late)()
+        assert late.escalated
+        group.cancel_scope.cancel()
 
 
 async def test_a_task_whose_process_went_quiet_is_failed_and_one_cancelled_elsewhere_stops() -> None:
@@ -112,9 +143,12 @@ async def test_answers_handed_over_resume_the_task_and_malformed_ones_are_refuse
         with anyio.fail_after(10):
             while (await tasks.get(_ctx(), params))["status"] != "input_required":
                 await anyio.sleep(0)
-        with pytest.raises(MCPError) as malformed:
-            await tasks.update(_ctx(), TaskUpdateParams(taskId=created.task_id, inputResponses={"go": {"x": 1}}))
-        assert malformed.value.error.code == types.INVALID_PARAMS
+        sampled = {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}
+        for wrong in ({"x": 1}, sampled, {"roots": []}):  # not an answer; answers of other questions
+            with pytest.raises(MCPError) as malformed:
+                await tasks.update(_ctx(), TaskUpdateParams(taskId=created.task_id, inputResponses={"go": wrong}))
+            assert malformed.value.error.code == types.INVALID_PARAMS
+        assert (await tasks.get(_ctx(), params))["status"] == "input_required"  # still waiting for its answer
         with pytest.raises(MCPError) as misrouted:
             await tasks.get(_ctx(name="another"), params)
         assert misrouted.value.error.code == -32020

@@ -88,10 +88,13 @@ async def check_tasks(store: TeamStore, now: float) -> None:
     working = StoredTask("t1", "working", now, now, now + 3600, now, "sealed-1")
     await store.create_task("bob", working)
     await store.create_task("alice", StoredTask("t1", "working", now, now, now + 3600, now, "alice's"))
-    await store.create_task("bob", StoredTask("old", "working", now - 7200, now - 7200, now - 3600, now - 7200, "x"))
+    await store.create_task("bob", StoredTask("ended", "working", now - 7200, now - 7200, now - 3600, now, "x"))
+    assert await store.save_task("bob", StoredTask("ended", "completed", now - 7200, now - 7000, now - 3400, now, "y"))
+    await store.create_task("bob", StoredTask("long", "working", now - 7200, now - 7200, now - 3600, now, "z"))
     assert await store.task("bob", "t1", now) == working
     assert (await store.task("alice", "t1", now) or working).sealed == "alice's"  # the same id, another user's
-    assert await store.task("bob", "old", now) is None and await store.task("carol", "t1", now) is None
+    assert await store.task("bob", "ended", now) is None and await store.task("carol", "t1", now) is None
+    assert await store.task("bob", "long", now) is not None  # a task still running never expires
 
     assert await store.save_task("bob", StoredTask("t1", "input_required", now, now + 1, now + 3600, now, "sealed-2"))
     assert await store.answer_task("bob", "t1", "answers-1") and await store.answer_task("bob", "t1", "answers-2")

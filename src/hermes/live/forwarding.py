@@ -209,7 +209,7 @@ class Forwarder:
 
         async def work() -> types.CallToolResult:
             result = await (run() if self.recorder is None else self.recorder.call(registered, server, run))
-            if as_task and isinstance(result, ToolError) and result.raw is None:
+            if isinstance(result, ToolError) and result.raw is None and self.router.call_became_task():
                 # Not the tool's own error but a call hermes could not make: a task says so as `failed`.
                 raise MCPError(types.INTERNAL_ERROR, result.text)
             return result.to_mcp()
@@ -249,7 +249,7 @@ class Forwarder:
 
             async def started() -> R:
                 with self.router.in_flight(server, ctx, parked), \
-                        task_watch.listening(parked.escalate) if as_task else contextlib.nullcontext():
+                        task_watch.listening(self.tasks.escalating(parked)) if as_task else contextlib.nullcontext():
                     return await work()
 
             run = started

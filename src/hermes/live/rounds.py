@@ -26,6 +26,7 @@ import anyio.abc
 import anyio.lowlevel
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 PARK_LIMIT = 300.0  # seconds a question waits for the client's retry
 MAX_WAITING = 256
@@ -34,6 +35,36 @@ R = TypeVar("R", bound=types.Result)
 CROWDED = types.ErrorData(code=types.INTERNAL_ERROR, message=f"hermes mcp serve has {MAX_WAITING} calls waiting for "
                                                               f"their clients' answers; it asks nothing more until "
                                                               f"some are answered or given up")
+
+
+_ANSWERS: dict[str, tuple[str, TypeAdapter[Any]]] = {
+    "elicitation/create": ("an elicitation result", TypeAdapter(types.ElicitResult)),
+    "sampling/createMessage": ("a sampling result",
+                               TypeAdapter(types.CreateMessageResult | types.CreateMessageResultWithTools)),
+    "roots/list": ("a roots list", TypeAdapter(types.ListRootsResult)),
+}
+
+
+def read_answers(answers: dict[str, Any], asked: dict[str, Any], *, strict: bool = True) -> dict[str, Any]:
+    """The answers to questions in `asked`, each read as what its question asks for (a key nobody
+    asked is left out). An answer of another kind is refused (-32602, nothing taken) when `strict`,
+    else left out: its question stays waiting."""
+    read = {}
+    for key, value in answers.items():
+        question = asked.get(key)
+        if question is None:
+            continue
+        method = question.get("method") if isinstance(question, dict) else getattr(question, "method", None)
+        kind, adapter = _ANSWERS.get(str(method), ("an answer", TypeAdapter(Any)))
+        try:
+            read[key] = adapter.validate_python(
+                value.model_dump(mode="json", by_alias=True, exclude_none=True) if isinstance(value, BaseModel)
+                else value)
+        except ValidationError:
+            if strict:
+                raise MCPError(types.INVALID_PARAMS, f"The answer to '{key[:80]}' is not {kind}, which its question "
+                                                     f"asks for") from None
+    return read
 
 
 class Escalated(types.Result):
@@ -109,8 +140,10 @@ class Parked:
         self.questions.pop(key, None)
         return question.answer
 
-    def answer(self, responses: dict[str, Any]) -> None:
-        for key, response in responses.items():
+    def answer(self, responses: dict[str, Any], *, strict: bool = True) -> None:
+        """Answers to questions the client was sent (read as what each asks for; see `read_answers`)."""
+        sent = {key: q.request for key, q in self.questions.items() if q.sent and not q.answered.is_set()}
+        for key, response in read_answers(responses, sent, strict=strict).items():
             question = self.questions.get(key)
             if question is not None and question.sent and not question.answered.is_set():
                 question.answer = response

@@ -104,6 +104,11 @@ class Router:
             calls.remove(call)
             _CURRENT.reset(token)
 
+    def call_became_task(self) -> bool:
+        """Whether the client's call whose work runs here became a task (its upstream made it one)."""
+        current = _CURRENT.get()
+        return current is not None and current.parked is not None and current.parked.escalated
+
     def _call_for(self, server: str) -> Call:
         """The call an upstream request of `server` belongs to; `Unknowable` when none can be named."""
         current = _CURRENT.get()

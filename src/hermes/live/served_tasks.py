@@ -32,9 +32,9 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_NAME_HEADER, decode_header_value
 from mcp_types.jsonrpc import HEADER_MISMATCH
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from hermes.live.rounds import Parked
+from hermes.live.rounds import Parked, read_answers
 from hermes.live.routing import Ctx
 from hermes.live.task_records import TaskCreated, TaskRecord, TaskRecords, TaskStatus
 from hermes.mcp.describe import one_line
@@ -47,7 +47,6 @@ LOOK_EVERY = 0.5  # seconds between looks for answers and cancels handed over th
 STALE_AFTER = 60.0  # a task whose process has not said it runs it for this long has stopped with it
 LAST_WRITE = 5.0  # seconds the record of a task cut short by a stop may take to write
 STOPPED = {"code": types.INTERNAL_ERROR, "message": "hermes stopped before this task finished; call the tool again"}
-_RESPONSE: TypeAdapter[types.InputResponse] = TypeAdapter(types.InputResponse)
 _REQUIRED = types.MissingRequiredClientCapabilityErrorData(
     required_capabilities=types.ClientCapabilities(extensions={EXTENSION: {}}))
 
@@ -87,6 +86,7 @@ class ServedTasks:
         self._tasks = tasks
         self._clock = clock
         self._running: dict[str, _Running] = {}
+        self._escalating: set[Parked] = set()  # made tasks by their upstream, not adopted yet
 
     # -- calls -----------------------------------------------------------------------------------
 
@@ -94,11 +94,24 @@ class ServedTasks:
         return len(self._running)
 
     def offered(self, ctx: Ctx) -> bool:
-        """Whether a task-supporting call of this request may become a task."""
-        return declared(ctx) and len(self._running) < MAX_RUNNING
+        """Whether a call of this request may become a task."""
+        return declared(ctx)
+
+    def escalating(self, parked: Parked) -> Callable[[], None]:
+        """What hears that the upstream made `parked`'s call a task: it becomes one here too while
+        fewer than `MAX_RUNNING` run (counted when it happens, so a burst of calls cannot pass the
+        bound); past that it goes on as an ordinary call."""
+        def heard() -> None:
+            self._escalating = {p for p in self._escalating if not p.done.is_set()}  # given up before adopted
+            if len(self._running) + len(self._escalating) < MAX_RUNNING:
+                self._escalating.add(parked)
+                parked.escalate()
+
+        return heard
 
     async def adopt(self, parked: Parked) -> TaskCreated:
         """The call `parked` is a task from now on: kept (durably) before the client hears of it."""
+        self._escalating.discard(parked)
         now = self._clock()
         record = TaskRecord(secrets.token_urlsafe(18), TaskStatus.WORKING, now, now, TTL_MS, POLL_INTERVAL_MS)
         running = self._running[record.task_id] = _Running(parked, record)
@@ -178,7 +191,7 @@ class ServedTasks:
                 if pending.cancelled:
                     self._cancel(running)
                 elif pending.responses:
-                    running.parked.answer(_responses(pending.responses, running.parked.questions, strict=False))
+                    running.parked.answer(pending.responses, strict=False)
 
     # -- the extension's methods ------------------------------------------------------------------
 
@@ -201,15 +214,14 @@ class ServedTasks:
         _require(ctx, params)
         running = self._running.get(params.task_id)
         if running is not None:
-            running.parked.answer(_responses(params.input_responses, running.parked.questions, strict=True))
+            running.parked.answer(params.input_responses)
         else:
             record = await self._stored(params.task_id)
             if not record.status.terminal:
-                known = record.input_requests or {}
-                answers = {k: v for k, v in params.input_responses.items() if k in known}
-                _responses(answers, known, strict=True)  # a malformed answer is refused here, not dropped there
+                # An answer of the wrong kind is refused here, not dropped by the replica running the task.
+                answers = read_answers(params.input_responses, record.input_requests or {})
                 if answers:
-                    await self.records.answer(params.task_id, answers)
+                    await self.records.answer(params.task_id, {k: _wire(v) for k, v in answers.items()})
         return types.EmptyResult(result_type="complete")
 
     async def cancel(self, ctx: Ctx, params: TaskParams) -> types.EmptyResult:
@@ -251,22 +263,6 @@ def _require(ctx: Ctx, params: TaskParams) -> None:
 def _unknown(task_id: str) -> MCPError:
     return MCPError(types.INVALID_PARAMS, f"No task '{one_line(task_id, 80)}' is known here (it never was, it "
                                           f"expired, or it is another user's)")
-
-
-def _responses(given: dict[str, Any], asked: dict[str, Any], *, strict: bool) -> dict[str, Any]:
-    """The answers to questions that were asked, read as answers (a key nobody asked is ignored; a
-    malformed answer is refused when `strict`, else left out: its question stays waiting)."""
-    answers = {}
-    for key, value in given.items():
-        if key not in asked:
-            continue
-        try:
-            answers[key] = _RESPONSE.validate_python(value)
-        except ValidationError:
-            if strict:
-                raise MCPError(types.INVALID_PARAMS, f"The answer to '{one_line(key, 80)}' is no elicitation, "
-                                                     f"sampling or roots result") from None
-    return answers
 
 
 def _error(failure: BaseException | None) -> dict[str, Any]:

@@ -13,6 +13,7 @@ answers for a task another one runs.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -54,7 +55,9 @@ class TaskRecord:
 
     @property
     def expires_at(self) -> float:
-        return self.created_at + self.ttl_ms / 1000
+        """`ttl_ms` after its last change: a task that runs long keeps its record, and its result
+        stays readable for the whole ttl after it ended."""
+        return self.updated_at + self.ttl_ms / 1000
 
     def changed(self, status: TaskStatus, *, at: float, message: str | None = None,
                 result: dict[str, Any] | None = None, error: dict[str, Any] | None = None,
@@ -158,38 +161,45 @@ class TaskRecords(Protocol):
 
 
 MAX_KEPT = 1024  # records one process keeps in memory; past that the longest-ended go first
+MAX_KEPT_BYTES = 64 * 1024 * 1024  # and what their results and errors weigh, at most
 
 
 class MemoryTaskRecords:
-    """The records of one process's tasks, in memory: nothing else reads them. At most `MAX_KEPT`
-    (a client that starts task after task cannot grow them without bound)."""
+    """The records of one process's tasks, in memory: nothing else reads them. At most `MAX_KEPT`,
+    weighing at most `MAX_KEPT_BYTES` (a client that starts task after task, each with a large
+    result, cannot grow them without bound): past that, ended tasks are forgotten, longest-ended
+    first. A running task's record is never forgotten."""
 
     shared = False
 
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self._clock = clock
         self._records: dict[str, TaskRecord] = {}
+        self._weights: dict[str, int] = {}
         self._alive: dict[str, float] = {}
         self._responses: dict[str, dict[str, Any]] = {}
         self._cancelled: set[str] = set()
 
     def _drop(self, task_id: str) -> None:
         self._records.pop(task_id, None)
+        self._weights.pop(task_id, None)
         self._alive.pop(task_id, None)
         self._responses.pop(task_id, None)
         self._cancelled.discard(task_id)
 
-    def _drop_expired(self) -> None:
+    def _make_room(self) -> None:
+        """Forget what expired, then ended tasks (longest-ended first) while over a bound."""
         now = self._clock()
-        for task_id in [t for t, r in self._records.items() if r.expires_at <= now]:
-            self._drop(task_id)
+        ended = sorted((r for r in self._records.values() if r.status.terminal), key=lambda r: r.updated_at)
+        weight = sum(self._weights.values())
+        for record in ended:
+            if record.expires_at > now and len(self._records) < MAX_KEPT and weight <= MAX_KEPT_BYTES:
+                break
+            weight -= self._weights.get(record.task_id, 0)
+            self._drop(record.task_id)
 
     async def create(self, record: TaskRecord) -> None:
-        self._drop_expired()
-        if len(self._records) >= MAX_KEPT:
-            ended = sorted((r for r in self._records.values() if r.status.terminal), key=lambda r: r.updated_at)
-            for old in ended[:len(self._records) - MAX_KEPT + 1]:
-                self._drop(old.task_id)
+        self._make_room()
         self._records[record.task_id] = record
         self._alive[record.task_id] = record.created_at
 
@@ -198,12 +208,16 @@ class MemoryTaskRecords:
         if stored is None or stored.status.terminal:
             return False
         self._records[record.task_id] = record
+        if record.status.terminal:
+            self._weights[record.task_id] = len(json.dumps([record.result, record.error]))
+            self._make_room()
         return True
 
     async def get(self, task_id: str) -> tuple[TaskRecord, float] | None:
-        self._drop_expired()
         record = self._records.get(task_id)
-        return (record, self._alive.get(task_id, record.created_at)) if record is not None else None
+        if record is None or (record.status.terminal and record.expires_at <= self._clock()):
+            return None
+        return record, self._alive.get(task_id, record.created_at)
 
     async def cancel(self, task_id: str, at: float) -> TaskRecord | None:
         record = self._records.get(task_id)

@@ -131,7 +131,8 @@ class MemoryStore:
         return found[:limit]
 
     async def create_task(self, user: str, task: StoredTask) -> None:
-        for key in [key for key, found in self._tasks.items() if found.expires < task.created]:
+        for key in [key for key, found in self._tasks.items()
+                    if found.expires < task.created and found.status not in ("working", "input_required")]:
             del self._tasks[key]
         self._tasks[(user, task.task_id)] = task
 
@@ -140,12 +141,13 @@ class MemoryStore:
         if found is None or found.status not in ("working", "input_required"):
             return False
         self._tasks[(user, task.task_id)] = replace(found, status=task.status, sealed=task.sealed,
-                                                    updated=task.updated)
+                                                    updated=task.updated, expires=task.expires)
         return True
 
     async def task(self, user: str, task_id: str, now: float) -> StoredTask | None:
         found = self._tasks.get((user, task_id))
-        return found if found is not None and found.expires > now else None
+        running = found is not None and found.status in ("working", "input_required")
+        return found if found is not None and (found.expires > now or running) else None
 
     async def cancel_task(self, user: str, task_id: str, at: float) -> StoredTask | None:
         key = (user, task_id)
@@ -153,7 +155,7 @@ class MemoryStore:
         if found is not None and found.status in ("working", "input_required"):
             self._cancelled.add(key)
             self._tasks[key] = found = replace(found, status="cancelled", updated=at)
-        return found if found is not None and found.expires > at else None
+        return found
 
     async def answer_task(self, user: str, task_id: str, sealed_answers: str) -> bool:
         if (user, task_id) not in self._tasks:

@@ -166,7 +166,7 @@ class SqlStore:
 
 
     async def create_task(self, user: str, task: StoredTask) -> None:
-        await self.db.execute("DELETE FROM team_tasks WHERE expires < %s", (task.created,))
+        await self.db.execute(f"DELETE FROM team_tasks WHERE expires < %s AND NOT {_RUNNING}", (task.created,))
         # Answers nobody took within a day belong to tasks that are gone.
         await self.db.execute("DELETE FROM team_task_inputs WHERE at < %s", (task.created - 86_400,))
         await self.db.execute("INSERT INTO team_tasks VALUES (%s, %s, %s, %s, %s, %s, %s, %s, 0)",
@@ -175,11 +175,12 @@ class SqlStore:
 
     async def save_task(self, user: str, task: StoredTask) -> bool:
         return await self.db.execute(
-            f"UPDATE team_tasks SET status = %s, sealed = %s, updated = %s WHERE user_name = %s AND task_id = %s "
-            f"AND {_RUNNING}", (task.status, task.sealed, task.updated, user, task.task_id)) > 0
+            f"UPDATE team_tasks SET status = %s, sealed = %s, updated = %s, expires = %s WHERE user_name = %s "
+            f"AND task_id = %s AND {_RUNNING}", (task.status, task.sealed, task.updated, task.expires, user,
+                                                   task.task_id)) > 0
 
     async def task(self, user: str, task_id: str, now: float) -> StoredTask | None:
-        rows = await self.db.fetch(f"{_TASK} WHERE user_name = %s AND task_id = %s AND expires > %s",
+        rows = await self.db.fetch(f"{_TASK} WHERE user_name = %s AND task_id = %s AND (expires > %s OR {_RUNNING})",
                                    (user, task_id, now))
         return _task(rows[0]) if rows else None
 
