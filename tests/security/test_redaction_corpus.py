@@ -158,3 +158,27 @@ async def test_a_session_leaves_ordinary_words_alone_and_hides_its_secrets(home:
         text = f"info: the flag is true; the key is {CANARY}"
         result = await session.call("mcp__box__echo", {"text": text})
     assert result.text == f"info: the flag is true; the key is {REDACTED}"
+
+
+@pytest.mark.anyio
+async def test_a_server_s_question_hides_its_secrets_like_its_results(home: Home) -> None:
+    """A question is server output too: the form a user sees (or a client of `serve`) never shows
+    a secret the server was given."""
+    import mcp_types as types
+
+    from hermes.mcp.handlers import ClientHandlers
+    from hermes.session.core import Session
+    from tests.support import stdio_entry
+
+    asked: list[str] = []
+
+    async def elicit(server: str, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="decline")
+
+    # The toolbox asks the 2025-11-25 way (on the session), which a legacy connection carries.
+    write_config(home, {"mcp_servers": {"box": stdio_entry(env={"FAKE_API_KEY": CANARY}, protocol="legacy")}})
+    async with Session(home, handlers=ClientHandlers(elicitation=elicit)) as session:
+        result = await session.call("mcp__box__ask_with_key", {})
+    assert result.text == "answered: decline"
+    assert asked == [f"Is {REDACTED} your key?"]

@@ -28,7 +28,6 @@ from pydantic import BaseModel
 from hermes.config.agent_settings import SamplingSettings
 from hermes.files import BoundedLog
 from hermes.security.clean import clean_text, clean_value
-from hermes.security.invisible import visible_value
 from hermes.security.redact import Redactor
 
 SamplingResult = types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData
@@ -58,10 +57,11 @@ class ClientHandlers:
 M = TypeVar("M", bound=BaseModel)
 
 
-def _visible_model(params: M) -> M:
-    """What a server asks the model or the user, with no hidden characters anywhere in it."""
-    return type(params).model_validate(visible_value(params.model_dump(mode="json", by_alias=True,
-                                                                       exclude_none=True)))
+def _visible_model(params: M, redactor: Redactor) -> M:
+    """What a server asks the model or the user, with no hidden characters anywhere in it, and no
+    secret: a question is server output like any result."""
+    return type(params).model_validate(clean_value(params.model_dump(mode="json", by_alias=True,
+                                                                     exclude_none=True), redactor))
 
 
 def path_roots(paths: list[str] | tuple[str, ...]) -> list[types.Root]:
@@ -108,14 +108,15 @@ class ServerCallbacks:
         if self.handlers.sampling is None:
             return types.ErrorData(code=types.INVALID_REQUEST, message=NO_MODEL)
         with _asked_as(context):
-            return await self.handlers.sampling(self.server, self.sampling_settings, _visible_model(params))
+            return await self.handlers.sampling(self.server, self.sampling_settings,
+                                                _visible_model(params, self.redactor))
 
     async def elicitation(self, context: ClientRequestContext,
                           params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
         if self.handlers.elicitation is None:
             return types.ElicitResult(action="decline")
         with _asked_as(context):
-            return await self.handlers.elicitation(self.server, _visible_model(params))
+            return await self.handlers.elicitation(self.server, _visible_model(params, self.redactor))
 
     @property
     def offers_roots(self) -> bool:
