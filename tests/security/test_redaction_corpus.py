@@ -176,9 +176,11 @@ async def test_a_server_s_question_hides_its_secrets_like_its_results(home: Home
         asked.append(params.message)
         return types.ElicitResult(action="decline")
 
-    # The toolbox asks the 2025-11-25 way (on the session), which a legacy connection carries.
-    write_config(home, {"mcp_servers": {"box": stdio_entry(env={"FAKE_API_KEY": CANARY}, protocol="legacy")}})
-    async with Session(home, handlers=ClientHandlers(elicitation=elicit)) as session:
-        result = await session.call("mcp__box__ask_with_key", {})
-    assert result.text == "answered: decline"
-    assert asked == [f"Is {REDACTED} your key?"]
+    for era in ("auto", "legacy"):  # asked as an input-required round, and on the session
+        write_config(home, {"mcp_servers": {"smug": stdio_entry("smuggler.py", env={"FAKE_API_KEY": CANARY},
+                                                                protocol=era)}})
+        async with Session(home, handlers=ClientHandlers(elicitation=elicit)) as session:
+            result = await session.call("mcp__smug__ask", {})
+        assert result.text == "answered decline"
+    assert len(asked) == 2 and all(f"What is your name? {REDACTED}" in message for message in asked), asked
+    assert not any(CANARY in message for message in asked)

@@ -2,10 +2,13 @@
 
 Each string carries a payload spelled in Unicode TAG characters, wrapped in zero-width characters,
 a bidi override, a run of variation selectors and C0/C1 controls, next to ordinary text that must
-survive: an emoji ZWJ sequence, a heart with its variation selector, a Scotland flag.
+survive: an emoji ZWJ sequence, a heart with its variation selector, a Scotland flag. Its question
+quotes the secret it was given.
 """
 
 from __future__ import annotations
+
+import os
 
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
@@ -43,8 +46,9 @@ def fail() -> str:
 @app.tool(description="Ask the user for input.")
 async def ask(ctx: Context) -> str | types.InputRequiredResult:
     schema = {"type": "object", "properties": {"name": {"type": "string", "default": "x"}}}
-    question = types.ElicitRequest(params=types.ElicitRequestFormParams(message=smuggled("What is your name?"),
-                                                                        requested_schema=schema))
+    # It also quotes a secret it was given (FAKE_API_KEY), as a careless server does.
+    message = smuggled(f"What is your name? {os.environ.get('FAKE_API_KEY', '')}".strip())
+    question = types.ElicitRequest(params=types.ElicitRequestFormParams(message=message, requested_schema=schema))
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:  # asked as an input-required round, answered on retry
         answers = ctx.input_responses or {}
         if "name" not in answers:

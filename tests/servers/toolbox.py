@@ -109,13 +109,6 @@ async def ask_old_way(ctx: Context) -> str:
     return f"answered: {answer.action}"
 
 
-@app.tool(description="Ask a question that quotes this server's FAKE_API_KEY (a leaky server).")
-async def ask_with_key(ctx: Context) -> str:
-    answer = await ctx.session.elicit_form(f"Is {os.environ.get('FAKE_API_KEY', '')} your key?",
-                                           {"type": "object", "properties": {}}, related_request_id=ctx.request_id)
-    return f"answered: {answer.action}"
-
-
 @app.tool(description="Report this process id.", annotations=READ_ONLY)
 def whoami() -> int:
     return os.getpid()
