@@ -165,3 +165,48 @@ async def test_answers_handed_over_resume_the_task_and_malformed_ones_are_refuse
                 await anyio.sleep(0)
         assert done["result"]["content"][0]["text"] == "accept"
         group.cancel_scope.cancel()
+
+
+class SlowRecords(MemoryTaskRecords):
+    """Records whose writes take a moment (as a database's do), and whose first write fails."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failed_once = False
+
+    async def save(self, record: TaskRecord) -> bool:
+        await anyio.sleep(0.01)  # the call may finish meanwhile
+        if not self.failed_once:
+            self.failed_once = True
+            raise OSError("the database is away for a moment")
+        return await super().save(record)
+
+
+async def test_a_change_made_while_a_record_is_written_is_written_too_and_a_failed_write_is_retried() -> None:
+    records = SlowRecords()
+    async with anyio.create_task_group() as group:
+        tasks = ServedTasks(records, group)
+        parked = Parked("p", "tools/call")
+        finish = anyio.Event()
+
+        async def call() -> types.CallToolResult:
+            await _question(parked)
+            await finish.wait()
+            return types.CallToolResult(content=[types.TextContent(type="text", text="done")])
+
+        group.start_soon(parked.run, call, lambda _: None)
+        created = await tasks.adopt(parked)
+        params = TaskParams(taskId=created.task_id)
+        with anyio.fail_after(10):
+            while (await tasks.get(_ctx(), params))["status"] != "input_required":
+                await anyio.sleep(0)
+        await tasks.update(_ctx(), TaskUpdateParams(taskId=created.task_id, inputResponses={
+            "go": {"action": "accept", "content": {}}}))
+        finish.set()  # the call ends while the answer's state is being written
+        with anyio.fail_after(10):
+            while tasks.running():
+                await anyio.sleep(0)
+        stored = await records.get(created.task_id)
+        assert records.failed_once and stored is not None and stored[0].status is TaskStatus.COMPLETED
+        assert (await tasks.get(_ctx(), params))["result"]["content"][0]["text"] == "done"
+        group.cancel_scope.cancel()

@@ -109,6 +109,7 @@ async def check_tasks(store: TeamStore, now: float) -> None:
 
     cancelled = await store.cancel_task("bob", "t1", now + 4)
     assert cancelled is not None and cancelled.status == "cancelled"
+    assert cancelled.expires == now + 4 + 3599  # kept its ttl after the cancel, as after any change
     assert await store.take_task_inputs("bob", ["t1"], now + 5) == {"t1": TaskInputs((), True)}
     # Ended: the replica running it cannot write over that, and a second cancel changes nothing.
     assert not await store.save_task("bob", StoredTask("t1", "completed", now, now + 6, now + 3600, now, "late"))

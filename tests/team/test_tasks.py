@@ -67,6 +67,19 @@ async def test_a_task_started_on_one_replica_is_read_answered_and_cancelled_on_a
         done = await on_second.until(task, "completed", "failed")
         assert done["result"]["content"][0]["text"] == "deleted plans.txt", done
 
+        # Some of the answers through the other replica: it says at once what is left.
+        multi = await on_first.request("tools/call", {"name": "mcp__conf__multi_input", "arguments": {}})
+        both = await on_second.until(multi["taskId"], "input_required")
+        assert set(both["inputRequests"]) == {"name", "confirm"}
+        await on_second.request("tasks/update", {"taskId": multi["taskId"], "inputResponses": {
+            "name": {"action": "accept", "content": {"name": "Grace"}}}})
+        left = await on_second.task(multi["taskId"])
+        assert left["status"] == "input_required" and set(left["inputRequests"]) == {"confirm"}, left
+        await on_second.request("tasks/update", {"taskId": multi["taskId"], "inputResponses": {
+            "confirm": {"action": "accept", "content": {"confirm": True}}}})
+        finished = await on_first.until(multi["taskId"], "completed", "failed")
+        assert finished["result"]["content"][0]["text"] == "name=Grace confirm={'confirm': True}", finished
+
         long = await on_first.request("tools/call", {"name": "mcp__conf__slow_compute",
                                                      "arguments": {"seconds": 600, "label": "long"}})
         await on_second.request("tasks/cancel", {"taskId": long["taskId"]})

@@ -98,21 +98,28 @@ class Parked:
         self.watching = 0  # the client's requests waiting on this one now
         self._scope: anyio.CancelScope | None = None
         self._changed = anyio.Event()
+        self.version = 0  # counts its changes: a waiter says which one it has seen, so none is missed
         self._count = 0
         self.escalated = False  # its upstream made the call a task: from then on it is one downstream too
         self._escalation_told = False
 
-    def escalate(self) -> None:
-        self.escalated = True
+    def _touch(self) -> None:
+        self.version += 1
         self._changed.set()
 
-    async def change(self) -> None:
-        """Wait for the next change: a question, an answer, the end."""
-        event = self._changed = anyio.Event() if self._changed.is_set() else self._changed
-        await event.wait()
+    def escalate(self) -> None:
+        self.escalated = True
+        self._touch()
 
-    def unanswered(self) -> dict[str, Any]:
-        """The questions waiting for answers (a task's `inputRequests`), now counted as sent."""
+    async def change(self, seen: int) -> None:
+        """Wait until it has changed since `version` was `seen` (a question, an answer, the end)."""
+        while self.version == seen:
+            if self._changed.is_set():
+                self._changed = anyio.Event()
+            await self._changed.wait()
+
+    def send_unanswered(self) -> dict[str, Any]:
+        """The questions waiting for answers (a task's `inputRequests`), counted as sent from now on."""
         waiting = {key: q for key, q in self.questions.items() if not q.answered.is_set()}
         for question in waiting.values():
             question.sent = True
@@ -134,10 +141,11 @@ class Parked:
         if not key or key in self.questions or len(key) > 256:
             key = f"q{self._count}"
         question = self.questions[key] = _Question(request)
-        self._changed.set()
+        self._touch()
         with anyio.move_on_after(PARK_LIMIT):
             await question.answered.wait()
         self.questions.pop(key, None)
+        self._touch()
         return question.answer
 
     def answer(self, responses: dict[str, Any], *, strict: bool = True) -> None:
@@ -148,7 +156,7 @@ class Parked:
             if question is not None and question.sent and not question.answered.is_set():
                 question.answer = response
                 question.answered.set()
-                self._changed.set()
+                self._touch()
 
     def _round(self, questions: dict[str, _Question]) -> types.InputRequiredResult:
         for question in questions.values():
@@ -164,6 +172,7 @@ class Parked:
             if unanswered:
                 return self._round({**unanswered, **{k: q for k, q in self.questions.items() if not q.sent}})
         while True:
+            seen = self.version
             if self.escalated and not self._escalation_told:
                 self._escalation_told = True  # its questions are the task's from now on
                 return ESCALATED
@@ -179,7 +188,7 @@ class Parked:
                     raise self.failure
                 assert self.result is not None
                 return self.result
-            await self.change()
+            await self.change(seen)
 
     def cancel(self) -> None:
         if self._scope is not None:
@@ -195,7 +204,7 @@ class Parked:
             if self.result is None and self.failure is None:
                 self.failure = MCPError(code=types.INTERNAL_ERROR, message="the call was given up")
             self.done.set()
-            self._changed.set()
+            self._touch()
             finished(self)
 
 

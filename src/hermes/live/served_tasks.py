@@ -46,6 +46,8 @@ MAX_RUNNING = 64  # tasks at once; past that, calls are answered without one (as
 LOOK_EVERY = 0.5  # seconds between looks for answers and cancels handed over through shared records
 STALE_AFTER = 60.0  # a task whose process has not said it runs it for this long has stopped with it
 LAST_WRITE = 5.0  # seconds the record of a task cut short by a stop may take to write
+SAVE_AGAIN = 0.5  # seconds before a record whose write failed is written again
+ASKING = "waiting for answers to the tool's questions"
 STOPPED = {"code": types.INTERNAL_ERROR, "message": "hermes stopped before this task finished; call the tool again"}
 _REQUIRED = types.MissingRequiredClientCapabilityErrorData(
     required_capabilities=types.ClientCapabilities(extensions={EXTENSION: {}}))
@@ -73,8 +75,10 @@ def _wire(value: Any) -> Any:
 
 @dataclass(eq=False)
 class _Running:
+    """A task this process runs: its call, and the record as last written (what clients are told)."""
+
     parked: Parked
-    record: TaskRecord
+    written: TaskRecord
     cancelled: bool = False
 
 
@@ -121,50 +125,59 @@ class ServedTasks:
             del self._running[record.task_id]
             parked.cancel()
             raise
-        self._tasks.start_soon(self._follow, running, record)
+        self._tasks.start_soon(self._follow, running)
         return TaskCreated.of(record)
 
     def _state(self, running: _Running) -> TaskRecord:
-        """The task as it is now (the record as it was, while nothing changed)."""
-        parked, record, now = running.parked, running.record, self._clock()
-        if running.cancelled:
-            state = record.changed(TaskStatus.CANCELLED, at=now)
+        """The task as it is now (the written record itself, while nothing it says has changed).
+        A call that finished wins over a cancel that came after it."""
+        parked, written, now = running.parked, running.written, self._clock()
+        if parked.done.is_set() and parked.result is not None:
+            state = written.changed(TaskStatus.COMPLETED, at=now, result=_wire(parked.result))
+        elif running.cancelled:
+            state = written.changed(TaskStatus.CANCELLED, at=now)
         elif parked.done.is_set():
-            if parked.result is not None:
-                state = record.changed(TaskStatus.COMPLETED, at=now, result=_wire(parked.result))
-            else:
-                state = record.changed(TaskStatus.FAILED, at=now, error=_error(parked.failure))
-        elif questions := parked.unanswered():
-            state = record.changed(TaskStatus.INPUT_REQUIRED, at=now,
-                                   message="waiting for answers to the tool's questions",
-                                   input_requests={key: _wire(q) for key, q in questions.items()})
+            state = written.changed(TaskStatus.FAILED, at=now, error=_error(parked.failure))
+        elif questions := parked.send_unanswered():
+            state = written.changed(TaskStatus.INPUT_REQUIRED, at=now, message=ASKING,
+                                    input_requests={key: _wire(q) for key, q in questions.items()})
         else:
-            state = record.changed(TaskStatus.WORKING, at=now)
-        same = (state.status, state.input_requests) == (record.status, record.input_requests)
-        return record if same else state
+            state = written.changed(TaskStatus.WORKING, at=now)
+        same = (state.status, state.input_requests) == (written.status, written.input_requests)
+        return written if same else state
 
-    async def _follow(self, running: _Running, saved: TaskRecord) -> None:
-        """Write each change of a running task to its record (`saved`: as written), until it ends."""
-        task_id = saved.task_id
+    async def _follow(self, running: _Running) -> None:
+        """Write each change of a running task to its record, until it ends; clients are told only
+        what was written. A write that fails (the database away for a moment) is tried again."""
+        parked = running.parked
         try:
             while True:
-                state = running.record = self._state(running)
-                if state is not saved:
-                    if not await self.records.save(state) and not state.status.terminal:
-                        self._cancel(running)  # cancelled through another process
+                seen = parked.version
+                state = self._state(running)
+                if state is not running.written:
+                    try:
+                        written = await self.records.save(state)
+                    except Exception:
+                        await anyio.sleep(SAVE_AGAIN)
                         continue
-                    saved = state
+                    if not written:
+                        if state.status.terminal:
+                            return  # it ended elsewhere first (cancelled through another replica)
+                        self._cancel(running)
+                        continue
+                    running.written = state
                 if state.status.terminal:
                     return
-                await running.parked.change()
+                await parked.change(seen)
         finally:
-            self._running.pop(task_id, None)
-            running.parked.cancel()
-            if not saved.status.terminal:
+            self._running.pop(running.written.task_id, None)
+            parked.cancel()
+            if not running.written.status.terminal:
                 # `serve` (or this replica) stops under the task: whoever asks next hears so at once.
                 with anyio.CancelScope(shield=True), anyio.move_on_after(LAST_WRITE), \
                         contextlib.suppress(Exception):
-                    await self.records.save(saved.changed(TaskStatus.FAILED, at=self._clock(), error=STOPPED))
+                    await self.records.save(running.written.changed(TaskStatus.FAILED, at=self._clock(),
+                                                                    error=STOPPED))
 
     def _cancel(self, running: _Running) -> None:
         running.cancelled = True
@@ -204,10 +217,7 @@ class ServedTasks:
             if found is not None and found[0].status is TaskStatus.CANCELLED:
                 self._cancel(running)
                 return {"resultType": "complete", **found[0].detailed()}
-        if running is not None:
-            record = running.record = self._state(running)
-        else:
-            record = await self._stored(params.task_id)
+        record = running.written if running is not None else await self._stored(params.task_id)
         return {"resultType": "complete", **record.detailed()}
 
     async def update(self, ctx: Ctx, params: TaskUpdateParams) -> types.EmptyResult:
@@ -215,22 +225,33 @@ class ServedTasks:
         running = self._running.get(params.task_id)
         if running is not None:
             running.parked.answer(params.input_responses)
-        else:
-            record = await self._stored(params.task_id)
-            if not record.status.terminal:
-                # An answer of the wrong kind is refused here, not dropped by the replica running the task.
-                answers = read_answers(params.input_responses, record.input_requests or {})
-                if answers:
-                    await self.records.answer(params.task_id, {k: _wire(v) for k, v in answers.items()})
+            return types.EmptyResult(result_type="complete")
+        record = await self._stored(params.task_id)
+        if record.status is TaskStatus.INPUT_REQUIRED:
+            # An answer of the wrong kind is refused here, not dropped by the replica running the task.
+            asked = record.input_requests or {}
+            answers = read_answers(params.input_responses, asked)
+            if answers:
+                await self.records.answer(params.task_id, {k: _wire(v) for k, v in answers.items()})
+                # What is still asked, at once (the replica running it writes the same once it takes them).
+                left = {k: v for k, v in asked.items() if k not in answers}
+                await self.records.save(record.changed(
+                    TaskStatus.INPUT_REQUIRED if left else TaskStatus.WORKING, at=self._clock(),
+                    message=ASKING if left else None, input_requests=left or None))
         return types.EmptyResult(result_type="complete")
 
     async def cancel(self, ctx: Ctx, params: TaskParams) -> types.EmptyResult:
         _require(ctx, params)
         running = self._running.get(params.task_id)
+        if running is not None and running.parked.done.is_set():
+            return types.EmptyResult(result_type="complete")  # it finished: its end is about to be written
         if running is not None:
             self._cancel(running)
-        if await self.records.cancel(params.task_id, self._clock()) is None and running is None:
+        found = await self.records.cancel(params.task_id, self._clock())
+        if found is None and running is None:
             raise _unknown(params.task_id)
+        if running is not None and found is not None and found.status is TaskStatus.CANCELLED:
+            running.written = found  # written: the next tasks/get says so, here as anywhere
         return types.EmptyResult(result_type="complete")
 
     async def _stored(self, task_id: str) -> TaskRecord:
@@ -240,8 +261,13 @@ class ServedTasks:
         record, alive_at = found
         if not record.status.terminal and self.records.shared and self._clock() - alive_at > STALE_AFTER:
             # The replica running it stopped (killed, or its database connection gone for good).
-            record = record.changed(TaskStatus.FAILED, at=self._clock(), error=STOPPED)
-            await self.records.save(record)
+            stopped = record.changed(TaskStatus.FAILED, at=self._clock(), error=STOPPED)
+            if await self.records.save(stopped):
+                return stopped
+            found = await self.records.get(task_id)  # it wrote its end just now after all
+            if found is None:
+                raise _unknown(task_id)
+            record = found[0]
         return record
 
 

@@ -70,7 +70,7 @@ class TaskRecord:
         shown: dict[str, Any] = {"taskId": self.task_id, "status": self.status.value,
                                  "createdAt": _iso(self.created_at), "lastUpdatedAt": _iso(self.updated_at),
                                  "ttlMs": self.ttl_ms, "pollIntervalMs": self.poll_interval_ms}
-        if self.status_message:
+        if self.status_message and not self.status.terminal:
             shown["statusMessage"] = self.status_message
         return shown
 

@@ -154,7 +154,8 @@ class MemoryStore:
         found = self._tasks.get(key)
         if found is not None and found.status in ("working", "input_required"):
             self._cancelled.add(key)
-            self._tasks[key] = found = replace(found, status="cancelled", updated=at)
+            self._tasks[key] = found = replace(found, status="cancelled", updated=at,
+                                               expires=at + (found.expires - found.updated))
         return found
 
     async def answer_task(self, user: str, task_id: str, sealed_answers: str) -> bool:

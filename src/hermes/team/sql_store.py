@@ -18,6 +18,7 @@ _RULE = "SELECT subject, servers_json, allow_json, ask_json, deny_json, calls_pe
 _AUDIT = "SELECT at, user_name, tool, server, outcome, duration_ms, replica FROM team_audit"
 _TASK = "SELECT task_id, status, created, updated, expires, alive, sealed FROM team_tasks"
 _RUNNING = "status IN ('working', 'input_required')"
+_INPUTS_AT_ONCE = 256  # answers taken in one look; a flood of them is taken over several
 
 
 def _texts(raw: str) -> tuple[str, ...]:
@@ -185,8 +186,10 @@ class SqlStore:
         return _task(rows[0]) if rows else None
 
     async def cancel_task(self, user: str, task_id: str, at: float) -> StoredTask | None:
-        await self.db.execute(f"UPDATE team_tasks SET status = 'cancelled', cancelled = 1, updated = %s "
-                              f"WHERE user_name = %s AND task_id = %s AND {_RUNNING}", (at, user, task_id))
+        # Kept as long after the cancel as after any change (the right side reads the row as it was).
+        await self.db.execute(f"UPDATE team_tasks SET status = 'cancelled', cancelled = 1, updated = %s, "
+                              f"expires = %s + (expires - updated) WHERE user_name = %s AND task_id = %s "
+                              f"AND {_RUNNING}", (at, at, user, task_id))
         return await self.task(user, task_id, at)
 
     async def answer_task(self, user: str, task_id: str, sealed_answers: str) -> bool:
@@ -206,7 +209,7 @@ class SqlStore:
             f"SELECT task_id FROM team_tasks WHERE user_name = %s AND cancelled = 1 AND task_id IN ({marks})",
             (user, *task_ids))}
         rows = await self.db.fetch(f"SELECT id, task_id, sealed FROM team_task_inputs WHERE user_name = %s AND "
-                                   f"task_id IN ({marks}) ORDER BY id", (user, *task_ids))
+                                   f"task_id IN ({marks}) ORDER BY id LIMIT {_INPUTS_AT_ONCE}", (user, *task_ids))
         if rows:
             # Only what was read is taken: answers that arrive meanwhile wait for the next look.
             taken = ", ".join(["%s"] * len(rows))

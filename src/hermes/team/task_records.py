@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from hermes.live.task_records import Pending, TaskRecord
@@ -22,10 +22,12 @@ from hermes.team.store import TeamStore
 class StoreTaskRecords:
     shared = True
 
-    def __init__(self, store: TeamStore, sealer: Sealer, user: str) -> None:
+    def __init__(self, store: TeamStore, sealer: Sealer, user: str, *,
+                 clock: Callable[[], float] = time.time) -> None:
         self._store = store
         self._sealer = sealer
         self._user = user
+        self._clock = clock
 
     def _stored(self, record: TaskRecord, *, alive: float) -> StoredTask:
         sealed = self._sealer.seal(self._user, f"task/{record.task_id}", json.dumps(record.to_json()))
@@ -46,7 +48,7 @@ class StoreTaskRecords:
         return await self._store.save_task(self._user, self._stored(record, alive=record.updated_at))
 
     async def get(self, task_id: str) -> tuple[TaskRecord, float] | None:
-        return self._record(await self._store.task(self._user, task_id, time.time()))
+        return self._record(await self._store.task(self._user, task_id, self._clock()))
 
     def _record(self, stored: StoredTask | None) -> tuple[TaskRecord, float] | None:
         if stored is None:

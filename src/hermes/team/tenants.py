@@ -130,8 +130,7 @@ class Tenants:
         now = self._clock()
         stopped = []
         for tenant in [t for t in self._retiring if not t.busy]:
-            self._retiring.remove(tenant)
-            tenant.stop.set()
+            self._stop(tenant)
         for tenant in sorted(self._tenants.values(), key=lambda t: t.last_used):
             over = len(self._tenants) > self._team.max_users
             idle_for = now - tenant.last_used
@@ -141,15 +140,17 @@ class Tenants:
         return stopped
 
     def _retire(self, tenant: Tenant) -> None:
-        tenant.retired = True  # no new request uses it; it stops once its last one (and task) ends
+        tenant.retired = True  # no new request uses it; it stops once its last request and task end
         if not tenant.busy:
             self._stop(tenant)
-        elif tenant.active == 0 and tenant not in self._retiring:
-            self._retiring.append(tenant)  # only its tasks run: a new tenant may take its place
+        elif tenant not in self._retiring:
+            self._retiring.append(tenant)  # a new tenant may take its place; `reap` stops this one
 
     def _stop(self, tenant: Tenant) -> None:
         if self._tenants.get(tenant.user.name) is tenant:
             del self._tenants[tenant.user.name]
+        if tenant in self._retiring:
+            self._retiring.remove(tenant)
         tenant.stop.set()
         self._metrics.users.set(len(self._tenants))
 
