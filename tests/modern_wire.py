@@ -44,7 +44,7 @@ class ModernClient:
         headers = {"MCP-Protocol-Version": VERSION, "Mcp-Method": method,
                    "Accept": "application/json, text/event-stream"}
         routed = name if name is not None else params.get("name", params.get("taskId"))
-        if isinstance(routed, str):
+        if isinstance(routed, str) and routed:  # `name=""`: the header left out
             headers["Mcp-Name"] = routed
         response = await self.http.post(self.url, json=body, headers=headers)
         text = response.text

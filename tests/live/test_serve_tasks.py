@@ -115,6 +115,9 @@ async def test_a_cancelled_task_stays_cancelled_and_a_client_without_the_extensi
             with pytest.raises(WireError) as misrouted:
                 await client.request("tasks/get", {"taskId": created["taskId"]}, name="another-task")
             assert misrouted.value.code == -32020
+            with pytest.raises(WireError) as unrouted:  # over HTTP the header is required
+                await client.request("tasks/get", {"taskId": created["taskId"]}, name="")
+            assert unrouted.value.code == -32020
             listed = await client.request("tools/list", {})
             assert "execution" not in str(listed)  # 2026-07-28 tool definitions say nothing of tasks
 

@@ -36,10 +36,11 @@ class SharedRecords(MemoryTaskRecords):
 
 
 def _ctx(*, tasks: bool = True, name: str | None = None) -> Any:
+    """A request's context as the rules read it; `name`: its Mcp-Name header (over stdio: none)."""
     extensions = {"io.modelcontextprotocol/tasks": {}} if tasks else None
     return SimpleNamespace(protocol_version="2026-07-28",
                            session=SimpleNamespace(client_capabilities=types.ClientCapabilities(extensions=extensions)),
-                           request=SimpleNamespace(headers={"mcp-name": name} if name else {}))
+                           request=SimpleNamespace(headers={"mcp-name": name}) if name else None)
 
 
 async def _question(parked: Parked) -> Any:

@@ -273,7 +273,7 @@ class ServedTasks:
 
 def _require(ctx: Ctx, params: TaskParams) -> None:
     """A tasks/* request may be served: a 2026-07-28 client that declared the extension, whose
-    `Mcp-Name` header (what a proxy routes by) names the task its body names."""
+    `Mcp-Name` header (what a proxy routes by; required over HTTP) names the task its body names."""
     if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
         raise MCPError(types.METHOD_NOT_FOUND, "Method not found")
     if not declared(ctx):
@@ -281,8 +281,12 @@ def _require(ctx: Ctx, params: TaskParams) -> None:
                        f"tasks/* needs the {EXTENSION} extension, which this request's client did not declare",
                        _REQUIRED.model_dump(mode="json", by_alias=True, exclude_none=True))
     headers = getattr(ctx.request, "headers", None)
-    routed = headers.get(MCP_NAME_HEADER) if headers is not None else None
-    if routed is not None and decode_header_value(routed.strip()) != params.task_id:
+    if headers is None:
+        return  # not over HTTP: no routing headers
+    routed = headers.get(MCP_NAME_HEADER)
+    if routed is None:
+        raise MCPError(HEADER_MISMATCH, "A tasks/* request needs the Mcp-Name header, naming its taskId")
+    if decode_header_value(routed.strip()) != params.task_id:
         raise MCPError(HEADER_MISMATCH, "The Mcp-Name header names another task than the request's taskId")
 
 
