@@ -175,7 +175,7 @@ class SlowRecords(MemoryTaskRecords):
         super().__init__()
         self.failed_once = False
 
-    async def save(self, record: TaskRecord) -> bool:
+    async def save(self, record: TaskRecord) -> TaskRecord | None:
         await anyio.sleep(0.01)  # the call may finish meanwhile
         if not self.failed_once:
             self.failed_once = True

@@ -62,3 +62,30 @@ async def test_a_file_that_is_not_a_database_gives_one_sentence_naming_it(tmp_pa
         await store.migrate()
     await store.close()
     assert str(broken) in str(failed.value) and "\n" not in str(failed.value)
+
+
+async def test_a_task_s_record_is_sealed_for_its_user_and_one_too_large_to_share_says_so() -> None:
+    from hermes.live.task_records import TaskRecord, TaskStatus
+    from hermes.team.sealing import Sealer, new_key
+    from hermes.team.task_records import MAX_SHARED_RECORD, StoreTaskRecords
+
+    store, sealer = MemoryStore(), Sealer(new_key())
+    alice, bob = (StoreTaskRecords(store, sealer, user, clock=lambda: 1_002.0) for user in ("alice", "bob"))
+    started = TaskRecord("t", TaskStatus.WORKING, 1_000.0, 1_000.0, 3_600_000, 500)
+    await alice.create(started)
+    done = started.changed(TaskStatus.COMPLETED, at=1_001.0, result={"content": [{"type": "text", "text": "ok 42"}]})
+    assert await alice.save(done) == done
+    stored = await store.task("alice", "t", 1_002.0)
+    assert stored is not None and "ok 42" not in stored.sealed
+    assert await bob.get("t") is None  # the same id is no task of bob's
+    found = await alice.get("t")
+    assert found is not None and found[0].result == done.result
+
+    await alice.create(TaskRecord("huge", TaskStatus.WORKING, 1_000.0, 1_000.0, 3_600_000, 500))
+    huge = {"content": [{"type": "text", "text": "x" * MAX_SHARED_RECORD}]}
+    written = await alice.save(TaskRecord("huge", TaskStatus.COMPLETED, 1_000.0, 1_001.0, 3_600_000, 500,
+                                          result=huge))
+    assert written is not None and written.status is TaskStatus.FAILED and written.result is None
+    assert "larger than the team gateway keeps" in str(written.error)
+    kept = await alice.get("huge")
+    assert kept is not None and kept[0].status is TaskStatus.FAILED  # what every replica answers

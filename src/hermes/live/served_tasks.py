@@ -160,12 +160,12 @@ class ServedTasks:
                     except Exception:
                         await anyio.sleep(SAVE_AGAIN)
                         continue
-                    if not written:
+                    if written is None:
                         if state.status.terminal:
                             return  # it ended elsewhere first (cancelled through another replica)
                         self._cancel(running)
                         continue
-                    running.written = state
+                    running.written = state = written
                 if state.status.terminal:
                     return
                 await parked.change(seen)
@@ -261,9 +261,9 @@ class ServedTasks:
         record, alive_at = found
         if not record.status.terminal and self.records.shared and self._clock() - alive_at > STALE_AFTER:
             # The replica running it stopped (killed, or its database connection gone for good).
-            stopped = record.changed(TaskStatus.FAILED, at=self._clock(), error=STOPPED)
-            if await self.records.save(stopped):
-                return stopped
+            written = await self.records.save(record.changed(TaskStatus.FAILED, at=self._clock(), error=STOPPED))
+            if written is not None:
+                return written
             found = await self.records.get(task_id)  # it wrote its end just now after all
             if found is None:
                 raise _unknown(task_id)

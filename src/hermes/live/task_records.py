@@ -138,9 +138,10 @@ class TaskRecords(Protocol):
         """Keep a new task's record; once this returns, `get` finds it (from any process sharing them)."""
         ...
 
-    async def save(self, record: TaskRecord) -> bool:
-        """The running task's new state; False (nothing written) when its record is already terminal
-        (cancelled from elsewhere, or gone)."""
+    async def save(self, record: TaskRecord) -> TaskRecord | None:
+        """Write the running task's new state; the record as written (a store may keep less: a result
+        too large to share becomes an error), None when its record is already terminal (cancelled
+        from elsewhere) or gone: nothing was written."""
         ...
 
     async def get(self, task_id: str) -> tuple[TaskRecord, float] | None:
@@ -203,15 +204,15 @@ class MemoryTaskRecords:
         self._records[record.task_id] = record
         self._alive[record.task_id] = record.created_at
 
-    async def save(self, record: TaskRecord) -> bool:
+    async def save(self, record: TaskRecord) -> TaskRecord | None:
         stored = self._records.get(record.task_id)
         if stored is None or stored.status.terminal:
-            return False
+            return None
         self._records[record.task_id] = record
         if record.status.terminal:
             self._weights[record.task_id] = len(json.dumps([record.result, record.error]))
             self._make_room()
-        return True
+        return record
 
     async def get(self, task_id: str) -> tuple[TaskRecord, float] | None:
         record = self._records.get(task_id)

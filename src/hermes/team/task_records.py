@@ -13,10 +13,14 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hermes.live.task_records import Pending, TaskRecord
+from mcp_types import INTERNAL_ERROR
+
+from hermes.live.task_records import Pending, TaskRecord, TaskStatus
 from hermes.team.records import StoredTask
 from hermes.team.sealing import Sealer
 from hermes.team.store import TeamStore
+
+MAX_SHARED_RECORD = 16 * 1_048_576  # what one task's sealed record may weigh in the database
 
 
 class StoreTaskRecords:
@@ -44,8 +48,16 @@ class StoreTaskRecords:
     async def create(self, record: TaskRecord) -> None:
         await self._store.create_task(self._user, self._stored(record, alive=record.created_at))
 
-    async def save(self, record: TaskRecord) -> bool:
-        return await self._store.save_task(self._user, self._stored(record, alive=record.updated_at))
+    async def save(self, record: TaskRecord) -> TaskRecord | None:
+        stored = self._stored(record, alive=record.updated_at)
+        if len(stored.sealed) > MAX_SHARED_RECORD:
+            # Every replica must be able to answer with it: a result past the bound is said to be one.
+            record = record.changed(TaskStatus.FAILED, at=record.updated_at, error={
+                "code": INTERNAL_ERROR, "message": f"the result ({len(stored.sealed) // 1_048_576} MiB sealed) is "
+                                                   f"larger than the team gateway keeps for a task "
+                                                   f"({MAX_SHARED_RECORD // 1_048_576} MiB)"})
+            stored = self._stored(record, alive=record.updated_at)
+        return record if await self._store.save_task(self._user, stored) else None
 
     async def get(self, task_id: str) -> tuple[TaskRecord, float] | None:
         return self._record(await self._store.task(self._user, task_id, self._clock()))
