@@ -47,6 +47,21 @@ async def _question(parked: Parked) -> Any:
     return await parked.ask(types.ElicitRequest(params=types.ElicitRequestFormParams(
         message="Go on?", requested_schema={"type": "object", "properties": {}})), "go")
 
+async def _until(tasks: ServedTasks, task_id: str, status: str) -> dict[str, Any]:
+    """Ask for the task (as a client polls) until it has `status`."""
+    with anyio.fail_after(10):
+        while (found := await tasks.get(_ctx(), TaskParams(taskId=task_id)))["status"] != status:
+            await anyio.sleep(0)
+    return found
+
+
+async def _until_followed(tasks: ServedTasks) -> None:
+    """Until no task runs: each one's follower has written its end."""
+    with anyio.fail_after(10):
+        while tasks.running():
+            await anyio.sleep(0)
+
+
 
 async def test_memory_records_expire_and_keep_at_most_their_bound() -> None:
     clock = Clock()
@@ -112,15 +127,11 @@ async def test_a_task_whose_process_went_quiet_is_failed_and_one_cancelled_elsew
         parked = Parked("p", "tools/call")
         group.start_soon(parked.run, lambda: _question(parked), lambda _: None)
         created = await tasks.adopt(parked)
-        with anyio.fail_after(10):
-            while (await tasks.get(_ctx(), TaskParams(taskId=created.task_id)))["status"] != "input_required":
-                await anyio.sleep(0)
+        await _until(tasks, created.task_id, "input_required")
         await records.cancel(created.task_id, clock.now)
         assert (await tasks.get(_ctx(), TaskParams(taskId=created.task_id)))["status"] == "cancelled"
         await parked.done.wait()  # the call itself was stopped
-        with anyio.fail_after(10):
-            while tasks.running():  # and its follower is done with it
-                await anyio.sleep(0)
+        await _until_followed(tasks)  # and its follower is done with it
         stored = await records.get(created.task_id)
         assert stored is not None and stored[0].status is TaskStatus.CANCELLED
         group.cancel_scope.cancel()
@@ -141,9 +152,7 @@ async def test_answers_handed_over_resume_the_task_and_malformed_ones_are_refuse
         group.start_soon(parked.run, call, lambda _: None)
         created = await tasks.adopt(parked)
         params = TaskParams(taskId=created.task_id)
-        with anyio.fail_after(10):
-            while (await tasks.get(_ctx(), params))["status"] != "input_required":
-                await anyio.sleep(0)
+        await _until(tasks, created.task_id, "input_required")
         sampled = {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}
         for wrong in ({"x": 1}, sampled, {"roots": []}):  # not an answer; answers of other questions
             with pytest.raises(MCPError) as malformed:
@@ -161,9 +170,7 @@ async def test_answers_handed_over_resume_the_task_and_malformed_ones_are_refuse
         assert await records.answer(created.task_id, {"go": {"action": "accept", "content": {}}})
         group.start_soon(tasks.run)
         await parked.done.wait()
-        with anyio.fail_after(10):
-            while (done := await tasks.get(_ctx(), params))["status"] != "completed":
-                await anyio.sleep(0)
+        done = await _until(tasks, created.task_id, "completed")
         assert done["result"]["content"][0]["text"] == "accept"
         group.cancel_scope.cancel()
 
@@ -198,15 +205,11 @@ async def test_a_change_made_while_a_record_is_written_is_written_too_and_a_fail
         group.start_soon(parked.run, call, lambda _: None)
         created = await tasks.adopt(parked)
         params = TaskParams(taskId=created.task_id)
-        with anyio.fail_after(10):
-            while (await tasks.get(_ctx(), params))["status"] != "input_required":
-                await anyio.sleep(0)
+        await _until(tasks, created.task_id, "input_required")
         await tasks.update(_ctx(), TaskUpdateParams(taskId=created.task_id, inputResponses={
             "go": {"action": "accept", "content": {}}}))
         finish.set()  # the call ends while the answer's state is being written
-        with anyio.fail_after(10):
-            while tasks.running():
-                await anyio.sleep(0)
+        await _until_followed(tasks)
         stored = await records.get(created.task_id)
         assert records.failed_once and stored is not None and stored[0].status is TaskStatus.COMPLETED
         assert (await tasks.get(_ctx(), params))["result"]["content"][0]["text"] == "done"
