@@ -9,11 +9,12 @@ call hermes could not make is `failed` with a JSON-RPC error). `tasks/update` an
 (some or all), `tasks/cancel` stops it, upstream too. A call that asks its questions before its
 upstream made it a task keeps those as input-required rounds.
 
-Each change is written to the task's record (`task_records`), before the client can see it: a
-`tasks/get` right after the `CreateTaskResult` finds the task, and where the records are shared
-(the team gateway's database), any replica answers for a task another one runs, and hands that
-one the answers and cancels it is sent (it looks for them twice a second while it runs tasks).
-A task whose replica stopped saying it runs it is reported failed.
+Each change is written to the task's record (`task_records`) by the task's follower, and clients
+are told only what was written: a `tasks/get` right after the `CreateTaskResult` finds the task,
+no client sees a state go back, and where the records are shared (the team gateway's database)
+any replica answers for a task another one runs, and hands that one the answers and cancels it is
+sent (it looks for them twice a second while it runs tasks). A task whose replica stopped saying
+it runs it is reported failed. A call that finished wins over a cancel that came after it.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from hermes.live.task_records import TaskCreated, TaskRecord, TaskRecords, TaskS
 from hermes.mcp.describe import one_line
 from hermes.mcp.task_extension import EXTENSION
 
-TTL_MS = 3_600_000  # how long a task's record is kept after it started
+TTL_MS = 3_600_000  # how long an ended task's record is kept after its last change
 POLL_INTERVAL_MS = 500  # what clients are told to poll at
 MAX_RUNNING = 64  # tasks at once; past that, calls are answered without one (as before the extension)
 LOOK_EVERY = 0.5  # seconds between looks for answers and cancels handed over through shared records
