@@ -205,7 +205,7 @@ class Forwarder:
 
         # Any call may become a task: the upstream decides (2026-07-28 lists no task support), and a
         # client that declared the extension gets a task the moment the upstream made one.
-        as_task = tool is not None and self.tasks.offered(ctx)
+        as_task = tool is not None and declared(ctx)
 
         async def work() -> types.CallToolResult:
             result = await (run() if self.recorder is None else self.recorder.call(registered, server, run))

@@ -37,6 +37,12 @@ CROWDED = types.ErrorData(code=types.INTERNAL_ERROR, message=f"hermes mcp serve 
                                                               f"some are answered or given up")
 
 
+def wire(value: Any) -> Any:
+    """A value as it goes on the wire: a model dumped the protocol's way, anything else as it is."""
+    return value.model_dump(mode="json", by_alias=True, exclude_none=True) if isinstance(value, BaseModel) else value
+
+
+_ANY_ANSWER: tuple[str, TypeAdapter[Any]] = ("an answer", TypeAdapter(Any))
 _ANSWERS: dict[str, tuple[str, TypeAdapter[Any]]] = {
     "elicitation/create": ("an elicitation result", TypeAdapter(types.ElicitResult)),
     "sampling/createMessage": ("a sampling result",
@@ -55,11 +61,9 @@ def read_answers(answers: dict[str, Any], asked: dict[str, Any], *, strict: bool
         if question is None:
             continue
         method = question.get("method") if isinstance(question, dict) else getattr(question, "method", None)
-        kind, adapter = _ANSWERS.get(str(method), ("an answer", TypeAdapter(Any)))
+        kind, adapter = _ANSWERS.get(str(method), _ANY_ANSWER)
         try:
-            read[key] = adapter.validate_python(
-                value.model_dump(mode="json", by_alias=True, exclude_none=True) if isinstance(value, BaseModel)
-                else value)
+            read[key] = adapter.validate_python(wire(value))
         except ValidationError:
             if strict:
                 raise MCPError(types.INVALID_PARAMS, f"The answer to '{key[:80]}' is not {kind}, which its question "

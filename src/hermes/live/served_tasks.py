@@ -33,9 +33,9 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_NAME_HEADER, decode_header_value
 from mcp_types.jsonrpc import HEADER_MISMATCH
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from hermes.live.rounds import Parked, read_answers
+from hermes.live.rounds import Parked, read_answers, wire
 from hermes.live.routing import Ctx
 from hermes.live.task_records import TaskCreated, TaskRecord, TaskRecords, TaskStatus
 from hermes.mcp.describe import one_line
@@ -59,7 +59,6 @@ class TaskParams(types.RequestParams):
 
 
 class TaskUpdateParams(TaskParams):
-    model_config = ConfigDict(populate_by_name=True)
     input_responses: dict[str, Any] = Field(alias="inputResponses")
 
 
@@ -68,10 +67,6 @@ def declared(ctx: Ctx) -> bool:
     capabilities = ctx.session.client_capabilities
     return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and capabilities is not None and \
         EXTENSION in (capabilities.extensions or {})
-
-
-def _wire(value: Any) -> Any:
-    return value.model_dump(mode="json", by_alias=True, exclude_none=True) if isinstance(value, BaseModel) else value
 
 
 @dataclass(eq=False)
@@ -97,10 +92,6 @@ class ServedTasks:
 
     def running(self) -> int:
         return len(self._running)
-
-    def offered(self, ctx: Ctx) -> bool:
-        """Whether a call of this request may become a task."""
-        return declared(ctx)
 
     def escalating(self, parked: Parked) -> Callable[[], None]:
         """What hears that the upstream made `parked`'s call a task: it becomes one here too while
@@ -134,14 +125,14 @@ class ServedTasks:
         A call that finished wins over a cancel that came after it."""
         parked, written, now = running.parked, running.written, self._clock()
         if parked.done.is_set() and parked.result is not None:
-            state = written.changed(TaskStatus.COMPLETED, at=now, result=_wire(parked.result))
+            state = written.changed(TaskStatus.COMPLETED, at=now, result=wire(parked.result))
         elif running.cancelled:
             state = written.changed(TaskStatus.CANCELLED, at=now)
         elif parked.done.is_set():
             state = written.changed(TaskStatus.FAILED, at=now, error=_error(parked.failure))
         elif questions := parked.send_unanswered():
             state = written.changed(TaskStatus.INPUT_REQUIRED, at=now, message=ASKING,
-                                    input_requests={key: _wire(q) for key, q in questions.items()})
+                                    input_requests={key: wire(q) for key, q in questions.items()})
         else:
             state = written.changed(TaskStatus.WORKING, at=now)
         same = (state.status, state.input_requests) == (written.status, written.input_requests)
@@ -233,7 +224,7 @@ class ServedTasks:
             asked = record.input_requests or {}
             answers = read_answers(params.input_responses, asked)
             if answers:
-                await self.records.answer(params.task_id, {k: _wire(v) for k, v in answers.items()})
+                await self.records.answer(params.task_id, {k: wire(v) for k, v in answers.items()})
                 # What is still asked, at once (the replica running it writes the same once it takes them).
                 left = {k: v for k, v in asked.items() if k not in answers}
                 await self.records.save(record.changed(
@@ -280,7 +271,7 @@ def _require(ctx: Ctx, params: TaskParams) -> None:
     if not declared(ctx):
         raise MCPError(types.MISSING_REQUIRED_CLIENT_CAPABILITY,
                        f"tasks/* needs the {EXTENSION} extension, which this request's client did not declare",
-                       _REQUIRED.model_dump(mode="json", by_alias=True, exclude_none=True))
+                       wire(_REQUIRED))
     headers = getattr(ctx.request, "headers", None)
     if headers is None:
         return  # not over HTTP: no routing headers
@@ -298,7 +289,7 @@ def _unknown(task_id: str) -> MCPError:
 
 def _error(failure: BaseException | None) -> dict[str, Any]:
     if isinstance(failure, MCPError):
-        return failure.error.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return dict(wire(failure.error))
     return {"code": types.INTERNAL_ERROR, "message": "the call was given up" if failure is None
             else f"the call failed ({type(failure).__name__})"}
 
