@@ -5,12 +5,16 @@ ones (made `shared` where the rule is about other processes)."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from types import SimpleNamespace
 from typing import Any
 
 import anyio
 import mcp_types as types
 import pytest
+from anyio.abc import TaskGroup
 from mcp.shared.exceptions import MCPError
 
 from hermes.live import served_tasks
@@ -33,6 +37,15 @@ class SharedRecords(MemoryTaskRecords):
     """Records other processes read: here, the test plays the other process."""
 
     shared = True  # type: ignore[assignment]
+
+
+@asynccontextmanager
+async def _serving(records: MemoryTaskRecords, clock: Clock | None = None
+                   ) -> AsyncIterator[tuple[ServedTasks, TaskGroup]]:
+    """Tasks kept in `records`, and the group their calls run in; everything stops with the block."""
+    async with anyio.create_task_group() as group:
+        yield ServedTasks(records, group, clock=clock or time.time), group
+        group.cancel_scope.cancel()
 
 
 def _ctx(*, tasks: bool = True, name: str | None = None) -> Any:
@@ -96,8 +109,7 @@ async def test_memory_records_bound_what_results_weigh_and_never_forget_a_runnin
 
 
 async def test_a_burst_of_calls_becomes_at_most_the_bound_of_tasks() -> None:
-    async with anyio.create_task_group() as group:
-        tasks = ServedTasks(MemoryTaskRecords(), group)
+    async with _serving(MemoryTaskRecords()) as (tasks, _):
         calls = [Parked(f"p{n}", "tools/call") for n in range(served_tasks.MAX_RUNNING + 10)]
         for parked in calls:  # every upstream makes its call a task before any is adopted
             tasks.escalating(parked)()
@@ -106,14 +118,12 @@ async def test_a_burst_of_calls_becomes_at_most_the_bound_of_tasks() -> None:
         late = Parked("late", "tools/call")
         tasks.escalating(late)()
         assert late.escalated
-        group.cancel_scope.cancel()
 
 
 async def test_a_task_whose_process_went_quiet_is_failed_and_one_cancelled_elsewhere_stops() -> None:
     clock = Clock()
     records = SharedRecords(clock)
-    async with anyio.create_task_group() as group:
-        tasks = ServedTasks(records, group, clock=clock)
+    async with _serving(records, clock) as (tasks, group):
         # Another replica's task: its record says working, and that replica stopped saying so.
         elsewhere = TaskRecord("elsewhere", TaskStatus.WORKING, clock.now, clock.now, 3_600_000, 500)
         await records.create(elsewhere)
@@ -134,14 +144,12 @@ async def test_a_task_whose_process_went_quiet_is_failed_and_one_cancelled_elsew
         await _until_followed(tasks)  # and its follower is done with it
         stored = await records.get(created.task_id)
         assert stored is not None and stored[0].status is TaskStatus.CANCELLED
-        group.cancel_scope.cancel()
 
 
 async def test_answers_handed_over_resume_the_task_and_malformed_ones_are_refused() -> None:
     clock = Clock()
     records = SharedRecords(clock)
-    async with anyio.create_task_group() as group:
-        tasks = ServedTasks(records, group, clock=clock)
+    async with _serving(records, clock) as (tasks, group):
         parked = Parked("p", "tools/call")
 
         async def call() -> types.CallToolResult:
@@ -172,7 +180,6 @@ async def test_answers_handed_over_resume_the_task_and_malformed_ones_are_refuse
         await parked.done.wait()
         done = await _until(tasks, created.task_id, "completed")
         assert done["result"]["content"][0]["text"] == "accept"
-        group.cancel_scope.cancel()
 
 
 class SlowRecords(MemoryTaskRecords):
@@ -192,8 +199,7 @@ class SlowRecords(MemoryTaskRecords):
 
 async def test_a_change_made_while_a_record_is_written_is_written_too_and_a_failed_write_is_retried() -> None:
     records = SlowRecords()
-    async with anyio.create_task_group() as group:
-        tasks = ServedTasks(records, group)
+    async with _serving(records) as (tasks, group):
         parked = Parked("p", "tools/call")
         finish = anyio.Event()
 
@@ -213,4 +219,3 @@ async def test_a_change_made_while_a_record_is_written_is_written_too_and_a_fail
         stored = await records.get(created.task_id)
         assert records.failed_once and stored is not None and stored[0].status is TaskStatus.COMPLETED
         assert (await tasks.get(_ctx(), params))["result"]["content"][0]["text"] == "done"
-        group.cancel_scope.cancel()
