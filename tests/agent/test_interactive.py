@@ -340,3 +340,29 @@ def test_a_form_with_every_kind_of_choice_answers_values_and_lists(home: Home, s
     assert "'untitledMulti': ['option1', 'option3']" in answer and "'titledMulti': ['value2']" in answer, answer
     _say(child, "/exit")
     child.expect(pexpect.EOF)
+
+
+def test_a_call_a_small_model_writes_as_a_code_block_runs_and_is_not_shown(home: Home, scripted_model: Any,
+                                                                          tmp_path: Path) -> None:
+    import io
+
+    import pyte
+
+    # What Qwen2.5-Coder-1.5B writes under its own template on llama.cpp (measured): the call as
+    # a JSON code block in the answer's text, streamed in pieces.
+    written = '```json\n{\n  "name": "mcp__box__echo",\n  "arguments": {\n    "text": "ping-from-text"\n  }\n}\n```'
+    model = scripted_model([{"content": written}, {"answer_from_tool": True, "prefix": "the tool said: "}])
+    write_config(home, {"model": model_config(model), "mcp_servers": {"box": fast_entry(approval="never")}})
+    child = _chat(home, tmp_path)
+    seen = child.logfile_read = io.StringIO()
+    _say(child, "echo something")
+    child.expect("the tool said: ping-from-text")
+    child.expect("›")
+    screen = pyte.Screen(160, 40)
+    pyte.Stream(screen).feed(seen.getvalue())
+    shown = "\n".join(screen.display)
+    assert "mcp__box__echo" in shown  # the tool line
+    assert '"arguments"' not in shown and "```" not in shown, shown
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()

@@ -28,6 +28,7 @@ import anyio
 from hermes.agent.approval import Decision, denied_text
 from hermes.agent.context import ContextBudget
 from hermes.agent.conversation import PLACEHOLDER_ARGUMENTS, Arguments, Conversation, parse_arguments, short_id
+from hermes.agent.held_call_text import HeldCallText
 from hermes.agent.provider import ModelError, ModelReply, Provider, ToolCallRequest, tool_definition
 from hermes.agent.text_calls import text_calls
 from hermes.agent.ui import ChatUI, RunStatus
@@ -225,7 +226,7 @@ class Agent:
 
     async def _rounds(self, turn: Turn, stream: bool) -> Turn:
         while True:
-            reply = text_calls(await self._ask(turn, stream), self._offered())
+            reply = await self._ask(turn, stream)
             calls = self._record(reply)
             if not calls:
                 turn.answer, turn.finish_reason = reply.content, reply.finish_reason
@@ -237,20 +238,27 @@ class Agent:
             turn.tool_runs += await self._run_calls(calls)
             self.note_changes()
 
-    async def _complete(self, tools: list[dict[str, Any]], on_text: Any, *,
+    async def _complete(self, tools: list[dict[str, Any]], stream: bool, *,
                         max_tokens: int | None = None) -> ModelReply:
+        """One request, with the calls a model wrote as text recognised (and not shown as its answer)."""
+        offered = self._offered()
+        shown = HeldCallText(self.ui.text, offered) if stream else None
         self.ui.waiting(self.provider.settings.name)
         try:
-            return await self.provider.complete(self.messages(), tools or None, on_text=on_text, max_tokens=max_tokens)
+            reply = await self.provider.complete(self.messages(), tools or None, max_tokens=max_tokens,
+                                                 on_text=shown.feed if shown is not None else None)
         finally:
             self.ui.waiting(None)
+        called = text_calls(reply, offered)
+        if shown is not None:
+            await shown.end(recognised=called is not reply)
+        return called
 
     async def _ask(self, turn: Turn, stream: bool) -> ModelReply:
         """One request; a reply cut off inside a tool call is asked again, once, with more room."""
         tools = self.tool_definitions()
         self.budget.fit(self.system, self.conversation.messages, tools)
-        on_text = self.ui.text if stream else None
-        reply = await self._complete(tools, on_text)
+        reply = await self._complete(tools, stream)
         turn.add_usage(reply.usage)
         self.budget.learn(reply.usage)
         limit = self.settings.max_tokens
@@ -260,7 +268,7 @@ class Agent:
             if self.settings.context_window:
                 room = min(room, max(limit, self.settings.context_window // 2))
             if room > limit:
-                reply = await self._complete(tools, on_text, max_tokens=room)
+                reply = await self._complete(tools, stream, max_tokens=room)
                 turn.add_usage(reply.usage)
         return reply
 

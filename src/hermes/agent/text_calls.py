@@ -28,14 +28,19 @@ from hermes.agent.provider import ModelReply, ToolCallRequest
 MAX_TEXT = 64 * 1024
 MAX_CALLS = 16
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
-_FENCED = re.compile(r"```(?:json|tool_call|tool)?\s*\n?(.*?)\n?\s*```", re.DOTALL)
+FENCED = re.compile(r"```(?:json|tool_call|tool)?\s*\n?(.*?)\n?\s*```", re.DOTALL)
 
 
-def _call(text: str, offered: Collection[str]) -> tuple[str, dict[str, Any]] | None:
+def parse_call(text: str, offered: Collection[str]) -> tuple[str, dict[str, Any]] | None:
+    """The call a piece of text is (a tool's name and its arguments), or None."""
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):
         return None
+    return call_from_value(value, offered)
+
+
+def call_from_value(value: Any, offered: Collection[str]) -> tuple[str, dict[str, Any]] | None:
     if not isinstance(value, dict) or not isinstance(value.get("name"), str) or value["name"] not in offered:
         return None
     arguments = value.get("arguments", value.get("parameters", {}))
@@ -55,17 +60,17 @@ def text_calls(reply: ModelReply, offered: Collection[str]) -> ModelReply:
     content = reply.content or ""
     if reply.tool_calls or not offered or not content.strip() or len(content) > MAX_TEXT:
         return reply
-    for pattern in (_TAGGED, _FENCED):
+    for pattern in (_TAGGED, FENCED):
         pieces = pattern.findall(content)
         if pieces:
             if len(pieces) > MAX_CALLS:
                 return reply
-            found = [_call(piece, offered) for piece in pieces]
+            found = [parse_call(piece, offered) for piece in pieces]
             if any(call is None for call in found):
                 return reply
             rest = pattern.sub("", content).strip()
             return _with(reply, [call for call in found if call is not None], rest)
-    whole = _call(content.strip(), offered)
+    whole = parse_call(content.strip(), offered)
     return _with(reply, [whole], "") if whole is not None else reply
 
 
