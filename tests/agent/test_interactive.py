@@ -19,12 +19,17 @@ DOWN = "\x1b[B"
 CONFORMANCE = stdio_entry("conformance_server.py", approval="never")
 
 
-def _chat(home: Home, cwd: Path, *, colour: bool = False) -> pexpect.spawn:
-    """`hermes chat` in a pty; plain text (NO_COLOR) unless `colour`, a colour terminal."""
+def _chat(home: Home, cwd: Path, *, colour: bool = False, options: tuple[str, ...] = (),
+          said_first: str | None = None) -> pexpect.spawn:
+    """`hermes chat OPTIONS` in a pty; plain text (NO_COLOR) unless `colour`, a colour terminal;
+    `said_first`: what it must say before its start line."""
     environment = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     looks = {"TERM": "xterm-256color"} if colour else {"TERM": "xterm", "NO_COLOR": "1"}
-    child = pexpect.spawn(PYTHON, ["-m", "hermes", "chat"], encoding="utf-8", timeout=PATIENCE, cwd=str(cwd),
-                          env={**environment, "HERMES_HOME": str(home.root), **looks}, dimensions=(40, 160))
+    child = pexpect.spawn(PYTHON, ["-m", "hermes", "chat", *options], encoding="utf-8", timeout=PATIENCE,
+                          cwd=str(cwd), env={**environment, "HERMES_HOME": str(home.root), **looks},
+                          dimensions=(40, 160))
+    if said_first is not None:
+        child.expect(said_first)
     child.expect("/help lists commands")
     child.expect("›")
     return child
@@ -353,7 +358,8 @@ def test_a_call_a_small_model_writes_as_a_code_block_runs_and_is_not_shown(home:
     written = '```json\n{\n  "name": "mcp__box__echo",\n  "arguments": {\n    "text": "ping-from-text"\n  }\n}\n```'
     model = scripted_model([{"content": written}, {"answer_from_tool": True, "prefix": "the tool said: "}])
     write_config(home, {"model": model_config(model), "mcp_servers": {"box": fast_entry(approval="never")}})
-    child = _chat(home, tmp_path)
+    # --yes is one-shot's: here it is said to change nothing.
+    child = _chat(home, tmp_path, options=("--yes",), said_first="--yes is for one-shot runs")
     seen = child.logfile_read = io.StringIO()
     _say(child, "echo something")
     child.expect("the tool said: ping-from-text")

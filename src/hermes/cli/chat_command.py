@@ -54,6 +54,9 @@ def chat_command(query: str | None, model: str | None, base_url: str | None, yes
         raise UsageError("--json goes with -q/--query (a whole turn as JSON).")
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("Interactive chat needs a terminal; use `hermes chat -q TEXT` in scripts and pipes.")
+    if yes:  # a flag accepted and then ignored would let the user believe nothing will ask
+        say("note: --yes is for one-shot runs (-q); in this chat, a tool that asks for approval asks here.",
+            err=True)
     sys.exit(interrupts.run(_interactive, home, options))
 
 
