@@ -42,7 +42,8 @@ async def _call(session: Session, name: str, **arguments: Any) -> str:
 async def test_the_file_tools_read_write_edit_list_glob_and_grep(home: Home, work: Path) -> None:
     async with Session(home, SessionSettings(platform="cli")) as session:
         read = await _call(session, "file_read", path="src/pkg/app.py")
-        assert read.splitlines()[0].split("\t") == ["     1", "def main():"]
+        assert read.splitlines()[0].endswith("app.py, lines 1-4 (the whole file):")
+        assert read.splitlines()[1].split("\t") == ["     1", "def main():"]
         page = await _call(session, "file_read", path="src/pkg/app.py", offset=2, limit=1)
         assert "return 'hello'" in page and "def main" not in page and "continue with offset=3" in page
         assert "binary file (700 bytes)" in await _call(session, "file_read", path="image.bin")
@@ -71,8 +72,10 @@ async def test_a_long_file_is_read_in_pages(home: Home, work: Path) -> None:
     async with Session(home, SessionSettings(platform="cli")) as session:
         first = await _call(session, "file_read", path="long.txt")
         assert first.splitlines()[-2].endswith("line 2000") and "continue with offset=2001" in first
+        assert first.splitlines()[0].endswith("long.txt, lines 1-2000:")  # not said to be the whole file
         last = await _call(session, "file_read", path="long.txt", offset=4999)
-        assert last.splitlines() == ["  4999\tline 4999", "  5000\tline 5000"]
+        assert last.splitlines()[0].endswith("long.txt, lines 4999-5000:")
+        assert last.splitlines()[1:] == ["  4999\tline 4999", "  5000\tline 5000"]
 
 
 async def test_hostile_files_neither_hang_nor_exhaust_the_file_tools(home: Home, work: Path) -> None:
@@ -97,8 +100,8 @@ async def _look_at_hostile_files(home: Home) -> None:
     async with Session(home, SessionSettings(platform="cli")) as session:
         assert "not a regular file" in await _call(session, "file_read", path="pipe")
         endless = await _call(session, "file_read", path="endless.txt")
-        assert endless.startswith("     1\txxx") and "more bytes]" in endless and len(endless) < 10_000
-        second = (await _call(session, "file_read", path="second.txt")).splitlines()
+        assert endless.splitlines()[1].startswith("     1\txxx") and "more bytes]" in endless and len(endless) < 10_000
+        second = (await _call(session, "file_read", path="second.txt")).splitlines()[1:]
         assert second[0] == "     1\ta" and second[1].startswith("     2\tyyy") and second[2] == "     3\tc"
         found = await _call(session, "file_grep", pattern="depths")
         assert "/d/f.txt:1:hello from the depths\n[1 file over 2097152 bytes not searched]" in found

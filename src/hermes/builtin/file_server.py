@@ -139,8 +139,13 @@ def read(path: str, offset: int = 1, limit: int = MAX_READ_LINES) -> str:
             lines.append(f"{number:6}\t{_line_text(head, length)}")
     if not lines:
         return f"{target} has no line {first} (it has fewer lines)." if first > 1 else f"{target} is empty."
-    tail = f"\n[more: continue with offset={first + len(lines)}]" if more else ""
-    return "\n".join(lines) + tail
+    last = first + len(lines) - 1
+    # A header naming the file and the lines: bare numbered lines ("1  status: draft") read to a small
+    # model as anything but a file's text (Qwen2.5-Coder-1.5B answered "the tool is not available").
+    span = f"line {first}" if last == first else f"lines {first}-{last}"
+    header = f"{target}, {span}{' (the whole file)' if first == 1 and not more else ''}:\n"
+    tail = f"\n[more: continue with offset={last + 1}]" if more else ""
+    return header + "\n".join(lines) + tail
 
 
 def _write_atomically(target: Path, data: bytes, mode: int | None) -> None:
