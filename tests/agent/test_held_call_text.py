@@ -92,3 +92,48 @@ async def test_fences_pair_up_as_the_recogniser_pairs_them() -> None:
     reply = f"```text\nsee below\n```\n{CALL}\nmore"
     during, after = await _shown(reply, 5)
     assert during == after == reply
+
+
+def _call_spans(reply: str) -> list[tuple[int, int]]:
+    """Where the calls text_calls recognises lie in the reply (the whole reply when it is one)."""
+    from hermes.agent.text_calls import _TAGGED, FENCED
+
+    for pattern in (_TAGGED, FENCED):
+        found = [match.span() for match in pattern.finditer(reply)]
+        if found:
+            return found
+    return [(len(reply) - len(reply.lstrip()), len(reply.rstrip()))]
+
+
+@pytest.mark.parametrize("reply", [
+    '{"a": 1} ```json\n' + CALL + "\n```",  # an object that is not a call, then a call
+    '{"a": 1}\n<tool_call>' + CALL + '</tool_call>\n{"b": 2}',
+    "```xml\n<tool_call>\n" + CALL + "\n</tool_call>\n```",  # text_calls looks inside code blocks
+    "```\n<tool_call>" + CALL + "</tool_call>",
+    '```json\n{"example": 1}\n<tool_call>' + CALL + "</tool_call>\n```",
+    "{<tool_call>" + CALL + "</tool_call>",
+    "{```" + CALL + "```",
+    "{x} is a set.\n```json\n" + CALL + "\n```",
+    "Use <tool_call> tags.\n```json\n" + CALL + "\n```",
+    "<tool_call>not a call</tool_call> then ```json\n" + CALL + "\n```",  # recognised by nothing now
+    '{"a": ' + "[" * 1000 + "]" * 1000 + "}",  # deeper than json.loads goes
+    "```" + "\n" * 3000,
+])
+@pytest.mark.anyio
+async def test_a_call_is_never_shown_and_anything_else_is_shown_whole_however_it_is_cut(reply: str) -> None:
+    ends = set()
+    for pieces in (1, 2, 3, 5, 7, len(reply)):
+        _, after = await _shown(reply, pieces)
+        ends.add(after)
+        message = ModelReply(reply)
+        if text_calls(message, OFFERED) is message:
+            assert after == reply, pieces
+        else:
+            assert all(start >= len(after) for start, _ in _call_spans(reply)), (pieces, after)
+    assert len(ends) == 1, ends  # what is shown in the end does not depend on the pieces
+
+
+@pytest.mark.anyio
+async def test_prose_that_is_not_an_object_streams_at_once() -> None:
+    during, _ = await _shown("{x} is a set of one element, and more text follows " + "y" * 100, 3)
+    assert during.startswith("{x} is a set of one element")

@@ -27,8 +27,10 @@ from hermes.agent.provider import ModelReply, ToolCallRequest
 # A reply longer than this is an answer, not a call (and is never parsed as one).
 MAX_TEXT = 64 * 1024
 MAX_CALLS = 16
-_TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
-FENCED = re.compile(r"```(?:json|tool_call|tool)?\s*\n?(.*?)\n?\s*```", re.DOTALL)
+# No whitespace matched around the lazy group (the piece is stripped instead): `\s*(.*?)\s*` backtracks
+# cubically on a fence followed by thousands of blank lines, which blocked the loop for minutes.
+_TAGGED = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
+FENCED = re.compile(r"```(?:json|tool_call|tool)?(.*?)```", re.DOTALL)
 
 
 def parse_call(text: str, offered: Collection[str]) -> tuple[str, dict[str, Any]] | None:
@@ -60,12 +62,14 @@ def text_calls(reply: ModelReply, offered: Collection[str]) -> ModelReply:
     content = reply.content or ""
     if reply.tool_calls or not offered or not content.strip() or len(content) > MAX_TEXT:
         return reply
-    for pattern in (_TAGGED, FENCED):
-        pieces = pattern.findall(content)
+    for pattern, closer in ((_TAGGED, "</tool_call>"), (FENCED, "```")):
+        # Without its closer a pattern finds nothing, however many openers there are (and looking
+        # for each of 5,000 openers' closers is quadratic).
+        pieces = pattern.findall(content) if closer in content else []
         if pieces:
             if len(pieces) > MAX_CALLS:
                 return reply
-            found = [parse_call(piece, offered) for piece in pieces]
+            found = [parse_call(piece.strip(), offered) for piece in pieces]
             if any(call is None for call in found):
                 return reply
             rest = pattern.sub("", content).strip()
