@@ -7,7 +7,7 @@ import pytest
 
 from hermes.agent.held_call_text import HeldCallText
 from hermes.agent.provider import ModelReply
-from hermes.agent.text_calls import text_calls
+from hermes.agent.text_calls import FENCED, TAGGED, text_calls
 
 OFFERED = ["file_read", "terminal_run"]
 CALL = '{"name": "file_read", "arguments": {"path": "notes.txt"}}'
@@ -96,9 +96,7 @@ async def test_fences_pair_up_as_the_recogniser_pairs_them() -> None:
 
 def _call_spans(reply: str) -> list[tuple[int, int]]:
     """Where the calls text_calls recognises lie in the reply (the whole reply when it is one)."""
-    from hermes.agent.text_calls import _TAGGED, FENCED
-
-    for pattern in (_TAGGED, FENCED):
+    for pattern in (TAGGED, FENCED):
         found = [match.span() for match in pattern.finditer(reply)]
         if found:
             return found

@@ -23,11 +23,9 @@ from collections.abc import Collection
 from enum import Enum
 
 from hermes.agent.provider import TextSink
-from hermes.agent.text_calls import FENCED, MAX_TEXT, parse_call
+from hermes.agent.text_calls import FENCE, FENCE_INFOS, FENCED, MAX_TEXT, TAG_CLOSE, TAG_OPEN, parse_call
 
-FENCE, TAG_OPEN, TAG_CLOSE = "```", "<tool_call>", "</tool_call>"
 _OPENERS = (FENCE, TAG_OPEN)
-_CALL_FENCE_TAGS = ("json", "tool_call", "tool")  # what FENCED accepts after the opening fence
 _NOT_SPACE = re.compile(r"\S")
 _FORGET_AFTER = 4096  # shown text is dropped from memory in pieces at least this long
 
@@ -216,9 +214,9 @@ class HeldCallText:
             match = FENCED.fullmatch(region[:close + len(FENCE)])
             return self._call_or_text(match.group(1) if match else "", close + len(FENCE))
         inside = region[len(FENCE):]
-        if any(tag.startswith(inside) and tag != inside for tag in _CALL_FENCE_TAGS):
+        if any(tag.startswith(inside) and tag != inside for tag in FENCE_INFOS):
             return _Verdict.UNDECIDED  # the info string is still arriving
-        info = next((tag for tag in _CALL_FENCE_TAGS if inside.startswith(tag)), "")
+        info = next((tag for tag in FENCE_INFOS if inside.startswith(tag)), "")
         body = inside[len(info):].lstrip()
         if not body or body.startswith("{"):
             return _Verdict.UNDECIDED

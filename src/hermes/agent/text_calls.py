@@ -27,10 +27,13 @@ from hermes.agent.provider import ModelReply, ToolCallRequest
 # A reply longer than this is an answer, not a call (and is never parsed as one).
 MAX_TEXT = 64 * 1024
 MAX_CALLS = 16
+# The marks of a call written as text; `held_call_text` watches a stream for the same ones.
+TAG_OPEN, TAG_CLOSE, FENCE = "<tool_call>", "</tool_call>", "```"
+FENCE_INFOS = ("json", "tool_call", "tool")  # what may follow a fence that holds a call
 # No whitespace matched around the lazy group (the piece is stripped instead): `\s*(.*?)\s*` backtracks
 # cubically on a fence followed by thousands of blank lines, which blocked the loop for minutes.
-_TAGGED = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
-FENCED = re.compile(r"```(?:json|tool_call|tool)?(.*?)```", re.DOTALL)
+TAGGED = re.compile(f"{TAG_OPEN}(.*?){TAG_CLOSE}", re.DOTALL)
+FENCED = re.compile(f"{FENCE}(?:{'|'.join(FENCE_INFOS)})?(.*?){FENCE}", re.DOTALL)
 
 
 def parse_call(text: str, offered: Collection[str]) -> tuple[str, dict[str, Any]] | None:
@@ -39,10 +42,6 @@ def parse_call(text: str, offered: Collection[str]) -> tuple[str, dict[str, Any]
         value = json.loads(text)
     except (ValueError, RecursionError):
         return None
-    return call_from_value(value, offered)
-
-
-def call_from_value(value: Any, offered: Collection[str]) -> tuple[str, dict[str, Any]] | None:
     if not isinstance(value, dict) or not isinstance(value.get("name"), str) or value["name"] not in offered:
         return None
     arguments = value.get("arguments", value.get("parameters", {}))
@@ -62,7 +61,7 @@ def text_calls(reply: ModelReply, offered: Collection[str]) -> ModelReply:
     content = reply.content or ""
     if reply.tool_calls or not offered or not content.strip() or len(content) > MAX_TEXT:
         return reply
-    for pattern, closer in ((_TAGGED, "</tool_call>"), (FENCED, "```")):
+    for pattern, closer in ((TAGGED, TAG_CLOSE), (FENCED, FENCE)):
         # Without its closer a pattern finds nothing, however many openers there are (and looking
         # for each of 5,000 openers' closers is quadratic).
         pieces = pattern.findall(content) if closer in content else []
