@@ -131,14 +131,13 @@ class MemoryStore:
         return found[:limit]
 
     async def create_task(self, user: str, task: StoredTask) -> None:
-        for key in [key for key, found in self._tasks.items()
-                    if found.expires < task.created and found.status not in ("working", "input_required")]:
+        for key in [key for key, found in self._tasks.items() if found.expires < task.created and not found.running]:
             del self._tasks[key]
         self._tasks[(user, task.task_id)] = task
 
     async def save_task(self, user: str, task: StoredTask) -> bool:
         found = self._tasks.get((user, task.task_id))
-        if found is None or found.status not in ("working", "input_required"):
+        if found is None or not found.running:
             return False
         self._tasks[(user, task.task_id)] = replace(found, status=task.status, sealed=task.sealed,
                                                     updated=task.updated, expires=task.expires)
@@ -146,13 +145,12 @@ class MemoryStore:
 
     async def task(self, user: str, task_id: str, now: float) -> StoredTask | None:
         found = self._tasks.get((user, task_id))
-        running = found is not None and found.status in ("working", "input_required")
-        return found if found is not None and (found.expires > now or running) else None
+        return found if found is not None and (found.expires > now or found.running) else None
 
     async def cancel_task(self, user: str, task_id: str, at: float) -> StoredTask | None:
         key = (user, task_id)
         found = self._tasks.get(key)
-        if found is not None and found.status in ("working", "input_required"):
+        if found is not None and found.running:
             self._cancelled.add(key)
             self._tasks[key] = found = replace(found, status="cancelled", updated=at,
                                                expires=at + (found.expires - found.updated))

@@ -53,12 +53,20 @@ class StoredTask:
     `sealed` (the replica's record of it, sealed with the team key for that user and task)."""
 
     task_id: str
-    status: str  # working, input_required, completed, failed, cancelled
+    status: str  # one of RUNNING_STATUSES, or completed, failed, cancelled
     created: float  # seconds since the epoch
     updated: float
     expires: float
     alive: float  # when the replica running it last said so
     sealed: str
+
+    @property
+    def running(self) -> bool:
+        """Not ended: it may still change, and its record never expires."""
+        return self.status in RUNNING_STATUSES
+
+
+RUNNING_STATUSES = ("working", "input_required")
 
 
 @dataclass(frozen=True)

@@ -11,13 +11,13 @@ from typing import Any
 from hermes.errors import ConfigError
 from hermes.team.database import Database
 from hermes.team.migrations import MIGRATIONS
-from hermes.team.records import AuditRecord, Outcome, Rule, StoredTask, TaskInputs, User
+from hermes.team.records import RUNNING_STATUSES, AuditRecord, Outcome, Rule, StoredTask, TaskInputs, User
 
 _USER = "SELECT name, groups_json, subject FROM team_users"
 _RULE = "SELECT subject, servers_json, allow_json, ask_json, deny_json, calls_per_minute FROM team_rules"
 _AUDIT = "SELECT at, user_name, tool, server, outcome, duration_ms, replica FROM team_audit"
 _TASK = "SELECT task_id, status, created, updated, expires, alive, sealed FROM team_tasks"
-_RUNNING = "status IN ('working', 'input_required')"
+_RUNNING = f"status IN ({', '.join(repr(status) for status in RUNNING_STATUSES)})"
 _INPUTS_AT_ONCE = 256  # answers taken in one look; a flood of them is taken over several
 
 
