@@ -81,6 +81,18 @@ def npm() -> NpmTools:
     return install()
 
 
+@pytest.fixture(scope="session")
+def shared_vectors(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tool-vector cache file every worker of this run shares: the tests that encode the same
+    real tools (the reference servers of the corpus) encode them once, not once per test (4 s of
+    CPU each). It is a cache like a user's: written whole under its lock, so workers that write at
+    once lose nothing, and a test still gets vectors it has to compute itself."""
+    # Under xdist each worker's base directory is a child of the run's; alone, the run's own.
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if base.name.startswith("popen-") else base
+    return shared / "shared-tool-vectors.npz"
+
+
 @pytest.fixture
 def http_server(tmp_path: Path) -> Iterator[Callable[..., str]]:
     """Start toolbox over Streamable HTTP on a free loopback port; returns its /mcp URL."""

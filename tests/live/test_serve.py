@@ -25,7 +25,6 @@ from tests.support import (
     hermes_process,
     serve_params,
     start_serve_http,
-    stdio_entry,
     wait_for,
     wait_until,
     write_config,
@@ -35,7 +34,7 @@ pytestmark = pytest.mark.anyio
 
 
 async def test_client_drives_serve_end_to_end_with_reload(home: Home) -> None:
-    write_config(home, {"mcp_servers": {"box": stdio_entry()}})
+    write_config(home, {"mcp_servers": {"box": fast_entry()}})
     changes: list[str] = []
 
     async def on_message(message: IncomingMessage) -> None:
@@ -51,7 +50,7 @@ async def test_client_drives_serve_end_to_end_with_reload(home: Home) -> None:
         missing = await client.call_tool("mcp__ghost__echo", {})
         assert missing.is_error
 
-        write_config(home, {"mcp_servers": {"box": stdio_entry(), "more": fast_entry("--lean")}})
+        write_config(home, {"mcp_servers": {"box": fast_entry(), "more": fast_entry("--lean")}})
         reload = await anyio.to_thread.run_sync(lambda: hermes_process("mcp", "reload", "--json", home=home))
         assert reload.returncode == 0, reload.stderr
         assert '"added": [\n' in reload.stdout and '"more"' in reload.stdout
@@ -64,7 +63,7 @@ async def test_client_drives_serve_end_to_end_with_reload(home: Home) -> None:
 
 
 async def test_unavailable_tool_answers_structured_through_serve(home: Home) -> None:
-    write_config(home, {"mcp_servers": {"box": stdio_entry(), "dead": {"command": "no-such-command-here"}}})
+    write_config(home, {"mcp_servers": {"box": fast_entry(), "dead": {"command": "no-such-command-here"}}})
     async with Client(serve_params(home), mode="legacy") as client:
         result = await client.call_tool("mcp__dead__anything", {})
         assert result.is_error
@@ -74,7 +73,7 @@ async def test_unavailable_tool_answers_structured_through_serve(home: Home) -> 
 
 
 def test_serve_http_requires_the_printed_token(home: Home, tmp_path: Path) -> None:
-    write_config(home, {"mcp_servers": {"box": stdio_entry()}})
+    write_config(home, {"mcp_servers": {"box": fast_entry()}})
     process, url, token = start_serve_http(home, tmp_path / "serve.err")
     try:
         assert httpx2.post(url, json={}).status_code == 401

@@ -20,7 +20,7 @@ from hermes.demo import setup as demo_setup
 from hermes.home import Home
 from hermes.session.core import Session, SessionSettings
 from tests.hosts import FixtureHost
-from tests.support import CANARY, SERVERS, free_port, hermes, stdio_entry, unavailable, wait_until, write_config
+from tests.support import CANARY, SERVERS, fast_entry, free_port, hermes, unavailable, wait_until, write_config
 
 pytestmark = pytest.mark.anyio
 TOOL = "mcp__demo_app__scene_summary"
@@ -261,7 +261,7 @@ async def test_plugin_servers_merge_and_config_wins(home: Home) -> None:
     broken = home.plugins / "broken"
     broken.mkdir()
     (broken / "plugin.json").write_text("{ not json")
-    write_config(home, {"mcp_servers": {"box": stdio_entry()}, "plugins": {"enabled": ["tools-plugin", "broken",
+    write_config(home, {"mcp_servers": {"box": fast_entry()}, "plugins": {"enabled": ["tools-plugin", "broken",
                                                                                           "absent"]}})
     async with Session(home) as session:
         assert session.source_of("lean") == "plugin:tools-plugin" and session.source_of("box") == "config.yaml"

@@ -70,14 +70,14 @@ def test_a_lone_surrogate_in_one_text_costs_no_other_text_its_vector(model: enco
 
 
 def test_words_and_meaning_together_find_more_than_words_alone(model: encoder.SentenceEncoder,
-                                                               tmp_path: Path) -> None:
+                                                               shared_vectors: Path) -> None:
     servers = corpus()
     chosen = sorted(s for s in servers if s.startswith(_REFERENCE))
     surface = surface_of(servers, chosen)
     intents = [row for row in map(json.loads, (DATA / "tool_intents.jsonl").read_text("utf-8").splitlines())
                if row["server"] in chosen]
     words = SearchIndex(surface)
-    both = SearchIndex(surface, lambda: model, VectorFile(tmp_path / "vectors.npz"))
+    both = SearchIndex(surface, lambda: model, VectorFile(shared_vectors))
 
     def hits(index: SearchIndex) -> int:
         return sum(registered_name(row["server"], row["tool"]) in
@@ -226,10 +226,10 @@ def test_a_broken_cache_is_ignored_and_replaced_never_trusted(model: encoder.Sen
 
 
 def test_a_query_close_to_nothing_gets_the_nearest_tools_said_to_be_weak(model: encoder.SentenceEncoder,
-                                                                         tmp_path: Path) -> None:
+                                                                         shared_vectors: Path) -> None:
     """Never an empty answer where meaning ranks the tools: the closest few, with their weakness said."""
     surface = surface_of(corpus(), ["@modelcontextprotocol/server-everything"])
-    index = SearchIndex(surface, lambda: model, VectorFile(tmp_path / "vectors.npz"))
+    index = SearchIndex(surface, lambda: model, VectorFile(shared_vectors))
     found, text = index.search_now([], "teleport")
     assert 0 < len(found) <= 5
     assert text.startswith("No tool clearly matched 'teleport': none of its words is in a tool")

@@ -54,13 +54,12 @@ def test_requests_are_read_through_the_shipped_adapter_and_tools_by_the_model_as
 
 
 @pytest.fixture(scope="module")
-def reference(model: encoder.SentenceEncoder, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, list[str]]:
+def reference(model: encoder.SentenceEncoder, shared_vectors: Path) -> tuple[Any, list[str]]:
     """The reference servers' tools: their vectors and registered names."""
     servers = corpus()
     chosen = sorted(s for s in servers if s.startswith(_REFERENCE))
     documents = documents_of(list(surface_of(servers, chosen).tools.values()))
-    cache = VectorFile(tmp_path_factory.mktemp("vectors") / "vectors.npz")
-    vectors = Meaning(documents, lambda: model, cache).vectors()
+    vectors = Meaning(documents, lambda: model, VectorFile(shared_vectors)).vectors()
     assert vectors is not None
     return vectors, [d.key for d in documents]
 
