@@ -157,10 +157,11 @@ class ServerPool:
             process.wait()
 
 
-def start_serve_http(home: Home, log: Path) -> tuple[subprocess.Popen[bytes], str, str]:
-    """`hermes mcp serve --http` with its stderr in `log`: (the process, its URL, its bearer token)."""
+def start_serve_http(home: Home, log: Path, *options: str) -> tuple[subprocess.Popen[bytes], str, str]:
+    """`hermes mcp serve --http` (and `options`) with its stderr in `log`: (the process, its URL, its
+    bearer token)."""
     with log.open("w") as errors:
-        process = subprocess.Popen([PYTHON, "-m", "hermes", "mcp", "serve", "--http", *START_WAIT],
+        process = subprocess.Popen([PYTHON, "-m", "hermes", "mcp", "serve", "--http", *START_WAIT, *options],
                                    stdout=subprocess.DEVNULL, stderr=errors,
                                    env={**os.environ, "HERMES_HOME": str(home.root)})
     if not wait_for(lambda: "Authorization: Bearer" in log.read_text()):

@@ -9,8 +9,10 @@ spoken to.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,32 @@ pytestmark = pytest.mark.anyio
 
 def _serve(home: Home) -> StdioServerParameters:
     return serve_params(home, "--only", "conf", "--no-prefix")
+
+
+Connect = Callable[..., AbstractAsyncContextManager[Client]]
+
+
+@pytest.fixture(scope="module")
+def shared_serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Connect]:
+    """One `serve --http` before the conformance server, for the tests of this module that need
+    nothing else: each connects its own client (the SDK's, with that test's callbacks and era), as
+    clients of a shared gateway do, and leaves. Each `serve` with its upstream costs two seconds of
+    CPU to start; what a test proves is in its client's exchange, not in a process of its own."""
+    home = Home(tmp_path_factory.mktemp("serve-eras"))
+    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py")}})
+    process, url, token = start_serve_http(home, home.root / "serve.log", "--only", "conf", "--no-prefix")
+
+    @contextlib.asynccontextmanager
+    async def connect(**options: Any) -> AsyncIterator[Client]:
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=PATIENCE) as http, \
+                Client(streamable_http_client(url, http_client=http), **options) as client:
+            yield client
+
+    try:
+        yield connect
+    finally:
+        process.terminate()
+        process.wait()
 
 
 def _callbacks(name: str) -> dict[str, Any]:
@@ -123,13 +151,12 @@ async def test_a_server_s_sampling_bounds_hold_behind_serve(home: Home) -> None:
     assert seen == [7] and "sampling.enabled: false" in refused.content[0].text, refused  # type: ignore[union-attr]
 
 
-async def test_a_2026_client_without_the_capability_a_tool_needs_gets_32021(home: Home) -> None:
+async def test_a_2026_client_without_the_capability_a_tool_needs_gets_32021(shared_serve: Connect) -> None:
     """Sampling has no answer hermes could give for the client: the call fails with -32021 naming
     it. A form the client cannot show is declined for it, and the server finishes its call."""
     from mcp.shared.exceptions import MCPError
 
-    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py")}})
-    async with Client(_serve(home)) as client:  # no callbacks: neither sampling nor elicitation is declared
+    async with shared_serve() as client:  # no callbacks: neither sampling nor elicitation is declared
         with pytest.raises(MCPError) as caught:
             await client.call_tool("test_sampling", {"prompt": "hello"})
         declined = await client.call_tool("test_elicitation", {"message": "Who are you?"})
@@ -138,26 +165,24 @@ async def test_a_2026_client_without_the_capability_a_tool_needs_gets_32021(home
     assert declined.content[0].text == "User decline", declined  # type: ignore[union-attr]
 
 
-async def test_answers_a_2026_client_sends_with_its_first_request_answer_the_upstream(home: Home) -> None:
+async def test_answers_a_2026_client_sends_with_its_first_request_answer_the_upstream(shared_serve: Connect) -> None:
     """SEP-2322 lets a client send answers before it is asked: they reach the upstream's question
     of the same key, and answers nobody asked for are ignored."""
-    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py")}})
     given = {"user_name": types.ElicitResult(action="accept", content={"name": "Alice"}),
              "unasked": types.ElicitResult(action="accept", content={"x": "y"})}
     async def never(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
         raise AssertionError("the answer was given with the request; nobody should be asked")
 
-    async with Client(_serve(home), elicitation_callback=never) as client:
+    async with shared_serve(elicitation_callback=never) as client:
         result = await client.session.call_tool("test_input_required_result_elicitation", {},
                                                 input_responses=given, allow_input_required=True)
     assert isinstance(result, types.CallToolResult) and result.content[0].text == "Hello, Alice!", result  # type: ignore[union-attr]
 
 
-async def test_a_retry_that_leaves_a_question_unanswered_gets_it_again_at_once(home: Home) -> None:
+async def test_a_retry_that_leaves_a_question_unanswered_gets_it_again_at_once(shared_serve: Connect) -> None:
     """No wait for an answer that is not coming: the unanswered question comes back in the next
     round, and answering it then finishes the call."""
-    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py")}})
-    async with Client(_serve(home), **_callbacks("ada")) as client:
+    async with shared_serve(**_callbacks("ada")) as client:
         session = client.session
         first = await session.call_tool("test_input_required_result_elicitation", {}, allow_input_required=True)
         assert isinstance(first, types.InputRequiredResult), first
@@ -171,13 +196,12 @@ async def test_a_retry_that_leaves_a_question_unanswered_gets_it_again_at_once(h
     assert isinstance(done, types.CallToolResult) and done.content[0].text == "Hello, Ada!", done  # type: ignore[union-attr]
 
 
-async def test_a_prompt_that_asks_first_comes_through_serve_in_rounds(home: Home) -> None:
+async def test_a_prompt_that_asks_first_comes_through_serve_in_rounds(shared_serve: Connect) -> None:
     """An upstream prompt answered in input-required rounds reaches a 2026-07-28 client as rounds of
     its own; the retry of a prompt's round cannot finish a tool call."""
     from mcp.shared.exceptions import MCPError
 
-    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py")}})
-    async with Client(_serve(home), **_callbacks("ada")) as client:
+    async with shared_serve(**_callbacks("ada")) as client:
         first = await client.session.get_prompt("test_input_required_result_prompt", allow_input_required=True)
         assert isinstance(first, types.InputRequiredResult) and list(first.input_requests) == ["user_context"], first
         with pytest.raises(MCPError):
@@ -285,14 +309,13 @@ async def test_an_upstream_round_of_three_questions_comes_through_whole(home: Ho
         assert state.content[0].text == "state-ok", state  # type: ignore[union-attr]
 
 
-async def test_a_2026_client_hears_the_upstream_s_log_lines_during_its_call(home: Home) -> None:
-    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py")}})
+async def test_a_2026_client_hears_the_upstream_s_log_lines_during_its_call(shared_serve: Connect) -> None:
     logs: list[object] = []
 
     async def on_log(params: types.LoggingMessageNotificationParams) -> None:
         logs.append(params.data)
 
-    async with Client(_serve(home), logging_callback=on_log, log_level="info") as client:
+    async with shared_serve(logging_callback=on_log, log_level="info") as client:
         assert client.protocol_version == "2026-07-28"
         logged = await client.call_tool("test_tool_with_logging", {})
         assert not logged.is_error, logged
@@ -300,8 +323,8 @@ async def test_a_2026_client_hears_the_upstream_s_log_lines_during_its_call(home
                                             "Tool execution completed"], logs
 
 
-async def test_a_url_question_of_a_2026_upstream_reaches_a_2025_client_with_the_id_it_requires(home: Home) -> None:
-    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py")}})
+async def test_a_url_question_of_a_2026_upstream_reaches_a_2025_client_with_the_id_it_requires(
+        shared_serve: Connect) -> None:
     asked: list[types.ElicitRequestURLParams] = []
 
     async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
@@ -309,7 +332,7 @@ async def test_a_url_question_of_a_2026_upstream_reaches_a_2025_client_with_the_
         asked.append(params)
         return types.ElicitResult(action="accept")
 
-    async with Client(_serve(home), mode="legacy", elicitation_callback=elicit) as client:
+    async with shared_serve(mode="legacy", elicitation_callback=elicit) as client:
         assert client.protocol_version == "2025-11-25"
         result = await client.call_tool("test_url_elicitation", {})
     assert not result.is_error and result.content[0].text == "User accept", result  # type: ignore[union-attr]
