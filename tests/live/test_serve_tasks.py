@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,21 @@ async def _serving(home: Home, tmp_path: Path, servers: dict[str, Any]) -> Async
         process.wait(timeout=PATIENCE)
 
 
+@pytest.fixture(scope="module")
+def conf_serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """One `serve --http` before the conformance upstream, for the tests that need nothing else:
+    (its URL, its token). Each test connects its own client and follows its own tasks; a serve
+    and its upstream cost two seconds of CPU to start."""
+    home = Home(tmp_path_factory.mktemp("serve-tasks"))
+    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py")}})
+    process, url, token = start_serve_http(home, home.root / "serve.log")
+    try:
+        yield url, token
+    finally:
+        process.terminate()
+        process.wait(timeout=PATIENCE)
+
+
 @asynccontextmanager
 async def _client(url: str, token: str, **options: Any) -> AsyncIterator[ModernClient]:
     async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=PATIENCE) as http:
@@ -46,9 +61,8 @@ async def _client(url: str, token: str, **options: Any) -> AsyncIterator[ModernC
 
 
 async def test_a_call_the_upstream_runs_as_a_task_is_a_task_for_a_client_that_declared_the_extension(
-        home: Home, tmp_path: Path) -> None:
-    async with _serving(home, tmp_path, {"conf": stdio_entry("conformance_server.py")}) as (url, token), \
-            _client(url, token) as client:
+        conf_serve: tuple[str, str]) -> None:
+    async with _client(*conf_serve) as client:
         created = await client.request("tools/call", {"name": "mcp__conf__slow_compute",
                                                       "arguments": {"seconds": 0, "label": "now"}})
         assert created["resultType"] == "task" and created["status"] == "working", created
@@ -73,9 +87,8 @@ async def test_a_call_the_upstream_runs_as_a_task_is_a_task_for_a_client_that_de
         assert missing["isError"] is True and "has no tool named" in missing["content"][0]["text"], missing
 
 
-async def test_a_task_s_questions_are_its_input_requests_and_answers_resume_it(home: Home, tmp_path: Path) -> None:
-    async with _serving(home, tmp_path, {"conf": stdio_entry("conformance_server.py")}) as (url, token), \
-            _client(url, token) as client:
+async def test_a_task_s_questions_are_its_input_requests_and_answers_resume_it(conf_serve: tuple[str, str]) -> None:
+    async with _client(*conf_serve) as client:
         created = await client.request("tools/call", {"name": "mcp__conf__multi_input", "arguments": {}})
         asked = await client.until(created["taskId"], "input_required")
         assert set(asked["inputRequests"]) == {"name", "confirm"}, asked  # the upstream's keys, both at once
@@ -99,37 +112,37 @@ async def test_a_task_s_questions_are_its_input_requests_and_answers_resume_it(h
 
 
 async def test_a_cancelled_task_stays_cancelled_and_a_client_without_the_extension_gets_results(
-        home: Home, tmp_path: Path) -> None:
-    async with _serving(home, tmp_path, {"conf": stdio_entry("conformance_server.py")}) as (url, token):
-        async with _client(url, token) as client:
-            created = await client.request("tools/call", {"name": "mcp__conf__slow_compute",
-                                                          "arguments": {"seconds": 600, "label": "long"}})
-            cancel = await client.request("tasks/cancel", {"taskId": created["taskId"]})
-            assert cancel["resultType"] == "complete" and "status" not in cancel
-            assert (await client.task(created["taskId"]))["status"] == "cancelled"
-            await client.request("tasks/cancel", {"taskId": created["taskId"]})  # again: the same ack
-            for method in ("tasks/get", "tasks/cancel"):
-                with pytest.raises(WireError) as unknown:
-                    await client.request(method, {"taskId": "no-such-task"})
-                assert unknown.value.code == -32602
-            with pytest.raises(WireError) as misrouted:
-                await client.request("tasks/get", {"taskId": created["taskId"]}, name="another-task")
-            assert misrouted.value.code == -32020
-            with pytest.raises(WireError) as unrouted:  # over HTTP the header is required
-                await client.request("tasks/get", {"taskId": created["taskId"]}, name="")
-            assert unrouted.value.code == -32020
-            listed = await client.request("tools/list", {})
-            assert "execution" not in str(listed)  # 2026-07-28 tool definitions say nothing of tasks
+        conf_serve: tuple[str, str]) -> None:
+    url, token = conf_serve
+    async with _client(url, token) as client:
+        created = await client.request("tools/call", {"name": "mcp__conf__slow_compute",
+                                                      "arguments": {"seconds": 600, "label": "long"}})
+        cancel = await client.request("tasks/cancel", {"taskId": created["taskId"]})
+        assert cancel["resultType"] == "complete" and "status" not in cancel
+        assert (await client.task(created["taskId"]))["status"] == "cancelled"
+        await client.request("tasks/cancel", {"taskId": created["taskId"]})  # again: the same ack
+        for method in ("tasks/get", "tasks/cancel"):
+            with pytest.raises(WireError) as unknown:
+                await client.request(method, {"taskId": "no-such-task"})
+            assert unknown.value.code == -32602
+        with pytest.raises(WireError) as misrouted:
+            await client.request("tasks/get", {"taskId": created["taskId"]}, name="another-task")
+        assert misrouted.value.code == -32020
+        with pytest.raises(WireError) as unrouted:  # over HTTP the header is required
+            await client.request("tasks/get", {"taskId": created["taskId"]}, name="")
+        assert unrouted.value.code == -32020
+        listed = await client.request("tools/list", {})
+        assert "execution" not in str(listed)  # 2026-07-28 tool definitions say nothing of tasks
 
-        async with _client(url, token, tasks=False) as plain:
-            result = await plain.request("tools/call", {"name": "mcp__conf__slow_compute",
-                                                        "arguments": {"seconds": 0, "label": "sync"}})
-            assert result["resultType"] == "complete" and result["content"][0]["text"] == "computed sync after 0 s"
-            with pytest.raises(WireError) as undeclared:
-                await plain.request("tasks/get", {"taskId": created["taskId"]})
-            assert undeclared.value.code == -32021
-            assert undeclared.value.data == {"requiredCapabilities": {"extensions": {
-                "io.modelcontextprotocol/tasks": {}}}}
+    async with _client(url, token, tasks=False) as plain:
+        result = await plain.request("tools/call", {"name": "mcp__conf__slow_compute",
+                                                    "arguments": {"seconds": 0, "label": "sync"}})
+        assert result["resultType"] == "complete" and result["content"][0]["text"] == "computed sync after 0 s"
+        with pytest.raises(WireError) as undeclared:
+            await plain.request("tasks/get", {"taskId": created["taskId"]})
+        assert undeclared.value.code == -32021
+        assert undeclared.value.data == {"requiredCapabilities": {"extensions": {
+            "io.modelcontextprotocol/tasks": {}}}}
 
 
 async def test_a_2025_task_server_s_task_is_a_task_downstream(home: Home, tmp_path: Path, npm: Any) -> None:
@@ -144,19 +157,19 @@ async def test_a_2025_task_server_s_task_is_a_task_downstream(home: Home, tmp_pa
         assert done["status"] == "completed" and "Research Report" in done["result"]["content"][0]["text"], done
 
 
-async def test_hermes_as_the_client_follows_serve_s_task(home: Home, tmp_path: Path) -> None:
+async def test_hermes_as_the_client_follows_serve_s_task(conf_serve: tuple[str, str], tmp_path: Path) -> None:
     """hermes's own client (the extension declared on every 2026-07-28 connection) in front of a
     `serve` that runs the call as a task: `tools call` answers the task's result."""
-    async with _serving(home, tmp_path, {"conf": stdio_entry("conformance_server.py")}) as (url, token):
-        client_home = Home(tmp_path / "client-home")
-        client_home.root.mkdir()
-        write_config(client_home, {"mcp_servers": {"front": {"url": url,
-                                                             "headers": {"Authorization": f"Bearer {token}"}}}})
-        ran = await anyio.to_thread.run_sync(lambda: subprocess.run(
-            [PYTHON, "-m", "hermes", "tools", "call", "mcp__front__mcp__conf__slow_compute", "--args",
-             '{"seconds": 0, "label": "through"}'], capture_output=True, text=True, timeout=PATIENCE,
-            env={**os.environ, "HERMES_HOME": str(client_home.root), "NO_COLOR": "1"}))
-        assert ran.returncode == 0 and "computed through after 0 s" in ran.stdout, (ran.stdout, ran.stderr)
+    url, token = conf_serve
+    client_home = Home(tmp_path / "client-home")
+    client_home.root.mkdir()
+    write_config(client_home, {"mcp_servers": {"front": {"url": url,
+                                                         "headers": {"Authorization": f"Bearer {token}"}}}})
+    ran = await anyio.to_thread.run_sync(lambda: subprocess.run(
+        [PYTHON, "-m", "hermes", "tools", "call", "mcp__front__mcp__conf__slow_compute", "--args",
+         '{"seconds": 0, "label": "through"}'], capture_output=True, text=True, timeout=PATIENCE,
+        env={**os.environ, "HERMES_HOME": str(client_home.root), "NO_COLOR": "1"}))
+    assert ran.returncode == 0 and "computed through after 0 s" in ran.stdout, (ran.stdout, ran.stderr)
 
 
 async def test_a_declined_ask_is_a_result_for_a_client_with_the_extension(home: Home, tmp_path: Path) -> None:
