@@ -5,18 +5,30 @@ called" is read from the server's side, not from hermes's word."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from ruamel.yaml import YAML
 
 from hermes.home import Home
 from tests.agent.conftest import model_config
-from tests.support import START_WAIT, fast_entry, hermes, serve_params, stdio_entry, write_config
+from tests.support import (
+    PATIENCE,
+    START_WAIT,
+    fast_entry,
+    hermes,
+    start_serve_http,
+    stdio_entry,
+    write_config,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -65,7 +77,9 @@ def test_a_model_s_calls_follow_the_rules_directly_and_through_call_tool(home: H
     _box(home, trace, scripted_model([calls, {"content": "done"}]))
     turn = _turn(home, "--yes")
     assert [r["status"] for r in turn["tool_calls"]] == ["denied", "denied", "ok", "ok"]
-    assert _reached(trace) == ["add", "echo", "add"]
+    # The turn's two allowed calls run at once: either may reach the server first.
+    reached = _reached(trace)
+    assert reached[:1] == ["add"] and sorted(reached[1:]) == ["add", "echo"]
 
     deferred = {"tool_calls": [{"name": "call_tool", "arguments": {"name": "mcp__box__delete",
                                                                    "arguments": {"what": "x"}}},
@@ -74,7 +88,7 @@ def test_a_model_s_calls_follow_the_rules_directly_and_through_call_tool(home: H
     _box(home, trace, scripted_model([deferred, {"content": "done"}]))
     turn = _turn(home, "--deferred")
     assert [r["status"] for r in turn["tool_calls"]] == ["denied", "denied"]
-    assert _reached(trace) == ["add", "echo", "add"]
+    assert _reached(trace) == reached
 
 
 def test_tools_call_never_runs_a_denied_tool_and_asks_for_a_yes(home: Home, tmp_path: Path) -> None:
@@ -123,6 +137,14 @@ def test_tools_list_shows_each_tool_s_permission_and_why_and_tools_permit_change
     assert refused.returncode != 0 and home.config.read_text() == text
 
 
+@contextlib.asynccontextmanager
+async def _over_http(url: str, token: str, **options: Any) -> AsyncIterator[Client]:
+    """The SDK's client of `serve --http` at `url`."""
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=PATIENCE) as http, \
+            Client(streamable_http_client(url, http_client=http), **options) as client:
+        yield client
+
+
 async def test_serve_hides_denied_tools_resources_and_prompts_and_asks_its_client(home: Home,
                                                                                 tmp_path: Path) -> None:
     trace = tmp_path / "trace" / "calls.txt"
@@ -138,29 +160,36 @@ async def test_serve_hides_denied_tools_resources_and_prompts_and_asks_its_clien
         assert isinstance(params, types.ElicitRequestFormParams) and "mcp__box__echo" in params.message
         return types.ElicitResult(action=answers.pop(0))
 
-    for mode in ("legacy", "2026-07-28"):
-        async with Client(serve_params(home), mode=mode, elicitation_callback=answer) as client:  # type: ignore[arg-type]
-            names = {tool.name for tool in (await client.list_tools()).tools}
-            assert "mcp__box__echo" in names and "mcp__tr__echo" in names
-            assert not {"mcp__box__delete", "mcp__box__crash"} & names and not [n for n in names if "__tb__" in n]
-            denied = await client.call_tool("mcp__box__delete", {"what": "x"})
-            assert denied.is_error and "denied by permissions.deny" in json.dumps(denied.model_dump(mode="json"))
-            answers[:] = ["decline", "accept"]
-            declined = await client.call_tool("mcp__box__echo", {"text": "no"})
-            assert declined.is_error and "did not accept" in declined.content[0].text  # type: ignore[union-attr]
-            accepted = await client.call_tool("mcp__box__echo", {"text": "yes"})
-            assert not accepted.is_error and accepted.content[0].text == "yes"  # type: ignore[union-attr]
-            if mode == "legacy":
-                # Resources and prompts follow the rules of the tools that read them.
-                assert (await client.list_resources()).resources == []
-                with pytest.raises(Exception, match="No MCP server behind hermes offers the resource"):
-                    await client.read_resource("test://hello")
-                prompts = {prompt.name for prompt in (await client.list_prompts()).prompts}
-                assert prompts and all("__tr__" in name for name in prompts), prompts
-    # A client that cannot be asked gets no yes either.
-    async with Client(serve_params(home), mode="legacy") as client:
-        unasked = await client.call_tool("mcp__box__echo", {"text": "nobody"})
-        assert unasked.is_error
+    # One serve for its three clients (each era, and one that cannot be asked): what each may see
+    # and call is decided per client, and a serve with its three upstreams costs four seconds of CPU.
+    process, url, token = start_serve_http(home, tmp_path / "serve.log")
+    try:
+        for mode in ("legacy", "2026-07-28"):
+            async with _over_http(url, token, mode=mode, elicitation_callback=answer) as client:
+                names = {tool.name for tool in (await client.list_tools()).tools}
+                assert "mcp__box__echo" in names and "mcp__tr__echo" in names
+                assert not {"mcp__box__delete", "mcp__box__crash"} & names and not [n for n in names if "__tb__" in n]
+                denied = await client.call_tool("mcp__box__delete", {"what": "x"})
+                assert denied.is_error and "denied by permissions.deny" in json.dumps(denied.model_dump(mode="json"))
+                answers[:] = ["decline", "accept"]
+                declined = await client.call_tool("mcp__box__echo", {"text": "no"})
+                assert declined.is_error and "did not accept" in declined.content[0].text  # type: ignore[union-attr]
+                accepted = await client.call_tool("mcp__box__echo", {"text": "yes"})
+                assert not accepted.is_error and accepted.content[0].text == "yes"  # type: ignore[union-attr]
+                if mode == "legacy":
+                    # Resources and prompts follow the rules of the tools that read them.
+                    assert (await client.list_resources()).resources == []
+                    with pytest.raises(Exception, match="No MCP server behind hermes offers the resource"):
+                        await client.read_resource("test://hello")
+                    prompts = {prompt.name for prompt in (await client.list_prompts()).prompts}
+                    assert prompts and all("__tr__" in name for name in prompts), prompts
+        # A client that cannot be asked gets no yes either.
+        async with _over_http(url, token, mode="legacy") as client:
+            unasked = await client.call_tool("mcp__box__echo", {"text": "nobody"})
+            assert unasked.is_error
+    finally:
+        process.terminate()
+        process.wait(timeout=PATIENCE)
     assert _reached(trace) == ["echo", "echo"]
 
 

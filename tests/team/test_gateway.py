@@ -23,7 +23,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from hermes.home import Home
-from tests.support import PATIENCE, stdio_entry, wait_until, write_config
+from tests.support import PATIENCE, fast_entry, stdio_entry, wait_until, write_config
 from tests.team.gateway import Gateway, Team, team_config
 
 pytestmark = pytest.mark.anyio
@@ -38,7 +38,7 @@ FINN_PLAIN = "plain finn credential value 7Q2Lm"  # no token shape: only a regis
 def _config(home: Home, **team_settings: Any) -> str:
     """The team's config with its key in `.env`, as a user keeps it; the key."""
     return team_config(home, {"box": stdio_entry(env={"API_TOKEN": "${API_TOKEN}"}),
-                              "conf": stdio_entry("conformance_server.py"), "ops": stdio_entry()}, **team_settings)
+                              "conf": stdio_entry("conformance_server.py"), "ops": fast_entry()}, **team_settings)
 
 
 def _read_config(home: Home) -> dict[str, Any]:
