@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from hermes.home import Home
@@ -144,8 +145,8 @@ async def test_a_platform_that_names_no_builtin_toolset_gets_none(home: Home, wo
 
 
 @needs_sandbox
-def test_the_builtin_tools_cannot_read_secrets_or_write_outside_the_working_folder(home: Home, work: Path,
-                                                                                  tmp_path: Path) -> None:
+def test_the_builtin_tools_cannot_read_secrets_or_write_outside_the_working_folder(
+        home: Home, work: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     user = tmp_path / "user"
     (user / ".ssh").mkdir(parents=True)
     (user / ".ssh" / "id_ed25519").write_text(f"-----BEGIN OPENSSH PRIVATE KEY----- {CANARY}\n")
@@ -153,24 +154,35 @@ def test_the_builtin_tools_cannot_read_secrets_or_write_outside_the_working_fold
     home.dotenv.chmod(0o600)
     outside = user / "Documents"  # the user's own files: visible to the sandbox, never writable by it
     outside.mkdir()
-    env = {"HOME": str(user)}
+    monkeypatch.setenv("HOME", str(user))
 
-    def call(name: str, **arguments: Any) -> str:
-        ran = hermes("tools", "call", name, "--args", json.dumps(arguments), "--json", "--yes", home=home, env=env)
-        assert CANARY not in ran.stdout + ran.stderr
-        return ran.stdout + ran.stderr
+    # From the command line, as a user would try it.
+    ran = hermes("tools", "call", "file_read", "--args", json.dumps({"path": str(user / ".ssh" / "id_ed25519")}),
+                 "--json", "--yes", home=home)
+    assert CANARY not in ran.stdout + ran.stderr and "does not exist" in ran.stdout + ran.stderr
 
-    assert "does not exist" in call("file_read", path=str(user / ".ssh" / "id_ed25519"))
-    assert "does not exist" in call("file_read", path=str(home.dotenv))
-    assert "No such file or directory" in call("terminal_run", command=f"cat {user}/.ssh/id_ed25519 {home.dotenv}")
-    assert ".ssh" not in json.loads(call("terminal_run", command=f"ls -a {user}"))["text"]
-    # The home folder is an empty stand-in and /tmp the sandbox's own: what is written there never
-    # reaches the host. The rest of the system is read-only.
-    call("file_write", path=str(outside / "planted.txt"), content="x")
-    call("terminal_run", command=f"echo planted > {outside}/by-shell.txt")
-    assert sorted(os.listdir(outside)) == []
-    system = Path(sys.prefix) / "hermes-planted.txt"
-    assert "Read-only file system" in call("file_write", path=str(system), content="x")
-    assert not system.exists()
-    assert "Wrote" in call("file_write", path="inside.txt", content="fine")
+    async def attempts() -> None:
+        # The rest in one session: the same servers in the same sandbox, started once.
+        async with Session(home, SessionSettings(platform="cli")) as session:
+            async def call(name: str, **arguments: Any) -> str:
+                result = await session.call(name, arguments)
+                said = f"{result.text} {json.dumps(result.structured)}"
+                assert CANARY not in said
+                return said
+
+            assert "does not exist" in await call("file_read", path=str(home.dotenv))
+            assert "No such file or directory" in await call(
+                "terminal_run", command=f"cat {user}/.ssh/id_ed25519 {home.dotenv}")
+            assert ".ssh" not in await call("terminal_run", command=f"ls -a {user}")
+            # The home folder is an empty stand-in and /tmp the sandbox's own: what is written there
+            # never reaches the host. The rest of the system is read-only.
+            await call("file_write", path=str(outside / "planted.txt"), content="x")
+            await call("terminal_run", command=f"echo planted > {outside}/by-shell.txt")
+            assert sorted(os.listdir(outside)) == []
+            system = Path(sys.prefix) / "hermes-planted.txt"
+            assert "Read-only file system" in await call("file_write", path=str(system), content="x")
+            assert not system.exists()
+            assert "Wrote" in await call("file_write", path="inside.txt", content="fine")
+
+    anyio.run(attempts)
     assert (work / "inside.txt").read_text() == "fine"
