@@ -288,10 +288,10 @@ async def test_an_upstream_prompt_change_reaches_clients_of_both_eras(home: Home
         assert "mcp__m__farewell" in {p.name for p in (await client.list_prompts()).prompts}
 
 
-async def test_an_upstream_round_of_three_questions_comes_through_whole(home: Home, tmp_path: Path) -> None:
+async def test_an_upstream_round_of_three_questions_comes_through_whole(shared_serve: Connect,
+                                                                        tmp_path: Path) -> None:
     """A 2026 upstream asks a form, the model and the roots in one round; a 2026 client of serve gets
     them under the upstream's own keys, answers them, and the upstream's state survives the trip."""
-    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py")}})
     keys: list[str] = []
 
     async def roots(context: Any) -> types.ListRootsResult:
@@ -299,7 +299,7 @@ async def test_an_upstream_round_of_three_questions_comes_through_whole(home: Ho
         return types.ListRootsResult(roots=[types.Root(uri=tmp_path.as_uri(), name="work")])  # type: ignore[arg-type]
 
     callbacks = _callbacks("ada")
-    async with Client(_serve(home), list_roots_callback=roots, **callbacks) as client:
+    async with shared_serve(list_roots_callback=roots, **callbacks) as client:
         result = await client.call_tool("test_input_required_result_multiple_inputs", {})
         text = result.content[0].text  # type: ignore[union-attr]
         assert "user_name: {'username': 'ada'" in text and "greeting: ada's model" in text, text
