@@ -44,7 +44,14 @@ def shared_serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Connect]:
     clients of a shared gateway do, and leaves. Each `serve` with its upstream costs two seconds of
     CPU to start; what a test proves is in its client's exchange, not in a process of its own."""
     home = Home(tmp_path_factory.mktemp("serve-eras"))
-    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py")}})
+    with _serving_http(home, {"conf": stdio_entry("conformance_server.py")}) as connect:
+        yield connect
+
+
+@contextlib.contextmanager
+def _serving_http(home: Home, servers: dict[str, Any]) -> Iterator[Connect]:
+    """`serve --http --only conf --no-prefix` for `servers`; a way to connect an SDK client to it."""
+    write_config(home, {"mcp_servers": servers})
     process, url, token = start_serve_http(home, home.root / "serve.log", "--only", "conf", "--no-prefix")
 
     @contextlib.asynccontextmanager
@@ -82,40 +89,33 @@ async def test_a_default_mode_sdk_client_gets_the_upstream_s_questions_as_rounds
         assert sampled.content[0].text == "LLM response: ada's model", sampled  # type: ignore[union-attr]
 
 
-async def _two_clients_elicit(home: Home, tmp_path: Path, mode: str,
+async def _two_clients_elicit(connect: Connect, mode: str,
                               callbacks: Callable[[str], dict[str, Any]]) -> dict[str, str]:
     """'ada' and 'grace' call the upstream's elicitation tool at once through `serve --http`, each
     with its own callbacks; what each call answered."""
-    process, url, token = start_serve_http(home, tmp_path / "serve.log")
     answers: dict[str, str] = {}
-    try:
-        async def one(name: str) -> None:
-            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http, \
-                    Client(streamable_http_client(url, http_client=http), mode=mode, **callbacks(name)) as client:
-                result = await client.call_tool("mcp__conf__test_elicitation", {"message": f"for {name}"})
-                answers[name] = result.content[0].text  # type: ignore[union-attr]
 
-        async with anyio.create_task_group() as tasks:
-            for name in ("ada", "grace"):
-                tasks.start_soon(one, name)
-    finally:
-        process.terminate()
-        process.wait()
+    async def one(name: str) -> None:
+        async with connect(mode=mode, **callbacks(name)) as client:
+            result = await client.call_tool("test_elicitation", {"message": f"for {name}"})
+            answers[name] = result.content[0].text  # type: ignore[union-attr]
+
+    async with anyio.create_task_group() as tasks:
+        for name in ("ada", "grace"):
+            tasks.start_soon(one, name)
     return answers
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_two_http_clients_never_get_each_other_s_questions(home: Home, tmp_path: Path, mode: str) -> None:
-    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py")}})
-    answers = await _two_clients_elicit(home, tmp_path, mode, _callbacks)
+async def test_two_http_clients_never_get_each_other_s_questions(shared_serve: Connect, mode: str) -> None:
+    answers = await _two_clients_elicit(shared_serve, mode, _callbacks)
     assert "ada@example.org" in answers["ada"] and "grace" not in answers["ada"], answers
     assert "grace@example.org" in answers["grace"] and "ada" not in answers["grace"], answers
 
 
-async def test_a_question_nobody_can_place_is_refused_not_misrouted(home: Home, tmp_path: Path) -> None:
+async def test_a_question_nobody_can_place_is_refused_not_misrouted(home: Home) -> None:
     """A handshake-era upstream's question says nothing of its call: with two calls of that server in
     flight, hermes cannot tell whose it is, and refuses it; neither client is asked the other's."""
-    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py", protocol="legacy")}})
     asked: list[str] = []
 
     def recording(name: str) -> dict[str, Any]:
@@ -125,7 +125,8 @@ async def test_a_question_nobody_can_place_is_refused_not_misrouted(home: Home, 
 
         return {"elicitation_callback": elicit}
 
-    results = await _two_clients_elicit(home, tmp_path, "legacy", recording)
+    with _serving_http(home, {"conf": stdio_entry("conformance_server.py", protocol="legacy")}) as connect:
+        results = await _two_clients_elicit(connect, "legacy", recording)
     assert all(entry.split(": ")[1] == f"for {entry.split(':')[0]}" for entry in asked), asked
     # Each call ended with its own answer, or with the refusal: never with the other client's.
     assert set(results) == {"ada", "grace"}
