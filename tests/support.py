@@ -7,13 +7,14 @@ never red.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ from ruamel.yaml import YAML
 from hermes.home import Home
 
 if TYPE_CHECKING:
+    from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
 SERVERS = Path(__file__).parent / "servers"
@@ -172,6 +174,30 @@ def start_serve_http(home: Home, log: Path, *options: str) -> tuple[subprocess.P
     url = next(line.split(" on ")[1] for line in lines if "MCP server on" in line)
     token = next(line.split("Bearer ")[1] for line in lines if line.startswith("Authorization"))
     return process, url, token
+
+
+@contextlib.contextmanager
+def serving_http(home: Home, log: Path, *options: str) -> Iterator[tuple[str, str]]:
+    """`start_serve_http` for the block: (its URL, its bearer token); stopped and waited for at the end."""
+    process, url, token = start_serve_http(home, log, *options)
+    try:
+        yield url, token
+    finally:
+        process.terminate()
+        process.wait(timeout=PATIENCE)
+
+
+@contextlib.asynccontextmanager
+async def sdk_client_over_http(url: str, token: str, **options: Any) -> AsyncIterator[Client]:
+    """The official SDK's `Client` (with `options`: era, callbacks) of the Streamable HTTP server at
+    `url`, sending `token` as its bearer."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=PATIENCE) as http, \
+            Client(streamable_http_client(url, http_client=http), **options) as client:
+        yield client
 
 
 async def wait_until(predicate: Callable[[], bool], timeout: float = PATIENCE) -> None:

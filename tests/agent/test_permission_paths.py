@@ -5,30 +5,17 @@ called" is read from the server's side, not from hermes's word."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import mcp_types as types
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from ruamel.yaml import YAML
 
 from hermes.home import Home
 from tests.agent.conftest import model_config
-from tests.support import (
-    PATIENCE,
-    START_WAIT,
-    fast_entry,
-    hermes,
-    start_serve_http,
-    stdio_entry,
-    write_config,
-)
+from tests.support import START_WAIT, fast_entry, hermes, sdk_client_over_http, serving_http, stdio_entry, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -137,14 +124,6 @@ def test_tools_list_shows_each_tool_s_permission_and_why_and_tools_permit_change
     assert refused.returncode != 0 and home.config.read_text() == text
 
 
-@contextlib.asynccontextmanager
-async def _over_http(url: str, token: str, **options: Any) -> AsyncIterator[Client]:
-    """The SDK's client of `serve --http` at `url`."""
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=PATIENCE) as http, \
-            Client(streamable_http_client(url, http_client=http), **options) as client:
-        yield client
-
-
 async def test_serve_hides_denied_tools_resources_and_prompts_and_asks_its_client(home: Home,
                                                                                 tmp_path: Path) -> None:
     trace = tmp_path / "trace" / "calls.txt"
@@ -162,10 +141,9 @@ async def test_serve_hides_denied_tools_resources_and_prompts_and_asks_its_clien
 
     # One serve for its three clients (each era, and one that cannot be asked): what each may see
     # and call is decided per client, and a serve with its three upstreams costs four seconds of CPU.
-    process, url, token = start_serve_http(home, tmp_path / "serve.log")
-    try:
+    with serving_http(home, tmp_path / "serve.log") as (url, token):
         for mode in ("legacy", "2026-07-28"):
-            async with _over_http(url, token, mode=mode, elicitation_callback=answer) as client:
+            async with sdk_client_over_http(url, token, mode=mode, elicitation_callback=answer) as client:
                 names = {tool.name for tool in (await client.list_tools()).tools}
                 assert "mcp__box__echo" in names and "mcp__tr__echo" in names
                 assert not {"mcp__box__delete", "mcp__box__crash"} & names and not [n for n in names if "__tb__" in n]
@@ -184,12 +162,9 @@ async def test_serve_hides_denied_tools_resources_and_prompts_and_asks_its_clien
                     prompts = {prompt.name for prompt in (await client.list_prompts()).prompts}
                     assert prompts and all("__tr__" in name for name in prompts), prompts
         # A client that cannot be asked gets no yes either.
-        async with _over_http(url, token, mode="legacy") as client:
+        async with sdk_client_over_http(url, token, mode="legacy") as client:
             unasked = await client.call_tool("mcp__box__echo", {"text": "nobody"})
             assert unasked.is_error
-    finally:
-        process.terminate()
-        process.wait(timeout=PATIENCE)
     assert _reached(trace) == ["echo", "echo"]
 
 

@@ -23,6 +23,7 @@ from tests.support import (
     fast_entry,
     hermes,
     hermes_process,
+    sdk_client_over_http,
     serve_params,
     start_serve_http,
     wait_for,
@@ -80,10 +81,7 @@ def test_serve_http_requires_the_printed_token(home: Home, tmp_path: Path) -> No
         assert httpx2.post(url, json={}, headers={"Authorization": "Bearer wrong"}).status_code == 401
 
         async def use() -> str:
-            http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
-            from mcp.client.streamable_http import streamable_http_client
-
-            async with http, Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
+            async with sdk_client_over_http(url, token, mode="legacy") as client:
                 result = await client.call_tool("mcp__box__echo", {"text": "over http"})
                 return str(result.content[0].text)  # type: ignore[union-attr]
 

@@ -10,22 +10,30 @@ spoken to.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
 
 from hermes.home import Home
 from tests.npm_tools import NpmTools
-from tests.support import PATIENCE, PYTHON, START_WAIT, serve_params, start_serve_http, stdio_entry, write_config
+from tests.support import (
+    PATIENCE,
+    PYTHON,
+    START_WAIT,
+    sdk_client_over_http,
+    serve_params,
+    serving_http,
+    stdio_entry,
+    write_config,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -52,19 +60,8 @@ def shared_serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Connect]:
 def _serving_http(home: Home, servers: dict[str, Any]) -> Iterator[Connect]:
     """`serve --http --only conf --no-prefix` for `servers`; a way to connect an SDK client to it."""
     write_config(home, {"mcp_servers": servers})
-    process, url, token = start_serve_http(home, home.root / "serve.log", "--only", "conf", "--no-prefix")
-
-    @contextlib.asynccontextmanager
-    async def connect(**options: Any) -> AsyncIterator[Client]:
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=PATIENCE) as http, \
-                Client(streamable_http_client(url, http_client=http), **options) as client:
-            yield client
-
-    try:
-        yield connect
-    finally:
-        process.terminate()
-        process.wait()
+    with serving_http(home, home.root / "serve.log", "--only", "conf", "--no-prefix") as (url, token):
+        yield functools.partial(sdk_client_over_http, url, token)
 
 
 def _callbacks(name: str) -> dict[str, Any]:
@@ -228,14 +225,10 @@ def test_a_default_mode_fastmcp_client_gets_sampling_elicitation_and_roots_throu
     root = tmp_path / "fastmcp-root"
     root.mkdir()
     write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py")}})
-    process, url, token = start_serve_http(home, tmp_path / "serve.log")
-    try:
+    with serving_http(home, tmp_path / "serve.log") as (url, token):
         ran = subprocess.run([str(python), str(Path(__file__).parent.parent / "clients" / "fastmcp_call.py"), url,
                               token, root.as_uri(), "mcp__conf__"], capture_output=True, text=True,
                              timeout=PATIENCE, stdin=subprocess.DEVNULL)
-    finally:
-        process.terminate()
-        process.wait(timeout=PATIENCE)
     assert ran.returncode == 0, ran.stderr[-3000:]
     answer = json.loads(ran.stdout.splitlines()[-1])
     texts = answer["texts"]
@@ -356,10 +349,8 @@ async def test_a_late_2026_http_client_s_roots_reach_a_server_that_asked_before_
         asked.append("roots")
         return types.ListRootsResult(roots=[types.Root(uri=root.as_uri(), name="work")])  # type: ignore[arg-type]
 
-    process, url, token = start_serve_http(home, tmp_path / "serve.log")
-    try:
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=PATIENCE) as http, \
-                Client(streamable_http_client(url, http_client=http), list_roots_callback=roots) as client:
+    with serving_http(home, tmp_path / "serve.log") as (url, token):
+        async with sdk_client_over_http(url, token, list_roots_callback=roots) as client:
             assert client.protocol_version == "2026-07-28"
             await client.call_tool("mcp__files__list_allowed_directories", {})
             assert asked, "the client was never asked its roots"
@@ -367,7 +358,4 @@ async def test_a_late_2026_http_client_s_roots_reach_a_server_that_asked_before_
                 while str(root) not in (listed := (await client.call_tool(
                         "mcp__files__list_allowed_directories", {})).content[0].text):  # type: ignore[union-attr]
                     await anyio.sleep(0.05)
-    finally:
-        process.terminate()
-        process.wait()
     assert str(root) in listed

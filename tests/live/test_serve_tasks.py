@@ -23,20 +23,9 @@ import pytest
 
 from hermes.home import Home
 from tests.modern_wire import ModernClient, WireError
-from tests.support import PATIENCE, PYTHON, start_serve_http, stdio_entry, write_config
+from tests.support import PATIENCE, PYTHON, serving_http, stdio_entry, write_config
 
 pytestmark = pytest.mark.anyio
-
-
-@asynccontextmanager
-async def _serving(home: Home, tmp_path: Path, servers: dict[str, Any]) -> AsyncIterator[tuple[str, str]]:
-    write_config(home, {"mcp_servers": servers})
-    process, url, token = start_serve_http(home, tmp_path / "serve.log")
-    try:
-        yield url, token
-    finally:
-        process.terminate()
-        process.wait(timeout=PATIENCE)
 
 
 @pytest.fixture(scope="module")
@@ -46,12 +35,8 @@ def conf_serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
     and its upstream cost two seconds of CPU to start."""
     home = Home(tmp_path_factory.mktemp("serve-tasks"))
     write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py")}})
-    process, url, token = start_serve_http(home, home.root / "serve.log")
-    try:
-        yield url, token
-    finally:
-        process.terminate()
-        process.wait(timeout=PATIENCE)
+    with serving_http(home, home.root / "serve.log") as found:
+        yield found
 
 
 @asynccontextmanager
@@ -148,13 +133,14 @@ async def test_a_cancelled_task_stays_cancelled_and_a_client_without_the_extensi
 async def test_a_2025_task_server_s_task_is_a_task_downstream(home: Home, tmp_path: Path, npm: Any) -> None:
     """server-everything (npm) runs its research tool as a 2025-11-25 task: hermes follows it
     upstream, and its 2026-07-28 client follows hermes's task."""
-    everything = {"command": npm.everything[0], "args": npm.everything[1:]}
-    async with _serving(home, tmp_path, {"everything": everything}) as (url, token), _client(url, token) as client:
-        created = await client.request("tools/call", {"name": "mcp__everything__simulate_research_query",
-                                                      "arguments": {"topic": "tea"}})
-        assert created["resultType"] == "task", created
-        done = await client.until(created["taskId"], "completed", "failed")
-        assert done["status"] == "completed" and "Research Report" in done["result"]["content"][0]["text"], done
+    write_config(home, {"mcp_servers": {"everything": {"command": npm.everything[0], "args": npm.everything[1:]}}})
+    with serving_http(home, tmp_path / "serve.log") as (url, token):
+        async with _client(url, token) as client:
+            created = await client.request("tools/call", {"name": "mcp__everything__simulate_research_query",
+                                                          "arguments": {"topic": "tea"}})
+            assert created["resultType"] == "task", created
+            done = await client.until(created["taskId"], "completed", "failed")
+            assert done["status"] == "completed" and "Research Report" in done["result"]["content"][0]["text"], done
 
 
 async def test_hermes_as_the_client_follows_serve_s_task(conf_serve: tuple[str, str], tmp_path: Path) -> None:
@@ -177,8 +163,7 @@ async def test_a_declined_ask_is_a_result_for_a_client_with_the_extension(home: 
     by the client's user, is an error result the model reads, not a JSON-RPC error."""
     servers = {"conf": stdio_entry("conformance_server.py")}
     write_config(home, {"permissions": {"ask": ["mcp__conf__greet"]}, "mcp_servers": servers})
-    process, url, token = start_serve_http(home, tmp_path / "serve.log")
-    try:
+    with serving_http(home, tmp_path / "serve.log") as (url, token):
         async with _client(url, token) as client:
             call = {"name": "mcp__conf__greet", "arguments": {"name": "Ada"}}
             asked = await client.request("tools/call", call)
@@ -187,6 +172,4 @@ async def test_a_declined_ask_is_a_result_for_a_client_with_the_extension(home: 
             declined = await client.request("tools/call", {**call, "requestState": asked["requestState"],
                                                            "inputResponses": {key: {"action": "decline"}}})
             assert declined["isError"] is True and "did not accept" in declined["content"][0]["text"], declined
-    finally:
-        process.terminate()
-        process.wait(timeout=PATIENCE)
+

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import signal
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +19,9 @@ import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from hermes.home import Home
-from tests.support import PATIENCE, fast_entry, stdio_entry, wait_until, write_config
+from tests.support import PATIENCE, fast_entry, sdk_client_over_http, stdio_entry, wait_until, write_config
 from tests.team.gateway import Gateway, Team, team_config
 
 pytestmark = pytest.mark.anyio
@@ -47,14 +45,11 @@ def _read_config(home: Home) -> dict[str, Any]:
     return dict(YAML(typ="safe").load(home.config.read_text()))
 
 
-@asynccontextmanager
-async def _client(url: str, key: str, mode: str = "auto", name: str = "") -> AsyncIterator[Client]:
+def _client(url: str, key: str, mode: str = "auto", name: str = "") -> AbstractAsyncContextManager[Client]:
     async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
         return types.ElicitResult(action="accept", content={"username": name, "email": f"{name}@example.org"})
 
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=PATIENCE) as http, \
-            Client(streamable_http_client(url, http_client=http), mode=mode, elicitation_callback=elicit) as client:
-        yield client
+    return sdk_client_over_http(url, key, mode=mode, elicitation_callback=elicit)
 
 
 def _text(result: types.CallToolResult) -> str:

@@ -11,11 +11,9 @@ from typing import Any
 import httpx2
 import mcp_types as types
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from hermes.home import Home
-from tests.support import PATIENCE, free_port
+from tests.support import PATIENCE, free_port, sdk_client_over_http
 from tests.team.gateway import Gateway, Team, team_config
 
 pytestmark = pytest.mark.anyio
@@ -46,14 +44,12 @@ async def test_a_user_signs_in_through_the_gateway_and_only_they_get_the_server(
         return types.ElicitResult(action="accept" if page.status_code == 200 else "decline")
 
     try:
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {keys['alice']}"}, timeout=PATIENCE) as http, \
-                Client(streamable_http_client(gateway.url, http_client=http), elicitation_callback=open_page) as alice:
+        async with sdk_client_over_http(gateway.url, keys["alice"], elicitation_callback=open_page) as alice:
             before = {tool.name for tool in (await alice.list_tools()).tools}
             signed = await alice.call_tool("hermes_sign_in", {"server": "secure"})
             after = {tool.name for tool in (await alice.list_tools()).tools}
             answered = await alice.call_tool("mcp__secure__whoami", {})
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {keys['bob']}"}, timeout=PATIENCE) as http, \
-                Client(streamable_http_client(gateway.url, http_client=http), mode="legacy") as bob:
+        async with sdk_client_over_http(gateway.url, keys["bob"], mode="legacy") as bob:
             bobs = {tool.name for tool in (await bob.list_tools()).tools}
         replayed = gateway.get("/oauth/callback?state=made-up&code=x")
     finally:
