@@ -1,16 +1,17 @@
-"""A scripted OpenAI-compatible model on loopback for the agent tests (`servers/model_server.py`)."""
+"""A scripted OpenAI-compatible model on loopback for the agent tests (`servers/model_server.py`, served
+by a thread of the test's own process: real HTTP, no process start)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support import PYTHON, SERVERS, ServerPool
+from tests.servers.model_server import serve_in_thread
 
 
 @dataclass
@@ -31,18 +32,19 @@ class ScriptedModel:
 @pytest.fixture
 def scripted_model(tmp_path: Path) -> Iterator[Any]:
     """`scripted_model(steps)` starts a model that answers with `steps` in order; returns a `ScriptedModel`."""
-    pool = ServerPool(tmp_path, "model")
+    stops: list[Callable[[], None]] = []
 
     def start(steps: list[dict[str, Any]]) -> ScriptedModel:
-        index = len(pool.processes)
+        index = len(stops)
         script, record = tmp_path / f"model-{index}.json", tmp_path / f"model-{index}.jsonl"
         script.write_text(json.dumps(steps))
-        port = pool.start(lambda portfile: [PYTHON, str(SERVERS / "model_server.py"), str(portfile), str(script),
-                                            str(record)])
+        port, stop = serve_in_thread(script, record)
+        stops.append(stop)
         return ScriptedModel(f"http://127.0.0.1:{port}/v1", record)
 
     yield start
-    pool.close()
+    for stop in stops:
+        stop()
 
 
 def model_config(model: ScriptedModel, **extra: Any) -> dict[str, Any]:

@@ -1,6 +1,8 @@
 """An OpenAI-compatible Chat Completions server for the tests: scripted replies, every request recorded.
 
-Usage: model_server.py PORTFILE SCRIPT RECORD
+Usage: `serve_in_thread(SCRIPT, RECORD)` in a test's own process (what the suite does: a server of
+its own costs a process start and the imports of uvicorn and Starlette, 0.16 s of CPU, and the agent
+tests start over a hundred), or `model_server.py PORTFILE SCRIPT RECORD` as a process.
 SCRIPT is a JSON list of steps, one per request, in order (the last one repeats), or an object
 {"steps": [...], "alternation": true, "cache": true, "models": [...]} ("models": what GET /v1/models lists):
   {"content": "text"}                                  a plain answer
@@ -31,6 +33,9 @@ import os
 import re
 import socket
 import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -39,17 +44,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-portfile, script_path, record_path = sys.argv[1:4]
-with open(script_path) as handle:
-    LOADED: Any = json.load(handle)
-OPTIONS: dict[str, Any] = LOADED if isinstance(LOADED, dict) else {}
-SCRIPT: list[dict[str, Any]] = LOADED["steps"] if isinstance(LOADED, dict) else LOADED
-served = 0
-recent_prompts: dict[str, list[str]] = {}  # per model, as a provider's prefix cache keeps them
 _ID = re.compile(r"[A-Za-z0-9]{9}")
 
 
-def _refusal(body: dict[str, Any]) -> tuple[int, str] | None:
+def _refusal(body: dict[str, Any], alternation: bool) -> tuple[int, str] | None:
     """What llama.cpp's server (and a strict template) would refuse in this history, if anything."""
     messages = body.get("messages", [])
     for message in messages:
@@ -62,7 +60,7 @@ def _refusal(body: dict[str, Any]) -> tuple[int, str] | None:
             except ValueError:
                 return 500, "Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] " \
                             "parse error: syntax error while parsing object"
-    if not OPTIONS.get("alternation"):
+    if not alternation:
         return None
     # Mistral-Nemo's template (shipped with llama.cpp): tool results and tool-calling assistant
     # messages aside, the roles alternate, starting with the user; every tool-call id is nine
@@ -93,7 +91,8 @@ def _common_prefix(a: str, b: str) -> int:
     return low
 
 
-def _cached_usage(body: dict[str, Any], usage: dict[str, Any]) -> dict[str, Any]:
+def _cached_usage(body: dict[str, Any], usage: dict[str, Any], recent_prompts: dict[str, list[str]]
+                  ) -> dict[str, Any]:
     """Usage as a provider with a prefix cache reports it: the longest start of this prompt that one
     of this model's recent prompts shared (tools come first in a rendered prompt, then messages)."""
     prompt = json.dumps(body.get("tools"), sort_keys=True) + \
@@ -113,7 +112,7 @@ def _last_tool_result(body: dict[str, Any]) -> str:
     return "(no tool result)"
 
 
-def _tool_calls(step: dict[str, Any]) -> list[dict[str, Any]]:
+def _tool_calls(step: dict[str, Any], served: int) -> list[dict[str, Any]]:
     calls = []
     for index, call in enumerate(step.get("tool_calls", [])):
         arguments = call.get("arguments", {})
@@ -130,98 +129,140 @@ def _chunk(model: str, delta: dict[str, Any], finish: str | None = None, usage: 
     return f"data: {json.dumps(data)}\n\n"
 
 
-async def completions(request: Request) -> Response:
-    global served
-    body = await request.json()
-    with open(record_path, "a") as record:
-        record.write(json.dumps({"body": body, "authorization": request.headers.get("authorization")}) + "\n")
-    step = SCRIPT[min(served, len(SCRIPT) - 1)]
-    served += 1
-    refused = _refusal(body)
-    if refused is not None:
-        status, text = refused
-        kind = "server_error" if status >= 500 else "invalid_request_error"
-        return JSONResponse({"error": {"code": status, "message": text, "type": kind}}, status_code=status)
-    if step.get("hang"):
-        await asyncio.Event().wait()
-    if "raw" in step:
-        return Response(step["raw"], media_type="application/json")
-    if "raw_stream" in step:
-        async def lines() -> Any:
-            for line in step["raw_stream"]:
-                yield line + "\n\n"
-        return StreamingResponse(lines(), media_type="text/event-stream")
-    if step.get("endless"):
-        async def forever() -> Any:
-            if body.get("stream"):
-                yield _chunk(body.get("model", "m"), {"role": "assistant", "content": ""})
+class Replies:
+    """One scripted model: its steps, how many requests it has answered, what it recorded."""
+
+    def __init__(self, script: Path, record: Path) -> None:
+        loaded: Any = json.loads(script.read_text())
+        self.options: dict[str, Any] = loaded if isinstance(loaded, dict) else {}
+        self.steps: list[dict[str, Any]] = loaded["steps"] if isinstance(loaded, dict) else loaded
+        self.record = record
+        self.served = 0
+        self.recent_prompts: dict[str, list[str]] = {}  # per model, as a provider's prefix cache keeps them
+
+    def app(self) -> Starlette:
+        return Starlette(routes=[Route("/v1/chat/completions", self.completions, methods=["POST"]),
+                                 Route("/v1/models", self.models)])
+
+    async def completions(self, request: Request) -> Response:
+        body = await request.json()
+        with open(self.record, "a") as record:
+            record.write(json.dumps({"body": body, "authorization": request.headers.get("authorization")}) + "\n")
+        step = self.steps[min(self.served, len(self.steps) - 1)]
+        self.served += 1
+        refused = _refusal(body, bool(self.options.get("alternation")))
+        if refused is not None:
+            status, text = refused
+            kind = "server_error" if status >= 500 else "invalid_request_error"
+            return JSONResponse({"error": {"code": status, "message": text, "type": kind}}, status_code=status)
+        if step.get("hang"):
+            await asyncio.Event().wait()
+        if "raw" in step:
+            return Response(step["raw"], media_type="application/json")
+        if "raw_stream" in step:
+            async def lines() -> Any:
+                for line in step["raw_stream"]:
+                    yield line + "\n\n"
+            return StreamingResponse(lines(), media_type="text/event-stream")
+        if step.get("endless"):
+            async def forever() -> Any:
+                if body.get("stream"):
+                    yield _chunk(body.get("model", "m"), {"role": "assistant", "content": ""})
+                    while True:
+                        yield _chunk(body.get("model", "m"), {"content": "and on " * 2000})
+                        await asyncio.sleep(0)  # so the server notices when the client gives up
+                yield '{"id": "x", "choices": [{"index": 0, "message": {"role": "assistant", "content": "'
                 while True:
-                    yield _chunk(body.get("model", "m"), {"content": "and on " * 2000})
-                    await asyncio.sleep(0)  # so the server notices when the client gives up
-            yield '{"id": "x", "choices": [{"index": 0, "message": {"role": "assistant", "content": "'
-            while True:
-                yield "and on " * 100_000
-                await asyncio.sleep(0)
-        return StreamingResponse(forever(), media_type="text/event-stream" if body.get("stream")
-                                 else "application/json")
-    if "status" in step:
-        return JSONResponse({"error": {"message": step.get("message", "scripted error"), "type": "test"}},
-                            status_code=step["status"], headers=step.get("headers"))
-    content = step.get("content")
-    if step.get("answer_from_tool"):
-        content = step.get("prefix", "") + _last_tool_result(body)
-    calls = _tool_calls(step)
-    finish = step.get("finish_reason") or ("tool_calls" if calls else "stop")
-    usage = step.get("usage", {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15})
-    if OPTIONS.get("cache"):
-        usage = _cached_usage(body, usage)
-    model = body.get("model", "test-model")
-    if not body.get("stream"):
-        message: dict[str, Any] = {"role": "assistant", "content": content}
-        if calls:
-            message["tool_calls"] = calls
-        return JSONResponse({"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": model,
-                             "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage})
+                    yield "and on " * 100_000
+                    await asyncio.sleep(0)
+            return StreamingResponse(forever(), media_type="text/event-stream" if body.get("stream")
+                                     else "application/json")
+        if "status" in step:
+            return JSONResponse({"error": {"message": step.get("message", "scripted error"), "type": "test"}},
+                                status_code=step["status"], headers=step.get("headers"))
+        content = step.get("content")
+        if step.get("answer_from_tool"):
+            content = step.get("prefix", "") + _last_tool_result(body)
+        calls = _tool_calls(step, self.served)
+        finish = step.get("finish_reason") or ("tool_calls" if calls else "stop")
+        usage = step.get("usage", {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15})
+        if self.options.get("cache"):
+            usage = _cached_usage(body, usage, self.recent_prompts)
+        model = body.get("model", "test-model")
+        if not body.get("stream"):
+            message: dict[str, Any] = {"role": "assistant", "content": content}
+            if calls:
+                message["tool_calls"] = calls
+            return JSONResponse({"id": "chatcmpl-test", "object": "chat.completion", "created": 0,
+                                 "model": model, "usage": usage,
+                                 "choices": [{"index": 0, "message": message, "finish_reason": finish}]})
 
-    async def stream() -> Any:
-        yield _chunk(model, {"role": "assistant", "content": ""})
-        text = content or ""
-        piece = max(1, -(-len(text) // 3))  # three pieces, the way a model writes
-        for start in range(0, len(text), piece):
-            yield _chunk(model, {"content": text[start:start + piece]})
-        for index, call in enumerate(calls):
-            arguments = call["function"]["arguments"]
-            half = len(arguments) // 2
-            yield _chunk(model, {"tool_calls": [{"index": index, "id": call["id"], "type": "function",
-                                                 "function": {"name": call["function"]["name"],
-                                                              "arguments": arguments[:half]}}]})
-            yield _chunk(model, {"tool_calls": [{"index": index, "function": {"arguments": arguments[half:]}}]})
-        yield _chunk(model, {}, finish)
-        if (body.get("stream_options") or {}).get("include_usage"):
-            yield _chunk(model, {}, usage=usage)
-        yield "data: [DONE]\n\n"
+        async def stream() -> Any:
+            yield _chunk(model, {"role": "assistant", "content": ""})
+            text = content or ""
+            piece = max(1, -(-len(text) // 3))  # three pieces, the way a model writes
+            for start in range(0, len(text), piece):
+                yield _chunk(model, {"content": text[start:start + piece]})
+            for index, call in enumerate(calls):
+                arguments = call["function"]["arguments"]
+                half = len(arguments) // 2
+                yield _chunk(model, {"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                                                     "function": {"name": call["function"]["name"],
+                                                                  "arguments": arguments[:half]}}]})
+                yield _chunk(model, {"tool_calls": [{"index": index, "function": {"arguments": arguments[half:]}}]})
+            yield _chunk(model, {}, finish)
+            if (body.get("stream_options") or {}).get("include_usage"):
+                yield _chunk(model, {}, usage=usage)
+            yield "data: [DONE]\n\n"
 
-    return StreamingResponse(stream(), media_type="text/event-stream")
+        return StreamingResponse(stream(), media_type="text/event-stream")
 
 
-async def models(request: Request) -> Response:
-    """`GET /v1/models`: the script's "models" (default one, "scripted"), as escaped JSON (a hostile
-    name such as a lone surrogate goes out as its `\\ud800` escape, as a real server may send it)."""
-    names = LOADED.get("models", ["scripted"]) if isinstance(LOADED, dict) else ["scripted"]
-    body = {"object": "list", "data": [{"id": n, "object": "model", "created": 0, "owned_by": "tests"} for n in names]}
-    return Response(json.dumps(body), media_type="application/json")
+    async def models(self, request: Request) -> Response:
+        """`GET /v1/models`: the script's "models" (default one, "scripted"), as escaped JSON (a hostile
+        name such as a lone surrogate goes out as its `\\ud800` escape, as a real server may send it)."""
+        names = self.options.get("models", ["scripted"])
+        body = {"object": "list",
+                "data": [{"id": n, "object": "model", "created": 0, "owned_by": "tests"} for n in names]}
+        return Response(json.dumps(body), media_type="application/json")
 
 
-async def main() -> None:
+
+def _listening_socket() -> socket.socket:
     sock = socket.socket()
     # Answers go out in two writes (head, body): without this, Nagle holds the body back for the
     # client's delayed ACK, and every answer takes 40 ms more than it should.
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
-    app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"]),
-                            Route("/v1/models", models)])
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    return sock
+
+
+def serve_in_thread(script: Path, record: Path) -> tuple[int, Callable[[], None]]:
+    """The model on a loopback port, served by a thread of the calling process: (its port, a way to
+    stop it). The socket listens before this returns, so a client may connect at once (the kernel
+    holds the connection until the server accepts it). Stopping drops whatever a request was still
+    doing (a `hang`, an `endless` answer)."""
+    sock = _listening_socket()
+    # No lifespan task (stopping at once would cancel it, and uvicorn logs that as an error) and no
+    # logging set up: uvicorn's own would point the whole test process's handlers at this moment's
+    # stderr.
+    config = uvicorn.Config(Replies(script, record).app(), lifespan="off", log_config=None, log_level=None)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=asyncio.run, args=(server.serve([sock]),), name="scripted-model", daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        server.should_exit = server.force_exit = True
+        thread.join()
+        sock.close()
+
+    return int(sock.getsockname()[1]), stop
+
+
+async def main(portfile: str, script: str, record: str) -> None:
+    sock = _listening_socket()
+    server = uvicorn.Server(uvicorn.Config(Replies(Path(script), Path(record)).app(), log_level="warning"))
     task = asyncio.create_task(server.serve([sock]))
     while not server.started:
         await asyncio.sleep(0.01)
@@ -232,4 +273,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(main(*sys.argv[1:4]))
