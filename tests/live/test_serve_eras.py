@@ -76,9 +76,16 @@ def _callbacks(name: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("upstream", ["auto", "legacy"])
-async def test_a_default_mode_sdk_client_gets_the_upstream_s_questions_as_rounds(home: Home, upstream: str) -> None:
-    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py", protocol=upstream)}})
-    async with Client(_serve(home), **_callbacks("ada")) as client:
+async def test_a_default_mode_sdk_client_gets_the_upstream_s_questions_as_rounds(request: pytest.FixtureRequest,
+                                                                                 home: Home, upstream: str) -> None:
+    """Over HTTP (the module's shared serve) before an upstream of today's era; over stdio (a serve
+    of its own) before a handshake-era one: both of serve's transports carry the rounds."""
+    if upstream == "auto":
+        client_of_serve = request.getfixturevalue("shared_serve")(**_callbacks("ada"))
+    else:
+        write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py", protocol=upstream)}})
+        client_of_serve = Client(_serve(home), **_callbacks("ada"))
+    async with client_of_serve as client:
         assert client.protocol_version == "2026-07-28"
         asked = await client.call_tool("test_elicitation", {"message": "Who are you?"})
         assert not asked.is_error and "ada@example.org" in asked.content[0].text, asked  # type: ignore[union-attr]
@@ -132,20 +139,21 @@ async def test_a_question_nobody_can_place_is_refused_not_misrouted(home: Home) 
         assert other not in text, results
 
 
-async def test_a_server_s_sampling_bounds_hold_behind_serve(home: Home) -> None:
+async def test_a_server_s_sampling_bounds_hold_behind_serve(home: Home, tmp_path: Path) -> None:
     seen: list[int] = []
 
     async def sample(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
         seen.append(params.max_tokens)
         return types.CreateMessageResult(role="assistant", model="m", content=types.TextContent(type="text", text="ok"))
 
-    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py", sampling={"max_tokens_cap": 7})}})
-    async with Client(_serve(home), sampling_callback=sample) as client:
-        sampled = await client.call_tool("test_sampling", {"prompt": "long answer please"})
-        assert sampled.content[0].text == "LLM response: ok" and seen == [7], (sampled, seen)  # type: ignore[union-attr]
-    write_config(home, {"mcp_servers": {"conf": stdio_entry("conformance_server.py", sampling={"enabled": False})}})
-    async with Client(_serve(home), sampling_callback=sample) as client:
-        refused = await client.call_tool("test_sampling", {"prompt": "x"})
+    write_config(home, {"mcp_servers": {
+        "capped": stdio_entry("conformance_server.py", sampling={"max_tokens_cap": 7}),
+        "off": stdio_entry("conformance_server.py", sampling={"enabled": False})}})
+    with serving_http(home, tmp_path / "serve.log") as (url, token):
+        async with sdk_client_over_http(url, token, sampling_callback=sample) as client:
+            sampled = await client.call_tool("mcp__capped__test_sampling", {"prompt": "long answer please"})
+            assert sampled.content[0].text == "LLM response: ok" and seen == [7], (sampled, seen)  # type: ignore[union-attr]
+            refused = await client.call_tool("mcp__off__test_sampling", {"prompt": "x"})
     assert seen == [7] and "sampling.enabled: false" in refused.content[0].text, refused  # type: ignore[union-attr]
 
 
@@ -257,29 +265,32 @@ def test_the_typescript_sdk_calls_a_task_tool_with_plain_call_tool(home: Home, n
     assert not seen["result"].get("isError") and "Research Report" in seen["result"]["content"][0]["text"]
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_an_upstream_prompt_change_reaches_clients_of_both_eras(home: Home, mode: str) -> None:
+async def test_an_upstream_prompt_change_reaches_clients_of_both_eras(home: Home, tmp_path: Path) -> None:
+    """One upstream change, two clients of one `serve --http` at once: a 2026-07-28 client hears it
+    on its subscription, a 2025-11-25 client as a notification on its stream."""
     write_config(home, {"mcp_servers": {"m": stdio_entry("modern_only.py")}})
-    params = serve_params(home)
     heard = anyio.Event()
 
     async def on_message(message: Any) -> None:
         if isinstance(message, types.PromptListChangedNotification):
             heard.set()
 
-    async with Client(params, mode=mode, message_handler=on_message) as client:
-        assert "mcp__m__farewell" not in {p.name for p in (await client.list_prompts()).prompts}
-        with anyio.fail_after(PATIENCE):  # a bound on a failure, not a wait for time
-            if mode == "auto":
-                async with client.listen(prompts_list_changed=True) as subscription:
-                    await client.call_tool("mcp__m__grow_prompt", {})
+    async def prompts(client: Client) -> set[str]:
+        return {p.name for p in (await client.list_prompts()).prompts}
+
+    with serving_http(home, tmp_path / "serve.log") as (url, token):
+        async with sdk_client_over_http(url, token, mode="legacy", message_handler=on_message) as old, \
+                sdk_client_over_http(url, token) as new:
+            assert old.protocol_version == "2025-11-25" and new.protocol_version == "2026-07-28"
+            assert "mcp__m__farewell" not in await prompts(old) | await prompts(new)
+            with anyio.fail_after(PATIENCE):  # a bound on a failure, not a wait for time
+                async with new.listen(prompts_list_changed=True) as subscription:
+                    await new.call_tool("mcp__m__grow_prompt", {})
                     async for event in subscription:
                         assert type(event).__name__ == "PromptsListChanged"
                         break
-            else:
-                await client.call_tool("mcp__m__grow_prompt", {})
                 await heard.wait()
-        assert "mcp__m__farewell" in {p.name for p in (await client.list_prompts()).prompts}
+            assert "mcp__m__farewell" in await prompts(old) and "mcp__m__farewell" in await prompts(new)
 
 
 async def test_an_upstream_round_of_three_questions_comes_through_whole(shared_serve: Connect,
