@@ -100,6 +100,7 @@ class StdioProcess:
         self.process: anyio.abc.Process | None = None
         self.returncode: int | None = None
         self.exited = anyio.Event()
+        self._watcher_gone = anyio.Event()  # the exit watcher has returned: the exit seen, or cancelled
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL_LINES)
         self._tasks: anyio.abc.TaskGroup | None = None
         self._writer_done = anyio.Event()
@@ -316,22 +317,32 @@ class StdioProcess:
             self.observe(line)
 
     async def _watch_exit(self) -> None:
-        await self._wait_exit()
+        try:
+            await self._reap()
+        finally:
+            self._watcher_gone.set()
+
+    async def _reap(self) -> None:
+        process = self.process
+        assert process is not None
+        self.returncode = await wait_for_exit(process.pid, lambda: process.returncode)
+        self.exited.set()
 
     async def _wait_exit(self, timeout: float = math.inf) -> None:
         """Wait (at most `timeout`) until the process has exited; then `exited` is set.
 
-        The shutdown calls this itself rather than relying on `_watch_exit`: when the caller is
-        cancelled, the exit watcher and the stdin writer are cancelled with it (only the output
-        readers are shielded), and the shielded shutdown runs on.
+        While the exit watcher runs, this waits for it: a second pidfd per server would cost the
+        stop of a session of 100 servers 100 more registrations with the event loop's poller. When
+        the caller is cancelled, the exit watcher is cancelled with it (only the output readers are
+        shielded), and the shielded shutdown then waits for the exit itself.
         """
-        process = self.process
-        assert process is not None
         if self.exited.is_set():
             return
         with anyio.move_on_after(timeout):
-            self.returncode = await wait_for_exit(process.pid, lambda: process.returncode)
-            self.exited.set()
+            if self._tasks is not None:  # the watcher was started with the process
+                await self._watcher_gone.wait()
+            if not self.exited.is_set():
+                await self._reap()
 
     # -- shutdown --------------------------------------------------------------------------------
 
