@@ -12,10 +12,10 @@ from hermes.home import Home
 from tests.support import CANARY, PYTHON, fast_entry, hermes, stdio_entry, wait_for, write_config
 
 
-def _imported_modules(*args: str, home: Home) -> set[str]:
+def _imported_modules(*args: str, home: Home, exit_code: int = 0) -> set[str]:
     result = subprocess.run([PYTHON, "-X", "importtime", "-m", "hermes", *args], capture_output=True, text=True,
                             env={**os.environ, "HERMES_HOME": str(home.root)}, timeout=60)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == exit_code, result.stderr
     return {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
 
 
@@ -33,6 +33,18 @@ def test_help_and_list_never_import_the_sdk(home: Home, args: tuple[str, ...]) -
         unneeded = {m for m in modules if m.startswith(("hermes.agent", "hermes.cli.chat", "hermes.config.importers",
                                                          "hermes.apps", "hermes.config.trust", "traceback"))}
         assert unneeded == set()
+
+
+def test_gateway_status_loads_neither_the_agent_nor_the_sdk(home: Home) -> None:
+    """A status reads config.yaml and the service's record; it checks the settings a start would,
+    without loading what only a running gateway needs."""
+    write_config(home, {"model": {"base_url": "http://127.0.0.1:9/v1", "name": "m"},
+                        "gateway": {"telegram": {"token": "t", "api_url": "http://127.0.0.1:9"}}})
+    modules = _imported_modules("gateway", "status", home=home, exit_code=1)  # 1: not running
+    assert "hermes.gateway.settings" in modules
+    loaded = {m for m in modules if m.split(".")[0] in {"mcp", "mcp_types", "openai"} or
+              m.startswith(("hermes.agent", "hermes.session.core", "hermes.gateway.run"))}
+    assert loaded == set()
 
 
 def test_add_list_remove_and_exit_codes(home: Home) -> None:

@@ -66,8 +66,8 @@ def status_command(as_json: bool) -> None:
     The settings are checked first, as a start would check them (keys, ${VAR}s, toolsets, sandbox)."""
     from hermes.config.store import ConfigStore
     from hermes.gateway.access import Access
-    from hermes.gateway.run import check_settings, configured_platforms
     from hermes.gateway.service import running
+    from hermes.gateway.settings import check_settings, configured_platforms
 
     home = Home.from_env()
     config = ConfigStore(home).load()
