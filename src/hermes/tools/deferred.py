@@ -18,8 +18,9 @@ import anyio.to_thread
 
 from hermes.background import Job, run_inline
 from hermes.security.invisible import one_line
-from hermes.tools import needs
+from hermes.tools import chinese_words, needs
 from hermes.tools.naming import prefix
+from hermes.tools.query_language import CJK
 from hermes.tools.search import Closeness, ToolIndex, documents_of
 from hermes.tools.surface import Surface, SurfaceTool
 from hermes.tools.toolsets import shown_server
@@ -97,6 +98,8 @@ class SearchIndex:
     async def search(self, hidden: list[HiddenServer], query: str) -> tuple[list[SurfaceTool], str]:
         """`search_now`, once the tools' vectors are ready (computed off the event loop)."""
         if self._meaning is None:
+            if CJK.search(query) and not chinese_words.loaded():  # the dictionary's first reading: off the loop
+                return await anyio.to_thread.run_sync(self.search_now, hidden, query)
             return self.search_now(hidden, query)
         await self._meaning.ready()
         return await anyio.to_thread.run_sync(self.search_now, hidden, query)

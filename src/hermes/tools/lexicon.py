@@ -14,7 +14,8 @@ Portuguese, du-form German). Latin words are matched whole, ignoring accents and
 spellings, and a long one also inside a compound ("Kalendereintrag"); Chinese ones of two
 characters or more, or of one that means nothing else (删, 搜; 行 is inside 银行), anywhere in the text,
 since Chinese has no spaces. A word with two meanings in the four languages (Portuguese "fecha"
-closes, Spanish "fecha" is a date) is left out.
+closes, Spanish "fecha" is a date) is left out. What the table does not know of a Chinese request
+comes from CC-CEDICT where it is installed (`hermes.tools.chinese_words`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from hermes.tools import chinese_words
 from hermes.tools.query_language import CJK, OTHER_WORDS, WORD
 
 # english: foreign forms (Portuguese, Spanish, German, Chinese mixed; order does not matter; a word's
@@ -275,6 +277,7 @@ def english_words(text: str) -> list[str]:
             if form in text:
                 for english in sorted(words):
                     found[english] = None
+        found.update(dict.fromkeys(chinese_words.english_of(text)))  # what the table does not know
     return list(found)
 
 
