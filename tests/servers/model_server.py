@@ -247,14 +247,17 @@ def serve_in_thread(script: Path, record: Path) -> tuple[int, Callable[[], None]
     # No lifespan task (stopping at once would cancel it, and uvicorn logs that as an error) and no
     # logging set up: uvicorn's own would point the whole test process's handlers at this moment's
     # stderr.
-    config = uvicorn.Config(Replies(script, record).app(), lifespan="off", log_config=None, log_level=None)
+    # A request still in progress at the stop (a `hang`) must not hold it: from Python 3.12.1 the
+    # listener's close waits for every connection, unless the graceful shutdown has a bound.
+    config = uvicorn.Config(Replies(script, record).app(), lifespan="off", log_config=None, log_level=None,
+                            timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=asyncio.run, args=(server.serve([sock]),), name="scripted-model", daemon=True)
     thread.start()
 
     def stop() -> None:
         server.should_exit = server.force_exit = True
-        thread.join()
+        thread.join(timeout=30)  # a daemon thread: one that never ends cannot keep the test process alive
         sock.close()
 
     return int(sock.getsockname()[1]), stop

@@ -54,9 +54,9 @@ async def test_environment_is_only_the_allowlist_plus_env_block(home: Home, monk
 async def test_filters_on_original_names_enforced_at_call_time(home: Home) -> None:
     write_config(home, {"mcp_servers": {
         "inc": fast_entry(tools={"include": ["get-*", "echo"]}),
-        # The SDK server: it offers resources and prompts, whose utility tools the filter must drop too.
+        # The SDK server: it offers resources and prompts, whose utility tools the filters must drop too.
         "exc": stdio_entry(tools={"exclude": ["get-weather"], "resources": False, "prompts": False}),
-        "none": fast_entry(tools={"include": []}),
+        "none": stdio_entry(tools={"include": []}),
     }})
     async with Session(home) as session:
         surface = session.surface()
