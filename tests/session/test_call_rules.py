@@ -9,12 +9,13 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types import ErrorData
 
+from hermes.config.agent_settings import Permissions
 from hermes.config.model import ServerConfig, ToolFilter
 from hermes.mcp.states import ConnectionState
 from hermes.security.redact import Redactor
 from hermes.session.calls import Calls
 from hermes.session.surfacing import ToolSurface
-from hermes.tools.call_result import NotAvailable, Ok, ToolError
+from hermes.tools.call_result import Declined, NotAvailable, Ok, ToolError
 from hermes.tools.results import ResultFiles
 from tests.supervisors import FakeRoster, FakeSupervisor, text_result, tool
 
@@ -48,6 +49,20 @@ async def test_a_result_is_redacted_and_stripped_of_hidden_text_at_the_boundary(
     assert isinstance(result, Ok) and SECRET not in result.text
     assert "\u200b" not in result.text and "\U000e0041" not in result.text and "key" in result.text
     assert roster.supervisors["box"].calls == [("echo", {"text": f"key {SECRET} and\u200b hidden\U000e0041"})]
+
+
+async def test_new_permissions_rule_the_next_call_without_a_rebuilt_surface(roster: FakeRoster,
+                                                                           tmp_path: Path) -> None:
+    """Verdicts are kept per tool between calls; rules read anew (a reload) must not meet an old one."""
+    calls, _ = _calls(roster, tmp_path)
+    assert isinstance(await calls.call("mcp__box__echo", {"text": "x"}), Ok)
+    assert isinstance(await calls.call("mcp__box__echo", {"text": "y"}, cautious=True), Declined)  # no readOnlyHint
+    roster.rules = Permissions(allow=("mcp__box__echo",))
+    assert isinstance(await calls.call("mcp__box__echo", {"text": "z"}, cautious=True), Ok)
+    roster.rules = Permissions(deny=("echo",))
+    denied = await calls.call("mcp__box__echo", {"text": "w"})
+    assert isinstance(denied, Declined) and "permissions.deny: echo" in denied.text
+    assert [arguments["text"] for _, arguments in roster.supervisors["box"].calls] == ["x", "z"]
 
 
 async def test_filtered_missing_and_off_platform_names_each_get_their_own_sentence(roster: FakeRoster,

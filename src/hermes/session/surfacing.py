@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from hermes.background import Job, run_inline
-from hermes.config.agent_settings import Approval
+from hermes.config.agent_settings import Approval, Permissions
 from hermes.config.model import ServerConfig
 from hermes.mcp.snapshot import ConnectionSnapshot
 from hermes.session.known_tools import KnownToolCounts
@@ -24,6 +24,8 @@ from hermes.tools.permissions import Permission, Verdict, unmatched_rules, verdi
 from hermes.tools.pins import ChangedTool, PinPolicy, PinRecords, PinStore
 from hermes.tools.surface import ServerTools, Surface, SurfaceTool, build_surface, server_entries
 from hermes.tools.vectors import Recent, VectorFile
+
+_NO_APPROVAL = Approval()
 
 
 def server_tools(snapshot: ConnectionSnapshot, config: ServerConfig, held: Iterable[str] = ()) -> ServerTools:
@@ -48,6 +50,9 @@ class ToolSurface:
         self._surface: Surface | None = None
         self._search: SearchIndex | None = None
         self._listeners: list[Callable[[], None]] = []
+        # Every call asks for a verdict; it changes only with the tool, its server's approval or the
+        # permissions (all immutable, replaced on a reload), so the last one is kept per name and kind.
+        self._verdicts: dict[tuple[str, bool], tuple[SurfaceTool, Approval, Permissions, Verdict]] = {}
 
     def listen(self, listener: Callable[[], None]) -> None:
         self._listeners.append(listener)
@@ -57,6 +62,7 @@ class ToolSurface:
         before = self._surface
         self._surface = None
         self._search = None
+        self._verdicts.clear()
         # One server changed, or (None) the set did (a start, a reload): look again at what changed
         # since, pins accepted in another process included.
         for name in [server] if server is not None else list(self._roster.snapshots()):
@@ -97,8 +103,14 @@ class ToolSurface:
     def verdict(self, tool: SurfaceTool, *, cautious: bool) -> Verdict:
         """Whether `tool` runs, asks or is denied (`hermes.tools.permissions`); `cautious`: a model chose it."""
         config = self._roster.server_config(tool.server)
-        approval = config.approval if config is not None else Approval()
-        return verdict(tool, approval, self._roster.permissions(), cautious=cautious)
+        approval = config.approval if config is not None else _NO_APPROVAL
+        rules = self._roster.permissions()
+        kept = self._verdicts.get((tool.name, cautious))
+        if kept is not None and kept[0] is tool and kept[1] is approval and kept[2] is rules:
+            return kept[3]
+        found = verdict(tool, approval, rules, cautious=cautious)
+        self._verdicts[(tool.name, cautious)] = (tool, approval, rules, found)
+        return found
 
     def _denied(self, tool: SurfaceTool) -> str | None:
         found = self.verdict(tool, cautious=False)

@@ -124,6 +124,9 @@ def _block_text(block: types.ContentBlock, files: ResultFiles, server: str) -> s
     return f"[{getattr(block, 'type', 'unknown')} content]"
 
 
+# One encoder for every result: `json.dumps` with an option builds a new one per call.
+_AS_WRITTEN = json.JSONEncoder(ensure_ascii=False)
+
 MAX_BLOCKS = 10_000  # content blocks of one result; a million one-character blocks is not an answer
 
 
@@ -172,10 +175,11 @@ def render_result(result: types.CallToolResult, *, files: ResultFiles, server: s
     # `clean_result` already kept at most MAX_BLOCKS and said how many it left out.
     text = "\n".join(_block_text(block, files, server) for block in result.content)
     structured = result.structured_content
-    if not text and structured is not None:
-        text = json.dumps(structured, ensure_ascii=False)
+    dumped = _AS_WRITTEN.encode(structured) if structured is not None else ""
+    if not text:
+        text = dumped
     note = ""
-    if structured is not None and len(json.dumps(structured, ensure_ascii=False)) > budget:
+    if len(dumped) > budget:
         # The text (often the same data) is cut to the budget with the whole of it kept on disk.
         structured = None
         note = "[structured content omitted for the model: larger than its budget]\n"
