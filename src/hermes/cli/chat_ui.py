@@ -14,7 +14,7 @@ import json
 import os
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -24,12 +24,14 @@ import mcp_types as types
 from hermes.agent.approval import Decision
 from hermes.agent.ui import RunStatus
 from hermes.cli.interaction import elicitation_handler
-from hermes.cli.markdown_stream import MarkdownStream
 from hermes.cli.output import colour_output, printable
 from hermes.cli.status_line import StatusLine
 from hermes.mcp.tasks import Progress
 from hermes.tools.permissions import Verdict
 from hermes.tools.surface import SurfaceTool
+
+if TYPE_CHECKING:
+    from hermes.cli.markdown_stream import MarkdownStream
 
 # An approval question shows every argument; past this many lines, a head and a tail, and [v]iew.
 FOLD_AFTER, FOLD_HEAD, FOLD_TAIL = 40, 30, 5
@@ -97,7 +99,12 @@ class TerminalUI:
         # A live line while tools run when stderr is a terminal; plain lines otherwise.
         self._status = StatusLine(sys.stderr) if sys.stderr.isatty() else None
         # Answers rendered as markdown on a colour terminal; as written with NO_COLOR or no terminal.
-        self._markdown = MarkdownStream(sys.stdout) if colour_output() else None
+        self._markdown: MarkdownStream | None = None
+        if colour_output():
+            # rich's markdown brings pygments' lexer table: a tenth of a second no plain chat needs.
+            from hermes.cli.markdown_stream import MarkdownStream
+
+            self._markdown = MarkdownStream(sys.stdout)
 
     async def text(self, delta: str) -> None:
         # What the model writes reaches a terminal: no escape sequence of its own (a clipboard
