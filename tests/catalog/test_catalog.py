@@ -15,7 +15,7 @@ from hermes.config.store import ConfigStore
 from hermes.home import Home
 from tests.support import CANARY, PYTHON, SERVERS, hermes, stdio_entry, write_config
 
-BOX = str(SERVERS / "toolbox.py")
+BOX = str(SERVERS / "fast.py")  # SDK-free: the catalog probes a tool list, nothing more
 
 
 def test_shipped_entries_parse_and_cover_the_list() -> None:
@@ -40,7 +40,7 @@ def test_unknown_schema_version_is_skipped_with_a_warning(home: Home) -> None:
 
 
 def _local_entry(home: Home, **overrides: Any) -> None:
-    """A catalog entry of our own whose server is the toolbox test server."""
+    """A catalog entry of our own whose server is the fast test server."""
     home.mcp_catalog.mkdir(exist_ok=True)
     entry = {"schema": 1, "name": "box", "title": "Box", "description": "Test tools.",
              "transport": {"type": "stdio", "command": PYTHON, "args": [BOX], "env": {"FAKE_API_KEY": "${BOX_KEY}"}},
@@ -57,7 +57,7 @@ def test_install_non_interactive_writes_env_reference_and_default_selection(home
     _local_entry(home)
     result = hermes("mcp", "install", "box", "--set", f"BOX_KEY={CANARY}", "--yes", home=home)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Installed 'box' with 10 of 12 tools." in result.stdout and "Box is ready." in result.stdout
+    assert "Installed 'box' with 12 of 14 tools." in result.stdout and "Box is ready." in result.stdout
     config_text = home.config.read_text()
     assert CANARY not in config_text and "${BOX_KEY}" in config_text
     assert f"BOX_KEY={CANARY}" in home.dotenv.read_text()
@@ -77,7 +77,7 @@ def test_previous_selection_wins_and_missing_settings_are_named(home: Home) -> N
     assert not home.config.exists()
     write_config(home, {"mcp_servers": {"box": {**stdio_entry(), "tools": {"include": ["echo"]}}}})
     again = hermes("mcp", "install", "box", "--set", "BOX_KEY=k-123456", "--yes", home=home)
-    assert again.returncode == 0 and "1 of 12 tools" in again.stdout
+    assert again.returncode == 0 and "1 of 14 tools" in again.stdout
     assert ConfigStore(home).load().mcp_servers["box"].tools.include == ("echo",)
     unknown = hermes("mcp", "install", "nope", "--yes", home=home)
     assert unknown.returncode == 3 and "has no entry 'nope'" in unknown.stderr
@@ -117,7 +117,7 @@ def test_interactive_install_prompts_secrets_and_checklist(home: Home) -> None:
     child.expect(r"fail .*\[changes things: uncheck it if you do not need it\]")
     child.send(" ")  # uncheck echo, the first tool
     child.send("\r")
-    child.expect("Installed 'box' with 11 of 12 tools")
+    child.expect("Installed 'box' with 13 of 14 tools")
     child.expect(pexpect.EOF)
     assert CANARY not in home.config.read_text() and CANARY in home.dotenv.read_text()
     assert "echo" not in (ConfigStore(home).load().mcp_servers["box"].tools.include or ())

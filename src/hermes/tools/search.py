@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol, SupportsFloat
 
-import snowballstemmer
-
 from hermes.tools.lexicon import english_words
 from hermes.tools.query_language import OTHER_WORDS, reads_as_english
 
@@ -43,7 +41,6 @@ _FOREIGN_STOPWORDS = _STOPWORDS | OTHER_WORDS  # a request in another language h
 # (A lower-case letter is any letter but A-Z, so "cómo" and "Lösche" stay whole words.)
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[^\W\dA-Z_]+|[A-Z]+|\d+|[^\W\d_]+")
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
-_stemmer = snowballstemmer.stemmer("english")
 # Words that name the same action or thing in tool vocabularies. A query word also finds its
 # group's other words, at a lower weight, so a request in everyday words ("make a folder") reaches
 # a tool named in API words (create_directory). Written from common API naming, not from queries.
@@ -78,9 +75,18 @@ def canonical(name: str) -> str:
     return "_".join(name_words(name))
 
 
+@lru_cache(maxsize=1)
+def _english_stemmer() -> Any:
+    # Imported at the first search: the package loads all its 35 languages' stemmers at once, a
+    # cost every process that connects to a server would pay (serve, chat, tools call) without searching.
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
 @lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
-    return str(_stemmer.stemWord(word))
+    return str(_english_stemmer().stemWord(word))
 
 
 def terms(text: str, stopwords: frozenset[str] = _STOPWORDS, shortest: int = 1) -> list[str]:
@@ -89,7 +95,9 @@ def terms(text: str, stopwords: frozenset[str] = _STOPWORDS, shortest: int = 1) 
     return [_stem(word) for word in name_words(text) if word not in stopwords and len(word) >= shortest]
 
 
+@lru_cache(maxsize=1)
 def _related_terms() -> dict[str, frozenset[str]]:
+    """Each stem's related stems (built at the first search, with the stemmer)."""
     related: dict[str, set[str]] = {}
     for group in _RELATED_GROUPS:
         stems = {_stem(word) for word in group.split()}
@@ -98,7 +106,6 @@ def _related_terms() -> dict[str, frozenset[str]]:
     return {stem: frozenset(others) for stem, others in related.items()}
 
 
-_RELATED = _related_terms()
 _RELATED_WEIGHT = 0.4  # a related word counts less than the word the query used
 BLEND_DEPTH = 50  # how far down each ranking the blend takes its candidates
 # A tool's blended score: this share of its word score (as a fraction of what the query's words
@@ -267,8 +274,9 @@ class ToolIndex:
             own = [*terms(query, _FOREIGN_STOPWORDS, shortest=2), *(_stem(word) for word in english_words(query))]
         own = list(dict.fromkeys(own))
         wanted = {term: 1.0 for term in own}
+        related = _related_terms()
         for term in own:
-            for other in _RELATED.get(term, ()):
+            for other in related.get(term, ()):
                 wanted.setdefault(other, _RELATED_WEIGHT)
         total = len(self.documents)
         attainable = 0.0
