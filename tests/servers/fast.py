@@ -8,12 +8,13 @@ about servers that were not built with the Python SDK (most third-party servers 
 Tools: echo, get-weather, fail, crash, slow (records cancellation), whoami, env-report; with
 --lean: ping, a.b and a-b (two names that collide once sanitized); --long adds a tool whose name
 is longer than a registered name may be; --hostile adds a tool whose name, description
-and log line carry markup. Options as toolbox.py:
---stderr-secret, --ready-delay S, --exit-at-start N, --stderr-flood MB.
+and log line carry markup; --env-digest adds env_digest (a variable's SHA-256, as toolbox.py's).
+Options as toolbox.py: --stderr-secret, --ready-delay S, --exit-at-start N, --stderr-flood MB.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -88,6 +89,9 @@ if "--hostile" in args:
 LONG_NAME = "a-tool-whose-name-is-far-too-long-to-be-registered-without-being-cut-short"
 if "--long" in args:
     TOOLS.append(tool(LONG_NAME, "A tool with a long name."))
+if "--env-digest" in args:  # which credential reached this process, without showing it
+    TOOLS.append({**tool("env_digest", "The SHA-256 of an environment variable's value, or 'unset'."),
+                  "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}})
 
 
 def call(request_id: object, name: str, arguments: dict[str, object]) -> dict[str, object]:
@@ -135,6 +139,9 @@ def call(request_id: object, name: str, arguments: dict[str, object]) -> dict[st
         send({"jsonrpc": "2.0", "method": "notifications/message",
               "params": {"level": "warning", "logger": "fast", "data": {"said": arguments.get("text")}}})
         return text("logged")
+    if name == "env_digest":
+        value = os.environ.get(str(arguments.get("name")))
+        return text("unset" if value is None else hashlib.sha256(value.encode()).hexdigest())
     if name == LONG_NAME:
         return text("long answer")
     if name == "ping":

@@ -35,7 +35,7 @@ FINN_PLAIN = "plain finn credential value 7Q2Lm"  # no token shape: only a regis
 
 def _config(home: Home, **team_settings: Any) -> str:
     """The team's config with its key in `.env`, as a user keeps it; the key."""
-    return team_config(home, {"box": stdio_entry(env={"API_TOKEN": "${API_TOKEN}"}),
+    return team_config(home, {"box": fast_entry("--env-digest", env={"API_TOKEN": "${API_TOKEN}"}),
                               "conf": stdio_entry("conformance_server.py"), "ops": fast_entry()}, **team_settings)
 
 
@@ -182,8 +182,8 @@ async def test_a_user_without_a_credential_never_gets_the_host_s_and_shared_vari
     with home.dotenv.open("a") as dotenv:
         dotenv.write(f"API_TOKEN={ADMIN_SECRET}\nTEAM_REGION=eu-west\n")
     write_config(home, {**_read_config(home), "mcp_servers": {
-        "box": stdio_entry(env={"API_TOKEN": "${API_TOKEN}"}),
-        "region": stdio_entry(env={"REGION": "${TEAM_REGION}"})}})
+        "box": fast_entry("--env-digest", env={"API_TOKEN": "${API_TOKEN}"}),
+        "region": fast_entry("--env-digest", env={"REGION": "${TEAM_REGION}"})}})
     async with Team(home) as setup:
         carol = await setup.user("carol")
         await setup.rule("*", "box", "region")
