@@ -12,8 +12,14 @@ import os
 import subprocess
 import time
 from functools import partial
+from pathlib import Path
 
 from bench.common import MIN_ROUNDS, PYTHON, interleaved, ratio, report, spread, temp_home
+
+# The command users run: the installed entry point (`python -m hermes` adds runpy's own imports).
+HERMES = str(Path(PYTHON).parent / "hermes")
+if not Path(HERMES).exists():
+    raise SystemExit(f"bench_list measures the installed command; {HERMES} is missing (pip install -e .)")
 
 
 def wall(command: list[str], env: dict[str, str]) -> float:
@@ -30,11 +36,11 @@ def main(runs: int) -> None:
         # PYTHONDONTWRITEBYTECODE would recompile every module on every start and measure the compiler.
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         commands = {"bare": [PYTHON, "-c", "pass"], "floor": [PYTHON, "-c", "import click, ruamel.yaml"],
-                    "listing": [PYTHON, "-m", "hermes", "mcp", "list", "--json"]}
+                    "listing": [HERMES, "mcp", "list", "--json"]}
         for command in commands.values():  # warm the page cache for every side
             wall(command, env)
         figures = interleaved({name: partial(wall, command, env) for name, command in commands.items()}, runs)
-        trace = subprocess.run([PYTHON, "-X", "importtime", "-m", "hermes", "mcp", "list", "--json"], env=env,
+        trace = subprocess.run([PYTHON, "-X", "importtime", HERMES, "mcp", "list", "--json"], env=env,
                                capture_output=True, text=True, check=True).stderr
     modules = {line.rsplit("|", 1)[-1].strip() for line in trace.splitlines() if line.startswith("import time:")}
     sdk = sorted(m for m in modules if m.split(".")[0] in {"mcp", "mcp_types", "httpx2"})

@@ -8,7 +8,6 @@ project` edits the project's `.hermes/config.yaml` instead of the user's config.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -101,6 +100,8 @@ def add_entry(home: Home, scope: str, name: str, entry: dict[str, Any], secrets:
 
 
 def _looks_like_a_command_line(command: str) -> bool:
+    import shutil  # with its archive modules, a cost every `hermes mcp` command would pay for `add`
+
     return any(c.isspace() for c in command) and not Path(command).exists() and shutil.which(command) is None
 
 
