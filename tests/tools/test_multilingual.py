@@ -14,7 +14,7 @@ import pytest
 
 from hermes.tools import encoder, meaning_model, multilingual
 from hermes.tools.deferred import SearchIndex
-from hermes.tools.lexicon import gloss
+from hermes.tools.lexicon import english_words, gloss
 from hermes.tools.meaning_model import PairedModel
 from hermes.tools.query_language import reads_as_english
 from hermes.tools.search import Document
@@ -95,6 +95,18 @@ def test_the_everyday_words_of_a_request_in_another_language_reach_the_word_inde
     assert gloss("执行这个脚本").split()[0] == "run" and gloss("fecha") == "date"
     # An English request is not read as another language: "data" is not Portuguese for "date".
     assert reads_as_english("export the data of my calendar")
+
+
+def test_a_form_the_table_does_not_list_is_found_by_its_stem() -> None:
+    # The table lists "apaga", "apagar", "lösche", "löschen", "busca"; other persons and tenses
+    # come by their Portuguese, Spanish or German stems.
+    assert english_words("apagou o arquivo") == ["delete", "file"]
+    assert english_words("apagando os arquivos") == ["delete", "file"]
+    assert english_words("löschst du die Datei?") == ["delete", "file"]
+    assert english_words("buscamos") == ["search"]
+    # A stem of fewer than four letters stands for too many words; a word the table knows is taken
+    # as written (Spanish "fecha" is a date, not a form of Portuguese "fechar").
+    assert english_words("cri") == [] and english_words("fecha") == ["date"]
 
 
 def test_each_model_keeps_its_own_cache_file_and_a_tool_row_is_unit_length(paired: PairedModel,

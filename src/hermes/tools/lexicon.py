@@ -8,10 +8,13 @@ their English for the four languages of hermes's users, so the word index can we
 (cross-language query expansion, a classic of retrieval): "manda um e-mail pro João" also searches
 for "send email", "leg einen Ordner an" for "create folder", "新建文件夹" for "create folder".
 
-Written by hand from general language use (no request of the benchmarks was looked at), verbs in
-the forms people type to an assistant (imperative, infinitive, the Brazilian and the European
-Portuguese, du-form German). Latin words are matched whole, ignoring accents and German ae/oe/ue
-spellings, and a long one also inside a compound ("Kalendereintrag"); Chinese ones of two
+Written by hand from general language use, verbs in the forms people type to an assistant
+(imperative, infinitive, the Brazilian and the European Portuguese, du-form German). The first
+part was written before any benchmark request was read; the second (from "buy" on) after reading
+where the training translations failed (`tests/data/tool_training_intents_multilingual.jsonl`),
+never the evaluation requests. Latin words are matched whole, ignoring accents and German ae/oe/ue
+spellings, then by their Snowball stems (a form the table does not list: "apagou", "löschst"), and
+a long one also inside a compound ("Kalendereintrag"); Chinese ones of two
 characters or more, or of one that means nothing else (删, 搜; 行 is inside 银行), anywhere in the text,
 since Chinese has no spaces. A word with two meanings in the four languages (Portuguese "fecha"
 closes, Spanish "fecha" is a date) is left out. What the table does not know of a Chinese request
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
 
 from hermes.tools import chinese_words
@@ -226,6 +230,137 @@ option: opção opcao opción opcion 选项 下拉
 console: consola konsole 控制台
 rule: regra regla regel 规则
 usage: uso auslastung nutzung 使用率 用量
+# Added after reading the training translations' failures (see above).
+buy: comprar compra compre compro comprame kaufen kauf kaufe
+sell: vender vende venda vendo verkaufen verkaufe
+sort: ordenar ordena ordene sortieren sortiere sortier
+filter: filtrar filtra filtre filtern filtere
+replace: substituir substitui substitua reemplazar reemplaza sustituir sustituye ersetzen ersetze
+reject: rejeitar rejeita rejeite recusar recusa recuse rechazar rechaza ablehnen lehne
+decline: rejeitar rejeita recusar recusa rechazar rechaza ablehnen lehne
+accept: aceitar aceita aceite aceptar acepta akzeptieren akzeptiere annehmen
+connect: conectar conecta conecte verbinden verbinde
+disconnect: desconectar desconecta desconecte trennen trenne
+encrypt: criptografar criptografa criptografe encriptar encripta cifrar cifra verschlüsseln verschlüssele
+decrypt: descriptografar descriptografa desencriptar desencripta descifrar descifra entschlüsseln entschlüssele
+fix: corrigir corrige corrija consertar conserta arrumar arruma arrume arreglar arregla corregir
+fix: reparieren repariere beheben behebe korrigieren korrigiere
+format: formatar formata formate formatear formatea formatieren formatiere
+track: acompanhar acompanha rastrear rastreia rastrea verfolgen verfolge
+forget: esquecer esquece esqueça esqueca olvidar olvida vergessen vergiss
+change: mudar muda mude alterar altera altere cambiar cambia cambie wechseln wechsle
+set: definir define defina colocar coloca coloque ajustar ajusta ajuste establecer establece poner pon
+set: setzen setze einstellen stelle
+fetch: puxar puxa puxe traer trae
+subscribe: assinar inscrever inscreve suscribir suscribe abonnieren abonniere
+sign: assinar assina assine firmar firma unterschreiben unterschreibe signieren
+login: logar loga entrar anmelden einloggen
+register: cadastrar cadastra cadastre registrar registra registrieren registriere
+validate: validar valida valide validieren validiere
+scan: escanear escaneia escanea scannen scanne
+monitor: monitorar monitora monitorear monitorea überwachen überwache
+predict: prever preveja predecir predice vorhersagen
+record: gravar grava grave grabar graba aufnehmen
+print: imprimir imprime imprima drucken drucke
+resize: redimensionar redimensiona skalieren skaliere
+crop: recortar recorta recorte zuschneiden
+rotate: girar gira rotacionar rotaciona rotar drehen drehe
+compress: comprimir comprime compactar compacta komprimieren komprimiere
+extract: extrair extrai extraia extraer extrae extrahieren extrahiere entpacken entpacke
+split: dividir divide separar separa aufteilen
+lock: bloquear bloqueia bloquea sperren sperre
+unlock: desbloquear desbloqueia desbloquea entsperren entsperre
+pause: pausar pausa pausieren pausiere
+resume: retomar retoma reanudar reanuda fortsetzen
+skip: pular pula saltar salta überspringen überspring
+pay: pagar paga pague bezahlen bezahle zahlen zahle
+refund: reembolsar reembolsa reembolso erstatten erstatte rückerstattung
+return: devolver devolve devolução devolucao devolución devolucion devuelve rückgabe retoure
+forward: encaminhar encaminha reenviar reenvía reenvia weiterleiten
+follow: seguir segue siga sigue folgen folge
+review: revisar revisa revise revisão revisao revisión revision begutachten
+explain: explicar explica explique erklären erkläre
+describe: descrever descreve describir describe beschreiben beschreibe
+measure: medir mede mide messen
+clone: clonar clona klonen klone
+join: participar participa unirse beitreten
+ask: perguntar pergunta preguntar pregunta fragen frage
+answer: resposta respostas respuesta respuestas antwort
+pin: fixar fixa fijar fija anheften
+project: projeto projetos proyecto proyectos projekt projekte
+board: quadro quadros tablero
+card: cartão cartao cartões tarjeta tarjetas
+topic: tópico topico tópicos tema temas thema themen
+profile: perfil perfis perfiles profil
+follower: seguidores seguidor follower
+job: trabalho trabalhos trabajo trabajos auftrag
+process: processo processos proceso procesos prozess prozesse
+device: dispositivo dispositivos aparelho gerät geräte
+app: aplicativo aplicativos aplicación aplicacion aplicaciones anwendung
+library: biblioteca bibliotecas bibliothek
+dependency: dependência dependencia dependências dependencias abhängigkeit abhängigkeiten
+field: campo campos feld felder
+entry: entrada entradas eintrag einträge
+property: propriedade propriedades propiedad propiedades eigenschaft eigenschaften
+resource: recurso recursos ressource ressourcen
+instance: instância instancia instancias instanz instanzen
+queue: warteschlange cola
+alert: alerta alertas alarme alarma warnung
+metric: métrica metrica métricas metricas metrik metriken
+cost: custo custos costo costos coste kosten
+budget: orçamento orcamento presupuesto
+employee: funcionário funcionario funcionários funcionarios empleado empleados mitarbeiter
+salary: salário salario nómina nomina gehalt lohn
+vacation: férias ferias folga vacaciones urlaub
+contract: contrato contratos vertrag verträge
+candidate: candidato candidatos bewerber kandidat
+patient: paciente pacientes patient
+appointment: agendamento cita citas
+doctor: médico medico médicos arzt ärzte
+book: livro livros libro libros buch bücher
+article: artigo artigos artículo articulo artículos artikel
+word: palavra palavras palabra palabras wort wörter
+language: idioma idiomas língua lingua sprache
+screen: tela telas pantalla bildschirm
+screenshot: bildschirmfoto
+window: janela janelas ventana ventanas fenster
+tab: aba abas pestaña pestana reiter
+button: botão botao botón boton schaltfläche
+element: elemento elementos
+change: mudanças mudancas alterações alteracoes cambios änderungen
+vulnerability: vulnerabilidade vulnerabilidades vulnerabilidad schwachstelle sicherheitslücke
+security: segurança seguranca seguridad sicherheit
+memory: memória memoria gedächtnis
+summary: resumo resumen zusammenfassung
+trend: tendência tendencia tendências tendencias
+game: jogo jogos juego juegos spiel spiele
+player: jogador jogadores jugador jugadores spieler
+position: posição posicao posições posición posicion
+trade: operação operacao operações operaciones handel
+market: mercado mercados markt
+cart: carrinho carrito warenkorb
+delivery: entrega entregas lieferung versand
+inventory: estoque inventário inventario lager bestand
+room: quarto quartos habitación habitacion zimmer
+reservation: reserva reservas reservierung buchung
+guest: hóspede hospede huésped huesped gast
+audio: áudio
+voice: voz stimme
+subtitle: legenda legendas subtítulo subtitulo subtítulos untertitel
+color: cor cores farbe
+size: tamanho tamaño tamano größe
+bookmark: marcador marcadores lesezeichen
+track: faixa faixas pista spur
+effect: efeito efeitos efecto efectos effekt
+selection: seleção selecao selección seleccion auswahl
+component: componente componentes komponente
+parameter: parâmetro parametro parâmetros parámetro
+settings: configuração configuracao configurações configuracion configuración einstellung einstellungen
+extension: extensão extensao extensión extension erweiterung
+symbol: símbolo simbolo símbolos
+reference: referência referencia referências referencias verweis
+definition: definição definicao definición definicion
+module: módulo modulo módulos modul
 """
 
 # Names, paths and numbers, which are the same in every language: runs of ASCII not inside a word
@@ -248,6 +383,8 @@ def _tables() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
     latin: dict[str, set[str]] = {}
     chinese: dict[str, set[str]] = {}
     for line in _TABLE.strip().splitlines():
+        if line.startswith("#"):
+            continue
         english, _, forms = line.partition(":")
         for form in forms.split():
             if CJK.search(form):
@@ -255,6 +392,31 @@ def _tables() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
             else:
                 latin.setdefault(_plain(form), set()).add(english.strip())
     return latin, chinese
+
+
+_STEM_SHORTEST = 4  # a shorter stem ("cri") stands for too many words
+
+
+@lru_cache(maxsize=1)
+def _stem_tables() -> list[tuple[Callable[[str], str], dict[str, set[str]]]]:
+    """Per language (Portuguese, Spanish, German): its Snowball stemmer, and each form's stem -> English.
+
+    The table lists the forms people type most; a stem also finds the others ("apagou", "apagando"
+    beside "apaga"; "löschst" beside "lösche"). A request's language is not known, so a word is
+    stemmed as each of the three and looked up in that language's stems of the whole table."""
+    import snowballstemmer
+
+    latin, _ = _tables()
+    found = []
+    for language in ("portuguese", "spanish", "german"):
+        stem = snowballstemmer.stemmer(language).stemWord
+        table: dict[str, set[str]] = {}
+        for form, words in latin.items():
+            stemmed = stem(form)
+            if len(stemmed) >= _STEM_SHORTEST:
+                table.setdefault(stemmed, set()).update(words)
+        found.append((stem, table))
+    return found
 
 
 def english_words(text: str) -> list[str]:
@@ -265,6 +427,12 @@ def english_words(text: str) -> list[str]:
         plain = _plain(word)
         for english in sorted(latin.get(plain, ())):
             found[english] = None
+        if plain not in latin and len(plain) >= _STEM_SHORTEST:
+            for stem, table in _stem_tables():
+                stemmed = stem(plain)
+                if len(stemmed) >= _STEM_SHORTEST:
+                    for english in sorted(table.get(stemmed, ())):
+                        found[english] = None
         if len(plain) > _COMPOUND_PART and plain not in latin:
             for form, words in latin.items():
                 # A compound holds another word beside this one ("kalender" + "eintrag"); a
