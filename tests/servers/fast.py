@@ -8,7 +8,7 @@ about servers that were not built with the Python SDK (most third-party servers 
 Tools: echo, get-weather, fail, crash, slow (records cancellation), whoami, env-report; with
 --lean: ping, a.b and a-b (two names that collide once sanitized); --long adds a tool whose name
 is longer than a registered name may be; --hostile adds a tool whose name, description
-and log line carry markup; --env-digest adds env_digest (a variable's SHA-256, as toolbox.py's).
+and log line carry markup; --env-digest adds env-digest (a variable's SHA-256, as toolbox.py's).
 Options as toolbox.py: --stderr-secret, --ready-delay S, --exit-at-start N, --stderr-flood MB.
 """
 
@@ -47,7 +47,7 @@ def text(value: str, error: bool = False) -> dict[str, object]:
 
 # Tools that change nothing say so, as a careful server does: a host may run them without asking.
 READ_ONLY = {"ping", "echo", "get-weather", "fail", "slow", "whoami", "env-report", "log", "rendezvous", "unreadable",
-             "reveal", "endless-task", "add"}
+             "reveal", "endless-task", "add", "env-digest"}
 
 
 def tool(name: str, description: str, **properties: str) -> dict[str, object]:
@@ -90,7 +90,7 @@ LONG_NAME = "a-tool-whose-name-is-far-too-long-to-be-registered-without-being-cu
 if "--long" in args:
     TOOLS.append(tool(LONG_NAME, "A tool with a long name."))
 if "--env-digest" in args:  # which credential reached this process, without showing it
-    TOOLS.append({**tool("env_digest", "The SHA-256 of an environment variable's value, or 'unset'."),
+    TOOLS.append({**tool("env-digest", "The SHA-256 of an environment variable's value, or 'unset'."),
                   "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}})
 
 
@@ -139,7 +139,7 @@ def call(request_id: object, name: str, arguments: dict[str, object]) -> dict[st
         send({"jsonrpc": "2.0", "method": "notifications/message",
               "params": {"level": "warning", "logger": "fast", "data": {"said": arguments.get("text")}}})
         return text("logged")
-    if name == "env_digest":
+    if name == "env-digest":
         value = os.environ.get(str(arguments.get("name")))
         return text("unset" if value is None else hashlib.sha256(value.encode()).hexdigest())
     if name == LONG_NAME:

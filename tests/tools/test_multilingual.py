@@ -104,9 +104,12 @@ def test_a_form_the_table_does_not_list_is_found_by_its_stem() -> None:
     assert english_words("apagando os arquivos") == ["delete", "file"]
     assert english_words("löschst du die Datei?") == ["delete", "file"]
     assert english_words("buscamos") == ["search"]
-    # A stem of fewer than four letters stands for too many words; a word the table knows is taken
-    # as written (Spanish "fecha" is a date, not a form of Portuguese "fechar").
-    assert english_words("cri") == [] and english_words("fecha") == ["date"]
+    # A word the table knows is taken as written (Spanish "fecha" is a date, not a form of
+    # Portuguese "fechar"); frequent words are never taken by stem ("sich" is not "Sicherheit",
+    # "seit" not "Seite"), nor is an English word in a Chinese request ("past" is not "pasta").
+    assert english_words("fecha") == ["date"]
+    assert english_words("Zeig mir alles, was sich seit gestern geändert hat") == ["show", "yesterday"]
+    assert "folder" not in english_words("帮我看看 past orders") and "folder" in english_words("past")
 
 
 def test_each_model_keeps_its_own_cache_file_and_a_tool_row_is_unit_length(paired: PairedModel,

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
 from hermes.tools import chinese_words
 from hermes.tools.query_language import CJK, OTHER_WORDS, WORD
+from hermes.tools.stemming import stem
 
 # The table: English word -> its forms in the four languages (read at the first lookup).
 _TABLE = Path(__file__).with_name("lexicon.txt")
@@ -67,27 +67,45 @@ def _tables() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
 
 
 _STEM_SHORTEST = 4  # a shorter stem ("cri") stands for too many words
+_STEM_LANGUAGES = ("portuguese", "spanish", "german")
+# Frequent words of the three languages that say nothing a tool is for, but whose stems meet the
+# table's ("sich" and "Sicherheit", "seit" and "Seite", "sendo" and "send"): never looked up by stem.
+_NOT_BY_STEM = frozenset(_plain(word) for word in (
+    "sich", "seit", "seine", "seinen", "seiner", "seines", "ihre", "ihren", "ihrer", "andere", "anderen",
+    "anderer", "anderes", "alles", "etwas", "immer", "wieder", "wird", "werden", "wurde", "wurden", "kann",
+    "können", "koennen", "soll", "sollte", "muss", "müssen", "dass", "oder", "aber", "wenn", "weil", "sendo",
+    "sido", "estou", "esta", "estao", "tenho", "temos", "tinha", "aqui", "agora", "ainda", "sempre", "depois",
+    "antes", "muito", "pouco", "tudo", "nada", "cada", "outro", "outra", "outros", "outras", "siendo", "estoy",
+    "estan", "tengo", "tenemos", "ahora", "todavia", "siempre", "despues", "mucho", "poco", "todo",
+    "otro", "otra", "otros", "otras",
+))
 
 
 @lru_cache(maxsize=1)
-def _stem_tables() -> list[tuple[Callable[[str], str], dict[str, set[str]]]]:
-    """Per language (Portuguese, Spanish, German): its Snowball stemmer, and each form's stem -> English.
+def _stem_tables() -> dict[str, dict[str, set[str]]]:
+    """Per language (Portuguese, Spanish, German): each form's stem in it -> English.
 
     The table lists the forms people type most; a stem also finds the others ("apagou", "apagando"
     beside "apaga"; "löschst" beside "lösche"). A request's language is not known, so a word is
     stemmed as each of the three and looked up in that language's stems of the whole table."""
-    import snowballstemmer
-
     latin, _ = _tables()
-    found = []
-    for language in ("portuguese", "spanish", "german"):
-        stem = snowballstemmer.stemmer(language).stemWord
-        table: dict[str, set[str]] = {}
+    found: dict[str, dict[str, set[str]]] = {}
+    for language in _STEM_LANGUAGES:
+        table = found.setdefault(language, {})
         for form, words in latin.items():
-            stemmed = stem(form)
+            stemmed = stem(language, form)
             if len(stemmed) >= _STEM_SHORTEST:
                 table.setdefault(stemmed, set()).update(words)
-        found.append((stem, table))
+    return found
+
+
+def _by_stem(plain: str) -> list[str]:
+    """The English of a word the table does not list, by its stems in the three languages."""
+    found: list[str] = []
+    for language, table in _stem_tables().items():
+        stemmed = stem(language, plain)
+        if len(stemmed) >= _STEM_SHORTEST:
+            found.extend(sorted(table.get(stemmed, ())))
     return found
 
 
@@ -95,16 +113,15 @@ def english_words(text: str) -> list[str]:
     """The English of the everyday words of `text` that the table knows, in a stable order."""
     latin, chinese = _tables()
     found: dict[str, None] = {}
+    chinese_too = CJK.search(text) is not None
     for word in WORD.findall(text):
         plain = _plain(word)
         for english in sorted(latin.get(plain, ())):
             found[english] = None
-        if plain not in latin and len(plain) >= _STEM_SHORTEST:
-            for stem, table in _stem_tables():
-                stemmed = stem(plain)
-                if len(stemmed) >= _STEM_SHORTEST:
-                    for english in sorted(table.get(stemmed, ())):
-                        found[english] = None
+        # An English word inside a Chinese request ("帮我看看 past orders") is no Portuguese one.
+        if plain not in latin and len(plain) >= _STEM_SHORTEST and plain not in _NOT_BY_STEM \
+                and plain not in OTHER_WORDS and not (chinese_too and word.isascii()):
+            found.update(dict.fromkeys(_by_stem(plain)))
         if len(plain) > _COMPOUND_PART and plain not in latin:
             for form, words in latin.items():
                 # A compound holds another word beside this one ("kalender" + "eintrag"); a

@@ -25,6 +25,7 @@ from typing import Any, Protocol, SupportsFloat
 
 from hermes.tools.lexicon import english_words
 from hermes.tools.query_language import OTHER_WORDS, reads_as_english
+from hermes.tools.stemming import stem
 
 # How much one occurrence of a word counts, by field (BM25F): a name is a summary, a description
 # is prose whose every word means less.
@@ -75,18 +76,8 @@ def canonical(name: str) -> str:
     return "_".join(name_words(name))
 
 
-@lru_cache(maxsize=1)
-def _english_stemmer() -> Any:
-    # Imported at the first search: the package loads all its 35 languages' stemmers at once, a
-    # cost every process that connects to a server would pay (serve, chat, tools call) without searching.
-    import snowballstemmer
-
-    return snowballstemmer.stemmer("english")
-
-
-@lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
-    return str(_english_stemmer().stemWord(word))
+    return stem("english", word)
 
 
 def terms(text: str, stopwords: frozenset[str] = _STOPWORDS, shortest: int = 1) -> list[str]:
@@ -101,9 +92,9 @@ def _related_terms() -> dict[str, frozenset[str]]:
     related: dict[str, set[str]] = {}
     for group in _RELATED_GROUPS:
         stems = {_stem(word) for word in group.split()}
-        for stem in stems:
-            related.setdefault(stem, set()).update(stems - {stem})
-    return {stem: frozenset(others) for stem, others in related.items()}
+        for one in stems:
+            related.setdefault(one, set()).update(stems - {one})
+    return {one: frozenset(others) for one, others in related.items()}
 
 
 _RELATED_WEIGHT = 0.4  # a related word counts less than the word the query used
