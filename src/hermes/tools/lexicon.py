@@ -109,6 +109,16 @@ def _by_stem(plain: str) -> list[str]:
     return found
 
 
+def _by_stem_of(word: str, in_chinese: bool) -> list[str]:
+    """The English of a word of a request that the table does not list, by its stems."""
+    plain = _plain(word)
+    # An English word inside a Chinese request ("帮我看看 past orders") is no Portuguese one.
+    if plain in _tables()[0] or len(plain) < _STEM_SHORTEST or plain in _NOT_BY_STEM or plain in OTHER_WORDS \
+            or (in_chinese and word.isascii()):
+        return []
+    return _by_stem(plain)
+
+
 def english_words(text: str) -> list[str]:
     """The English of the everyday words of `text` that the table knows, in a stable order."""
     latin, chinese = _tables()
@@ -118,10 +128,7 @@ def english_words(text: str) -> list[str]:
         plain = _plain(word)
         for english in sorted(latin.get(plain, ())):
             found[english] = None
-        # An English word inside a Chinese request ("帮我看看 past orders") is no Portuguese one.
-        if plain not in latin and len(plain) >= _STEM_SHORTEST and plain not in _NOT_BY_STEM \
-                and plain not in OTHER_WORDS and not (chinese_too and word.isascii()):
-            found.update(dict.fromkeys(_by_stem(plain)))
+        found.update(dict.fromkeys(_by_stem_of(word, chinese_too)))
         if len(plain) > _COMPOUND_PART and plain not in latin:
             for form, words in latin.items():
                 # A compound holds another word beside this one ("kalender" + "eintrag"); a
@@ -144,6 +151,8 @@ def gloss(text: str) -> str:
     "pipeline release version restore 88"). The English model reads this far better
     than the request itself ('' when there is nothing to read)."""
     latin, _ = _tables()
+    # A word found only by its stem ("apagou") stays among the names: leaving it out was measured
+    # on the training translations and did no better.
     names = [token.rstrip(".:-/") for token in _ASCII_RUN.findall(text)
              if token.lower() not in OTHER_WORDS and _plain(token) not in latin]
     return " ".join([*english_words(text), *(name for name in names if name)])
