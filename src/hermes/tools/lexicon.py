@@ -101,22 +101,14 @@ def _stem_tables() -> dict[str, dict[str, set[str]]]:
 
 def _by_stem(plain: str) -> list[str]:
     """The English of a word the table does not list, by its stems in the three languages."""
+    if len(plain) < _STEM_SHORTEST or plain in _NOT_BY_STEM or plain in OTHER_WORDS:
+        return []
     found: list[str] = []
     for language, table in _stem_tables().items():
         stemmed = stem(language, plain)
         if len(stemmed) >= _STEM_SHORTEST:
             found.extend(sorted(table.get(stemmed, ())))
     return found
-
-
-def _by_stem_of(word: str, in_chinese: bool) -> list[str]:
-    """The English of a word of a request that the table does not list, by its stems."""
-    plain = _plain(word)
-    # An English word inside a Chinese request ("帮我看看 past orders") is no Portuguese one.
-    if plain in _tables()[0] or len(plain) < _STEM_SHORTEST or plain in _NOT_BY_STEM or plain in OTHER_WORDS \
-            or (in_chinese and word.isascii()):
-        return []
-    return _by_stem(plain)
 
 
 def english_words(text: str) -> list[str]:
@@ -126,17 +118,20 @@ def english_words(text: str) -> list[str]:
     chinese_too = CJK.search(text) is not None
     for word in WORD.findall(text):
         plain = _plain(word)
-        for english in sorted(latin.get(plain, ())):
-            found[english] = None
-        found.update(dict.fromkeys(_by_stem_of(word, chinese_too)))
-        if len(plain) > _COMPOUND_PART and plain not in latin:
+        if plain in latin:
+            found.update(dict.fromkeys(sorted(latin[plain])))
+            continue
+        # An English word inside a Chinese request ("帮我看看 past orders") is no Portuguese one.
+        if not (chinese_too and word.isascii()):
+            found.update(dict.fromkeys(_by_stem(plain)))
+        if len(plain) > _COMPOUND_PART:
             for form, words in latin.items():
                 # A compound holds another word beside this one ("kalender" + "eintrag"); a
                 # longer form of a word ("restaurantes", "programación") does not.
                 if len(form) >= _COMPOUND_PART and form in plain and len(plain) - len(form) >= _OTHER_PART:
                     for english in sorted(words):
                         found[english] = None
-    if CJK.search(text):
+    if chinese_too:
         for form, words in chinese.items():
             if form in text:
                 for english in sorted(words):
