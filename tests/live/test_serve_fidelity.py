@@ -24,7 +24,7 @@ from tests.support import (
     fast_entry,
     hermes,
     serve_params,
-    start_serve_http,
+    serving_http,
     stdio_entry,
     write_config,
 )
@@ -155,8 +155,7 @@ async def test_only_one_server_under_its_own_names_and_its_logs_reach_the_client
 
 def test_http_answers_401_with_a_bearer_challenge_and_the_same_capabilities(home: Home, tmp_path: Path) -> None:
     write_config(home, {"mcp_servers": {"box": fast_entry()}})
-    process, url, token = start_serve_http(home, tmp_path / "serve.log")
-    try:
+    with serving_http(home, tmp_path / "serve.log") as (url, token):
         initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                       "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                                  "clientInfo": {"name": "t", "version": "1"}}}
@@ -173,9 +172,6 @@ def test_http_answers_401_with_a_bearer_challenge_and_the_same_capabilities(home
         data = json.loads(next(e for e in events if e)) if events else answered.json()
         capabilities: dict[str, Any] = data["result"]["capabilities"]
         assert capabilities["tools"]["listChanged"] is True and capabilities["prompts"]["listChanged"] is True
-    finally:
-        process.terminate()
-        process.wait(timeout=60)
 
 
 def test_serve_without_a_config_says_where_it_looked(tmp_path: Path) -> None:

@@ -161,14 +161,10 @@ async def test_a_subscribed_resource_is_heard_on_the_listen_stream(home: Home, t
 
 
 def test_mcp_get_shows_the_protocol_a_running_session_speaks(home: Home, tmp_path: Path) -> None:
-    from tests.support import start_serve_http
+    from tests.support import serving_http
 
     write_config(home, {"mcp_servers": {"m": stdio_entry("modern_only.py"),
                                         "old": fast_entry("--lean", protocol="legacy")}})
-    process, _, _ = start_serve_http(home, tmp_path / "serve.log")
-    try:
+    with serving_http(home, tmp_path / "serve.log"):
         assert wait_for(lambda: "MCP 2026-07-28" in hermes("mcp", "get", "m", home=home).stdout)
         assert wait_for(lambda: "MCP 2025-11-25" in hermes("mcp", "get", "old", home=home).stdout)
-    finally:
-        process.terminate()
-        process.wait()
