@@ -21,6 +21,7 @@ worker thread); the table holds 92,000 words in about 19 MB.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import re
 import threading
@@ -42,8 +43,8 @@ _SMALL_WORDS = frozenset(["a", "an", "the", "to", "of", "for", "and", "or", "in"
                           "as", "be", "is", "are", "one's", "sb", "sth", "something", "someone", "oneself", "it",
                           "its", "this", "that", "etc"])
 
-_lock = threading.Lock()
-_table: dict[str, str] | None = None
+# Two searches in worker threads may ask at once; one reads the file, the other waits for it.
+_reading = threading.Lock()
 
 
 def dictionary_file() -> Path | None:
@@ -86,17 +87,15 @@ def parse(text: str) -> dict[str, str]:
 def table() -> dict[str, str]:
     """The dictionary, read once per process (empty when the package is not installed or its file
     cannot be read: the hand-written table still works). Callers keep it off the event loop."""
-    global _table
-    with _lock:
-        if _table is None:
-            _table = _read()
-        return _table
+    with _reading:
+        return _read()
 
 
 def loaded() -> bool:
-    return _table is not None
+    return _read.cache_info().currsize > 0
 
 
+@functools.cache
 def _read() -> dict[str, str]:
     path = dictionary_file()
     if path is None:
