@@ -9,7 +9,8 @@ import string
 
 import pytest
 
-from hermes.security import redact
+from hermes.security import clean, redact
+from hermes.security.clean import clean_text, clean_value
 
 PIECES = [
     "hello", "world", "Basic Usage", "a Bearer token", "README.md", "1.2.3", "true", "x", "é", "İ", "K", "ß",
@@ -40,3 +41,33 @@ def test_the_quick_look_changes_no_redaction(monkeypatch: pytest.MonkeyPatch) ->
     assert differing == []
     assert sum(q != t for q, t in zip(quick, texts, strict=True)) > 1000  # the texts did hold credentials
     assert sum(q == t for q, t in zip(quick, texts, strict=True)) > 1000  # and ordinary ones
+
+
+def test_a_text_remembered_as_plain_is_redacted_once_its_secret_is_registered() -> None:
+    """`clean_text` remembers short texts that needed nothing; registering a secret forgets them,
+    and nothing remembered before the registration answers for a text after it."""
+    redactor = redact.Redactor()
+    before = redactor.plain_texts()
+    assert clean_text("hunter22", redactor) == "hunter22"
+    assert "hunter22" in redactor.plain_texts()
+    redactor.register("hunter22")
+    assert clean_text("hunter22", redactor) == redact.REDACTED
+    assert clean_value({"hunter22": ["x", "hunter22"]}, redactor) == {redact.REDACTED: ["x", redact.REDACTED]}
+    before.add("late")  # what a cleaner that looked before the registration adds goes nowhere
+    assert "late" not in redactor.plain_texts()
+
+
+def test_cleaning_with_the_memory_equals_cleaning_without_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same texts cleaned twice (the second time from memory) and with the memory off agree,
+    hidden characters and registered secrets included."""
+    rng = random.Random(36)
+    pieces = [*PIECES, "\u200b", "\u202e", "a\u200db", "s3cr3t-value"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))) for _ in range(5_000)]
+    redactor = redact.Redactor(["s3cr3t-value"])
+    first = [clean_text(text, redactor) for text in texts]
+    again = [clean_text(text, redactor) for text in texts]
+    monkeypatch.setattr(clean, "_REMEMBERED", -1)
+    fresh = [clean_text(text, redact.Redactor(["s3cr3t-value"])) for text in texts]
+    assert first == again == fresh
+    assert len(redactor.plain_texts()) > 100  # the memory was used
+    assert sum(f != t for f, t in zip(fresh, texts, strict=True)) > 500

@@ -8,7 +8,7 @@ that came from a server or a runtime file was redacted before it was published.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import mcp_types as types
 
@@ -36,6 +36,12 @@ class ConnectionSnapshot:
     protocol: str = ""  # the MCP revision the connection speaks ("2026-07-28", "2025-11-25", ...)
     sandbox: str = ""  # how the stdio server's sandbox stands, in words ("on (network none)", "off (…)")
     denials: tuple[str, ...] = ()  # what its sandbox refused it, each as a sentence for the user
+    # Every call asks for its tool's definition (does it run as a task?): by name, not by a scan of
+    # a list that some servers make hundreds long. The first of two same-named tools, as listed.
+    _by_name: dict[str, types.Tool] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_name", {tool.name: tool for tool in reversed(self.tools)})
 
     @property
     def connected(self) -> bool:
@@ -47,7 +53,7 @@ class ConnectionSnapshot:
         return self.state in OFFERING_TOOLS
 
     def tool(self, name: str) -> types.Tool | None:
-        return next((t for t in self.tools if t.name == name), None)
+        return self._by_name.get(name)
 
 
 class ServerNotConnected(HermesError):

@@ -8,28 +8,54 @@ call's cost.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from hermes.security.invisible import visible
+from hermes.security.redact import Redactor
 
-Redact = Callable[[str], str]
+# The same keys, names and short values come back in result after result (`name`, `type`, the
+# SDK's `io.modelcontextprotocol/serverInfo`, a server's name): the redactor remembers which short
+# texts needed nothing, up to a bound, so each is searched once instead of on every call.
+_REMEMBERED = 64  # characters, at most
+_REMEMBER_AT_MOST = 4096  # texts; past it the memory starts again
 
 
-def clean_text(text: str, redact: Redact) -> str:
-    return visible(redact(text))
+def clean_text(text: str, redactor: Redactor) -> str:
+    if len(text) > _REMEMBERED:
+        return visible(redactor(text))
+    plain = redactor.plain_texts()
+    if text in plain:
+        return text
+    cleaned = visible(redactor(text))
+    if cleaned == text:
+        if len(plain) >= _REMEMBER_AT_MOST:
+            plain.clear()
+        plain.add(text)
+    return cleaned
 
 
-def clean_value(data: Any, redact: Redact) -> Any:
-    """A JSON value with every string in it (keys too, as text) cleaned."""
+def clean_value(data: Any, redactor: Redactor) -> Any:
+    """A JSON value with every string in it (keys too, as text) cleaned; the same object where
+    nothing in it changed."""
     if isinstance(data, str):
-        return clean_text(data, redact)
+        return clean_text(data, redactor)
     if isinstance(data, dict):
-        pairs = [(clean_text(str(key), redact), clean_value(value, redact)) for key, value in data.items()]
-        unchanged = all(new_key is key and new_value is value
-                        for (new_key, new_value), (key, value) in zip(pairs, data.items(), strict=True))
-        return data if unchanged else dict(pairs)
+        cleaned: dict[str, Any] | None = None  # made at the first change, with the pairs before it
+        for index, (key, value) in enumerate(data.items()):
+            new_key = clean_text(key if type(key) is str else str(key), redactor)
+            new_value = clean_text(value, redactor) if type(value) is str else clean_value(value, redactor)
+            if cleaned is None and (new_key is not key or new_value is not value):
+                cleaned = dict(list(data.items())[:index])
+            if cleaned is not None:
+                cleaned[new_key] = new_value
+        return data if cleaned is None else cleaned
     if isinstance(data, list | tuple):
-        items = [clean_value(item, redact) for item in data]
-        return data if all(new is old for new, old in zip(items, data, strict=True)) else items
+        items: list[Any] | None = None
+        for index, item in enumerate(data):
+            new = clean_text(item, redactor) if type(item) is str else clean_value(item, redactor)
+            if items is None and new is not item:
+                items = list(data[:index])
+            if items is not None:
+                items.append(new)
+        return data if items is None else items
     return data

@@ -270,6 +270,7 @@ class Redactor:
         self._lock = threading.Lock()
         self._secrets: set[str] = set()
         self._pattern: re.Pattern[str] | None = None
+        self._plain: set[str] = set()  # see `plain_texts`
         self._also = also
         self.register(*secrets)
 
@@ -285,6 +286,13 @@ class Redactor:
             self._secrets |= fresh
             ordered = sorted(self._secrets, key=len, reverse=True)
             self._pattern = re.compile("|".join(re.escape(s) for s in ordered))
+            self._plain = set()  # a text plain before may hold one of these
+
+    def plain_texts(self) -> set[str]:
+        """Short texts that `hermes.security.clean` found needing nothing, while this redactor's
+        secrets stay as they are: a new set after every registration, so a text found plain
+        before it and added after lands in a set nobody asks any more."""
+        return self._plain
 
     def __call__(self, text: str) -> str:
         pattern = self._pattern

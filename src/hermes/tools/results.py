@@ -22,7 +22,8 @@ from typing import Any
 import mcp_types as types
 
 from hermes.files import trim_folder, write_private
-from hermes.security.clean import Redact, clean_text, clean_value
+from hermes.security.clean import clean_text, clean_value
+from hermes.security.redact import Redactor
 
 MAX_OUTPUT = 2_000_000
 MIN_BUDGET = 1_000  # a server's hint below this would leave the model nothing to read
@@ -139,7 +140,7 @@ def _fewer_blocks(result: types.CallToolResult) -> list[types.ContentBlock]:
             types.TextContent(type="text", text=f"[{omitted} more content blocks omitted by hermes]")]
 
 
-def clean_result(result: types.CallToolResult, redact: Redact) -> types.CallToolResult:
+def clean_result(result: types.CallToolResult, redact: Redactor) -> types.CallToolResult:
     """The result as it may leave hermes: every text in it redacted (a server may echo back what it
     was configured with, a token in its arguments, a header, on success as much as in an error)
     and made visible (no hidden characters, see `hermes.security.invisible`). A result with nothing
