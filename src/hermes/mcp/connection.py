@@ -145,10 +145,12 @@ class ServerConnection:
             return
         try:
             async with anyio.create_task_group() as tasks:
-                if isinstance(self._endpoint, LiveEndpointSource):
-                    tasks.start_soon(self._watch_app, self._endpoint)
+                endpoint = self._endpoint
+                if isinstance(endpoint, LiveEndpointSource):
+                    tasks.start_soon(self._watch_app, endpoint)
                 await self._supervise()
-                tasks.cancel_scope.cancel()
+                if isinstance(endpoint, LiveEndpointSource):  # else nothing runs here, and a
+                    tasks.cancel_scope.cancel()  # cancellation is not free (see stdio)
         finally:
             self._callbacks.close()
 
