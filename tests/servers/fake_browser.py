@@ -51,8 +51,11 @@ def main() -> None:
         query = [(k, "forged-state" if k == "state" else v) for k, v in parse_qsl(parts.query)]
         location = urlunsplit(parts._replace(query=urlencode(query)))
     if mode == "print":
-        with open(os.environ["FAKE_BROWSER_OUT"], "w") as out:
+        # Whole or not at all: a test waits for the file to appear, then pastes what it holds.
+        target = os.environ["FAKE_BROWSER_OUT"]
+        with open(target + ".part", "w") as out:
             out.write(location)
+        os.replace(target + ".part", target)
         return
     urllib.request.urlopen(location, timeout=20).read()
 

@@ -26,6 +26,7 @@ from typing import Any, Protocol, SupportsFloat
 from hermes.tools.lexicon import english_words
 from hermes.tools.query_language import OTHER_WORDS, reads_as_english
 from hermes.tools.stemming import stem
+from hermes.tools.typos import NearWords
 
 # How much one occurrence of a word counts, by field (BM25F): a name is a summary, a description
 # is prose whose every word means less.
@@ -98,6 +99,7 @@ def _related_terms() -> dict[str, frozenset[str]]:
 
 
 _RELATED_WEIGHT = 0.4  # a related word counts less than the word the query used
+_MISTYPED_WEIGHT = 0.4  # a tools' word one edit from a query word no tool uses (`tools.typos`)
 BLEND_DEPTH = 50  # how far down each ranking the blend takes its candidates
 # A tool's blended score: this share of its word score (as a fraction of what the query's words
 # and their related words could earn, so below 1), the rest its cosine. Scores, not ranks, are
@@ -169,6 +171,8 @@ class ToolIndex:
         self._by_name: dict[str, list[int]] = {}  # canonical key or own name -> documents
         self._by_tail: dict[str, list[int]] = {}  # the last two or more words of a name -> documents
         self._postings: dict[str, list[tuple[int, float]]] = {}  # term -> (document, weighted count)
+        self._stems: dict[str, str] = {}  # each word as the tools write it -> its term
+        self._near: NearWords | None = None  # over `_stems`, built at the first query word no tool uses
         lengths: list[float] = []
         for number, document in enumerate(self.documents):
             for written in {document.key.casefold(), document.name.casefold()}:
@@ -181,8 +185,11 @@ class ToolIndex:
                 self._by_tail.setdefault("_".join(words[start:]), []).append(number)
             counts: dict[str, float] = {}
             for field, text in document.fields().items():
-                for term in terms(text):
-                    counts[term] = counts.get(term, 0.0) + _WEIGHTS[field]
+                weight = _WEIGHTS[field]
+                for word in name_words(text):
+                    if word not in _STOPWORDS:
+                        term = self._stems.get(word) or self._stems.setdefault(word, _stem(word))
+                        counts[term] = counts.get(term, 0.0) + weight
             for term, weight in counts.items():
                 self._postings.setdefault(term, []).append((number, weight))
             lengths.append(sum(counts.values()))
@@ -269,6 +276,8 @@ class ToolIndex:
         for term in own:
             for other in related.get(term, ()):
                 wanted.setdefault(other, _RELATED_WEIGHT)
+        for term in self._mistyped(query):
+            wanted.setdefault(term, _MISTYPED_WEIGHT)
         total = len(self.documents)
         attainable = 0.0
         norms = self._norms
@@ -282,6 +291,17 @@ class ToolIndex:
             for number, weight in postings:
                 scores[number] = scores.get(number, 0.0) + scale * weight / (weight + norms[number])
         return scores, attainable
+
+
+    def _mistyped(self, query: str) -> list[str]:
+        """The terms of the tools' words one edit from a query word that no tool uses."""
+        unknown = [word for word in dict.fromkeys(name_words(query))
+                   if word not in _FOREIGN_STOPWORDS and _stem(word) not in self._postings]
+        if not unknown:
+            return []
+        if self._near is None:  # two threads may both build it: the same index, once kept
+            self._near = NearWords(self._stems)
+        return [self._stems[near] for word in unknown for near in self._near.near(word)]
 
 
 def _finite(value: SupportsFloat) -> float:
