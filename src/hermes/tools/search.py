@@ -26,7 +26,7 @@ from typing import Any, Protocol, SupportsFloat
 from hermes.tools.lexicon import english_words
 from hermes.tools.query_language import OTHER_WORDS, reads_as_english
 from hermes.tools.stemming import stem
-from hermes.tools.typos import NearWords
+from hermes.tools.typos import near
 
 # How much one occurrence of a word counts, by field (BM25F): a name is a summary, a description
 # is prose whose every word means less.
@@ -172,7 +172,6 @@ class ToolIndex:
         self._by_tail: dict[str, list[int]] = {}  # the last two or more words of a name -> documents
         self._postings: dict[str, list[tuple[int, float]]] = {}  # term -> (document, weighted count)
         self._stems: dict[str, str] = {}  # each word as the tools write it -> its term
-        self._near: NearWords | None = None  # over `_stems`, built at the first query word no tool uses
         lengths: list[float] = []
         for number, document in enumerate(self.documents):
             for written in {document.key.casefold(), document.name.casefold()}:
@@ -297,11 +296,7 @@ class ToolIndex:
         """The terms of the tools' words one edit from a query word that no tool uses."""
         unknown = [word for word in dict.fromkeys(name_words(query))
                    if word not in _FOREIGN_STOPWORDS and _stem(word) not in self._postings]
-        if not unknown:
-            return []
-        if self._near is None:  # two threads may both build it: the same index, once kept
-            self._near = NearWords(self._stems)
-        return [self._stems[near] for word in unknown for near in self._near.near(word)]
+        return [self._stems[known] for word in unknown for known in near(word, self._stems)]
 
 
 def _finite(value: SupportsFloat) -> float:
