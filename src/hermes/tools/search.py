@@ -171,7 +171,6 @@ class ToolIndex:
         self._by_name: dict[str, list[int]] = {}  # canonical key or own name -> documents
         self._by_tail: dict[str, list[int]] = {}  # the last two or more words of a name -> documents
         self._postings: dict[str, list[tuple[int, float]]] = {}  # term -> (document, weighted count)
-        self._stems: dict[str, str] = {}  # each word as the tools write it -> its term
         lengths: list[float] = []
         for number, document in enumerate(self.documents):
             for written in {document.key.casefold(), document.name.casefold()}:
@@ -184,11 +183,8 @@ class ToolIndex:
                 self._by_tail.setdefault("_".join(words[start:]), []).append(number)
             counts: dict[str, float] = {}
             for field, text in document.fields().items():
-                weight = _WEIGHTS[field]
-                for word in name_words(text):
-                    if word not in _STOPWORDS:
-                        term = self._stems.get(word) or self._stems.setdefault(word, _stem(word))
-                        counts[term] = counts.get(term, 0.0) + weight
+                for term in terms(text):
+                    counts[term] = counts.get(term, 0.0) + _WEIGHTS[field]
             for term, weight in counts.items():
                 self._postings.setdefault(term, []).append((number, weight))
             lengths.append(sum(counts.values()))
@@ -293,10 +289,13 @@ class ToolIndex:
 
 
     def _mistyped(self, query: str) -> list[str]:
-        """The terms of the tools' words one edit from a query word that no tool uses."""
-        unknown = [word for word in dict.fromkeys(name_words(query))
-                   if word not in _FOREIGN_STOPWORDS and _stem(word) not in self._postings]
-        return [self._stems[known] for word in unknown for known in near(word, self._stems)]
+        """The tools' terms one edit from a query word that no tool uses, as written or as stemmed
+        ("calender" -> calendar, "deleet" -> delet): terms are stems, and the index holds them anyway."""
+        found: list[str] = []
+        for word in dict.fromkeys(name_words(query)):
+            if word not in _FOREIGN_STOPWORDS and (stemmed := _stem(word)) not in self._postings:
+                found += near(word, self._postings) + near(stemmed, self._postings)
+        return found
 
 
 def _finite(value: SupportsFloat) -> float:
