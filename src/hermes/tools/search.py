@@ -287,14 +287,14 @@ class ToolIndex:
                 scores[number] = scores.get(number, 0.0) + scale * weight / (weight + norms[number])
         return scores, attainable
 
-
     def _mistyped(self, query: str) -> list[str]:
         """The tools' terms one edit from a query word that no tool uses, as written or as stemmed
         ("calender" -> calendar, "deleet" -> delet): terms are stems, and the index holds them anyway."""
         found: list[str] = []
         for word in dict.fromkeys(name_words(query)):
             if word not in _FOREIGN_STOPWORDS and (stemmed := _stem(word)) not in self._postings:
-                found += near(word, self._postings) + near(stemmed, self._postings)
+                for spelling in dict.fromkeys((word, stemmed)):  # most words are their own stem
+                    found += near(spelling, self._postings)
         return found
 
 
