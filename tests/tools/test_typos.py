@@ -66,6 +66,9 @@ def test_near_finds_every_kind_of_single_mistake_and_nothing_further() -> None:
     assert near("lisst", vocabulary) == ["list"]
     assert near("lst", vocabulary) == [] and near("lisd", vocabulary) == []  # too short to tell
     assert near("sèarch", vocabulary) == []  # the tools' vocabulary is ASCII
+    # A query is untrusted: a word of thousands of letters makes no edits at all (it would make
+    # 54 per letter, each as long as the word).
+    assert near("a" * 100_000, vocabulary | {"a" * 99_999}) == []
 
 
 def test_a_mistyped_request_finds_the_tool_the_word_it_meant_names() -> None:

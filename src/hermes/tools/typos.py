@@ -6,8 +6,9 @@ swapped: a few hundred for a word of eight letters) is looked up in the tools' v
 search holds anyway. Nothing is built or kept per surface, so a thousand surfaces cost no more
 memory than before.
 
-Only ASCII words of `SHORTEST` letters or more are matched: a shorter word is one edit away from
-too many others ("list" from "lint", "last", "lost"), and the tools' vocabulary is English.
+Only ASCII words of `SHORTEST` to `LONGEST` letters are matched: a shorter word is one edit away
+from too many others ("list" from "lint", "last", "lost"), the tools' vocabulary is English, and a
+word of thousands of letters (a query is untrusted) would make as many edits of that length.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import string
 from collections.abc import Container
 
 SHORTEST = 5
+LONGEST = 40  # longer than the words people type ("internationalization" has 20 letters)
 _LETTERS = string.ascii_lowercase
 
 
@@ -31,6 +33,6 @@ def _edits(word: str) -> set[str]:
 def near(word: str, vocabulary: Container[str]) -> list[str]:
     """The words of `vocabulary` one edit from the lower-case `word`, in order (none for a word too
     short to tell a mistake from another word)."""
-    if len(word) < SHORTEST or not (word.isascii() and word.isalpha()):
+    if not SHORTEST <= len(word) <= LONGEST or not (word.isascii() and word.isalpha()):
         return []
     return sorted(candidate for candidate in _edits(word) if candidate in vocabulary)
