@@ -312,7 +312,33 @@ def _vector_files() -> st.SearchStrategy[bytes]:
                                                st.integers(0, 4096)).map(archive)
 
 
+def _feed_dictionary(case: tuple[str, bytes], scratch: Path) -> None:
+    from hermes.tools.latin_words import Dictionaries
+
+    index, entries = case
+    (scratch / "freedict-deu-eng.index").write_text(index, encoding="utf-8", errors="surrogatepass")
+    (scratch / "freedict-deu-eng.dict.dz").write_bytes(entries)
+    found = Dictionaries(scratch)
+    german = found.tables()[0]
+    assert all(isinstance(w, str) and isinstance(e, str) for w, e in german.items())
+    for word in list(german)[:3] + ["datei"]:
+        found.english_of(word)
+
+
+def _dictionaries() -> st.SearchStrategy[tuple[str, bytes]]:
+    """dictd indexes of lines with any fields (base-64 digits or not, offsets anywhere), over
+    entries gzip-compressed or not."""
+    import gzip
+
+    digits = st.text("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/!", max_size=8)
+    line = st.tuples(st.text(max_size=12), digits, digits).map("\t".join) | st.text(max_size=30)
+    index = st.lists(line, max_size=12).map("\n".join)
+    entry = st.text(max_size=200).map(lambda text: text.encode("utf-8", "surrogatepass"))
+    return st.tuples(index, entry.map(gzip.compress) | st.binary(max_size=200))
+
+
 READERS: dict[str, Reader] = {
+    "dictionaries": Reader(_dictionaries(), _feed_dictionary),
     "project config": Reader(_config_files(), _feed_project),
     "server text": Reader(_SERVER_TEXT, _feed_server_text),
     "vector cache": Reader(_vector_files(), _feed_vector_cache),

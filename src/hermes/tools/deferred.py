@@ -18,9 +18,8 @@ import anyio.to_thread
 
 from hermes.background import Job, run_inline
 from hermes.security.invisible import one_line
-from hermes.tools import chinese_words, needs
+from hermes.tools import chinese_words, latin_words, needs
 from hermes.tools.naming import prefix
-from hermes.tools.query_language import CJK
 from hermes.tools.search import Closeness, ToolIndex, documents_of
 from hermes.tools.surface import Surface, SurfaceTool
 from hermes.tools.toolsets import shown_server
@@ -98,7 +97,7 @@ class SearchIndex:
     async def search(self, hidden: list[HiddenServer], query: str) -> tuple[list[SurfaceTool], str]:
         """`search_now`, once the tools' vectors are ready (computed off the event loop)."""
         if self._meaning is None:
-            if CJK.search(query) and not chinese_words.loaded():  # the dictionary's first reading: off the loop
+            if _first_reading():  # of a dictionary: off the loop
                 return await anyio.to_thread.run_sync(self.search_now, hidden, query)
             return self.search_now(hidden, query)
         await self._meaning.ready()
@@ -131,6 +130,13 @@ class SearchIndex:
             lines += [f"- {h.line()}" for h in sorted(hidden, key=lambda h: h.server)]
         lines.append(SEARCH_HINT)
         return found, "\n".join(lines)
+
+
+def _first_reading() -> bool:
+    """Whether a search may read a dictionary for the first time (seconds for German): until both
+    were read, searches run in a worker thread, whatever their language (a request's parts are
+    read one by one, and one may read as another language than the whole)."""
+    return not (chinese_words.loaded() and latin_words.INSTALLED.loaded)
 
 
 def found_tools(tools: list[SurfaceTool]) -> list[dict[str, Any]]:

@@ -18,18 +18,19 @@ a long one also inside a compound ("Kalendereintrag"); Chinese ones of two
 characters or more, or of one that means nothing else (删, 搜; 行 is inside 银行), anywhere in the text,
 since Chinese has no spaces. A word with two meanings in the four languages (Portuguese "fecha"
 closes, Spanish "fecha" is a date) is left out. What the table does not know of a Chinese request
-comes from CC-CEDICT where it is installed (`hermes.tools.chinese_words`).
+comes from CC-CEDICT where it is installed (`hermes.tools.chinese_words`); what it does not know
+of a Portuguese, Spanish or German one, from FreeDict's dictionaries where Debian's packages are
+installed (`hermes.tools.latin_words`).
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from functools import lru_cache
 from pathlib import Path
 
-from hermes.tools import chinese_words
-from hermes.tools.query_language import CJK, OTHER_WORDS, WORD
+from hermes.tools import chinese_words, latin_words
+from hermes.tools.query_language import CJK, OTHER_WORDS, WORD, folded
 from hermes.tools.stemming import stem
 
 # The table: English word -> its forms in the four languages (read at the first lookup).
@@ -40,13 +41,6 @@ _TABLE = Path(__file__).with_name("lexicon.txt")
 _ASCII_RUN = re.compile(r"(?<![^\W\d_])[A-Za-z0-9][A-Za-z0-9_./:@-]*(?![^\W\d_])")
 _COMPOUND_PART = 6  # a word this long is also found inside a compound word (German writes them)
 _OTHER_PART = 5
-
-
-def _plain(word: str) -> str:
-    """Lower case, accents and German ae/oe/ue/ss spellings folded: "Lösche", "loesche" -> "losche"."""
-    folded = unicodedata.normalize("NFKD", word.lower())
-    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
-    return folded.replace("ae", "a").replace("oe", "o").replace("ue", "u").replace("ß", "ss")
 
 
 @lru_cache(maxsize=1)
@@ -62,22 +56,24 @@ def _tables() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
             if CJK.search(form):
                 chinese.setdefault(form, set()).add(english.strip())
             else:
-                latin.setdefault(_plain(form), set()).add(english.strip())
+                latin.setdefault(folded(form), set()).add(english.strip())
     return latin, chinese
 
 
 _STEM_SHORTEST = 4  # a shorter stem ("cri") stands for too many words
 _STEM_LANGUAGES = ("portuguese", "spanish", "german")
 # Frequent words of the three languages that say nothing a tool is for, but whose stems meet the
-# table's ("sich" and "Sicherheit", "seit" and "Seite", "sendo" and "send"): never looked up by stem.
-_NOT_BY_STEM = frozenset(_plain(word) for word in (
+# table's ("sich" and "Sicherheit", "seit" and "Seite", "sendo" and "send"): never looked up by stem,
+# nor in a dictionary ("entre" is "among", "sich" "each other").
+_NOT_BY_STEM = frozenset(folded(word) for word in (
     "sich", "seit", "seine", "seinen", "seiner", "seines", "ihre", "ihren", "ihrer", "andere", "anderen",
     "anderer", "anderes", "alles", "etwas", "immer", "wieder", "wird", "werden", "wurde", "wurden", "kann",
     "können", "koennen", "soll", "sollte", "muss", "müssen", "dass", "oder", "aber", "wenn", "weil", "sendo",
     "sido", "estou", "esta", "estao", "tenho", "temos", "tinha", "aqui", "agora", "ainda", "sempre", "depois",
     "antes", "muito", "pouco", "tudo", "nada", "cada", "outro", "outra", "outros", "outras", "siendo", "estoy",
     "estan", "tengo", "tenemos", "ahora", "todavia", "siempre", "despues", "mucho", "poco", "todo",
-    "otro", "otra", "otros", "otras",
+    "otro", "otra", "otros", "otras", "entre", "sobre", "desde", "hasta", "quem", "quien", "alguem", "alguien",
+    "algo", "todos", "muy", "sehr", "mehr", "viel", "viele", "nur", "doch", "also", "dort", "hier", "zwischen",
 ))
 
 
@@ -116,14 +112,18 @@ def english_words(text: str) -> list[str]:
     latin, chinese = _tables()
     found: dict[str, None] = {}
     chinese_too = CJK.search(text) is not None
+    unknown: list[str] = []
     for word in WORD.findall(text):
-        plain = _plain(word)
+        plain = folded(word)
         if plain in latin:
             found.update(dict.fromkeys(sorted(latin[plain])))
             continue
         # An English word inside a Chinese request ("帮我看看 past orders") is no Portuguese one.
         if not (chinese_too and word.isascii()):
-            found.update(dict.fromkeys(_by_stem(plain)))
+            by_stem = _by_stem(plain)
+            found.update(dict.fromkeys(by_stem))
+            if not by_stem and plain not in OTHER_WORDS and plain not in _NOT_BY_STEM:
+                unknown.append(plain)
         if len(plain) > _COMPOUND_PART:
             for form, words in latin.items():
                 # A compound holds another word beside this one ("kalender" + "eintrag"); a
@@ -137,6 +137,11 @@ def english_words(text: str) -> list[str]:
                 for english in sorted(words):
                     found[english] = None
         found.update(dict.fromkeys(chinese_words.english_of(text)))  # what the table does not know
+    elif unknown:  # what the table does not know, where a dictionary is installed
+        dictionaries = latin_words.INSTALLED
+        language = dictionaries.language_of([word.lower() for word in WORD.findall(text)])
+        for plain in unknown:
+            found.update(dict.fromkeys(dictionaries.english_of(plain, language)))
     return list(found)
 
 
@@ -149,5 +154,5 @@ def gloss(text: str) -> str:
     # A word found only by its stem ("apagou") stays among the names: leaving it out was measured
     # on the training translations and did no better.
     names = [token.rstrip(".:-/") for token in _ASCII_RUN.findall(text)
-             if token.lower() not in OTHER_WORDS and _plain(token) not in latin]
+             if token.lower() not in OTHER_WORDS and folded(token) not in latin]
     return " ".join([*english_words(text), *(name for name in names if name)])

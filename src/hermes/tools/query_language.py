@@ -25,19 +25,28 @@ _ENGLISH_TEXT = (
     "do does did can could should would will please what which who how when where all any some there their "
     "them its into about if then than so not i get show find give tell")
 ENGLISH_WORDS = frozenset(_ENGLISH_TEXT.split())
-_OTHER_TEXT = (
-    # Portuguese
+_PORTUGUESE_TEXT = (
     "o os um uma uns umas da dos das em no na nos nas para pra por com que e é meu minha meus minhas "
     "seu sua você vc eu nós não se como qual quais quando onde isso isto esse essa este esta ao aos "
-    "pelo pela também mais já mim todos todas mostra mostre quero preciso ver fazer "
-    # German
+    "pelo pela também mais já mim todos todas mostra mostre quero preciso ver fazer ")
+_GERMAN_TEXT = (
     "der das den dem des ein eine einen einem einer und ist sind mit für von zu zum zur im auf aus bei "
     "nach über unter mir mich mein meine meinen meiner ich du wir ihr sie es nicht kein keine bitte wie "
-    "wo wann welche welcher welches alle auch noch dann schon hat haben gib zeig zeige mach mache "
-    # Spanish
+    "wo wann welche welcher welches alle auch noch dann schon hat haben gib zeig zeige mach mache ")
+_SPANISH_TEXT = (
     "el la los las un una unos del y con mi mis tu tus yo nosotros sí cual cuál cuando cuándo donde dónde "
     "esto ese al hay muestra muéstrame dame quiero necesito hazme busca buscar crear")
-OTHER_WORDS = frozenset(_OTHER_TEXT.split())
+# Each language's own small words, by its ISO 639-2 code (a request's words vote for its language).
+LANGUAGE_WORDS = {"por": frozenset(_PORTUGUESE_TEXT.split()), "deu": frozenset(_GERMAN_TEXT.split()),
+                  "spa": frozenset(_SPANISH_TEXT.split())}
+OTHER_WORDS = frozenset().union(*LANGUAGE_WORDS.values())
+
+
+def folded(word: str) -> str:
+    """Lower case, accents and German ae/oe/ue/ss spellings folded: "Lösche", "loesche" -> "losche"."""
+    plain = unicodedata.normalize("NFKD", word.lower())
+    plain = "".join(ch for ch in plain if not unicodedata.combining(ch))
+    return plain.replace("ae", "a").replace("oe", "o").replace("ue", "u").replace("ß", "ss")
 # Letters English text does not use: accents of the three languages, and ß.
 _FOREIGN_LETTERS = frozenset("ãõçáéíóúâêôàüöäßñ¿¡")
 

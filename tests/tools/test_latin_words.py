@@ -1,0 +1,192 @@
+"""The English of Portuguese, Spanish and German words from FreeDict (`hermes.tools.latin_words`).
+
+Most tests read dictionaries written here in dictd's own format (an index of base-64 offsets and
+lengths, the entries gzip-compressed as dictzip files are); the last ones read Debian's real
+packages where they are installed (`apt install dict-freedict-deu-eng dict-freedict-por-eng
+dict-freedict-spa-eng`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import threading
+from pathlib import Path
+
+import pytest
+
+from hermes.tools import latin_words
+from hermes.tools.latin_words import Dictionaries
+from hermes.tools.lexicon import english_words
+from hermes.tools.search import Document, ToolIndex
+
+_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+def _number(value: int) -> str:
+    text = ""
+    while True:
+        text = _DIGITS[value % 64] + text
+        value //= 64
+        if not value:
+            return text
+
+
+def _write(folder: Path, language: str, entries: list[tuple[str, str]]) -> None:
+    """A dictd dictionary of (headword, entry) pairs, as FreeDict's packages lay it out."""
+    text, lines = b"", []
+    for headword, entry in entries:
+        data = entry.encode()
+        lines.append(f"{headword}\t{_number(len(text))}\t{_number(len(data))}")
+        text += data
+    (folder / f"freedict-{language}-eng.index").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (folder / f"freedict-{language}-eng.dict.dz").write_bytes(gzip.compress(text))
+
+
+_GERMAN = [
+    ("00-database-info", "00-database-info\nThis is the German-English FreeDict dictionary\n"),
+    ("Kalender", "Kalender /kalˈɛndɜ/ <masc, n, sg>\nmanyplies <n>, fardel <n>\n         Note: in ruminants\n"),
+    ("Kalender", "Kalender /kalˈɛndɜ/ <masc, n, sg>\ncalendar <n>\n"
+                 "      \"ein Fixpunkt in meinem Kalender\"  - a fixture in my calendar\n"),
+    ("Kalender", "Kalender <pl>\ncalendars\n"),
+    ("Kalender", "Kalender <masc, n, sg>\nappointment calendar <n>, calendar <n>, diary <n>\n"),
+    ("Kalender", "Kalender <masc, n, sg>\nalmanac <n>\n"),  # a fifth entry: not read
+    ("Wetter", "Wetter <pl, n>\n [min.] mine atmosphere <n>, mine air <n>\n   Synonym: {Grubenluft}\n\n"
+               " see: {Brandwetter}\n"),
+    ("Wetter", "Wetter <neut, n, sg>\nweather <n>\n"),
+    ("Erstellen", "Erstellen <neut, n, sg>\ncompilation <n>, creation <n>\n"),
+    ("erstellen", "erstellen <v, trans>\n [comp.] create sth. <v>\n         Note: file, directory\n"),
+    ("Termin", "Termin <masc, n, sg>\ndate <n>, appointment <n>\n"),
+    ("Datei", "Datei <fem, n, sg>\n [comp.] file <n>\n"),
+    ("Fixpunkt im Kalender", "Fixpunkt im Kalender\nfixture\n"),  # several words: never a request's one word
+    ("diese", "diese /dˈiːzə/ <pron>\nsuch <pron>\n"),
+    ("diese", "diese /dˈiːzə/ <pl>\nthese\n"),
+]
+_PORTUGUESE = [
+    ("apagar", "apagar /ˌɐpɐɡˈaɹ/\n1. extinguish, put out\n2. erase, delete\n"),
+    ("arquivo", "arquivo /ˌɐɾəkˈivʊ/\n1. archive, archives, files, records\n2. file\n"),
+    ("diese", "diese\nsharp, hash\n"),
+]
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    _write(tmp_path, "deu", _GERMAN)
+    _write(tmp_path, "por", _PORTUGUESE)
+    return tmp_path  # no Spanish: a missing package is an empty table
+
+
+def test_a_word_gets_the_english_most_of_its_first_entries_share(folder: Path) -> None:
+    found = Dictionaries(folder)
+    # Three of the four entries read say calendar; the fifth (almanac) is not read.
+    assert found.english_of("kalender")[0] == "calendar"
+    assert "almanac" not in found.english_of("kalender")
+    # Senses of trades no tool is for, examples, notes, synonyms and links are not translations.
+    assert found.english_of("wetter") == ["weather"]
+    assert "fixture" not in found.english_of("kalender") and "ruminants" not in found.english_of("kalender")
+    # A sense marked as computing's counts double: erstellen is first "create", before the noun's words.
+    assert found.english_of("erstellen")[0] == "create"
+    # Numbered senses, each read for its first translations; three words in all are kept.
+    assert found.english_of("apagar") == ["extinguish", "put", "erase"]
+
+
+def test_a_bent_word_is_found_by_its_dictionary_form(folder: Path) -> None:
+    found = Dictionaries(folder)
+    assert found.english_of("apaga") == found.english_of("apagar")  # said to someone
+    assert "file" in found.english_of("arquivos")  # a plural
+    assert found.english_of("termine") == ["date", "appointment"]  # a German plural
+    assert found.english_of("erstell")[0] == "create"  # the du-form
+    assert found.english_of("dateien") == ["file"]
+    assert found.english_of("apa") == [] and found.english_of("") == []  # too short to say anything
+    assert found.english_of("unbekannt") == []
+
+
+def test_a_word_of_grammar_is_known_with_no_english_and_a_request_s_language_decides(folder: Path) -> None:
+    found = Dictionaries(folder)
+    # German marks "diese" a pronoun: no English, and no other form of it is tried ("dies").
+    german = found.language_of("zeig mir diese datei".split())
+    assert german == 0 and found.english_of("diese", german) == [] and found.english_of("diesem", german) == []
+    # Portuguese has "diese" too (the sign #): a Portuguese request reads it so, a German one never.
+    portuguese = found.language_of("o arquivo com um diese".split())
+    assert portuguese == 1 and found.english_of("diese", portuguese) == ["sharp", "hash"]
+    assert found.english_of("arquivo", german) == []
+    # No vote, or a tie: every dictionary is read.
+    assert found.language_of(["hello", "world"]) is None and found.language_of(["mit", "com"]) is None
+    assert found.english_of("arquivo", None) == ["archive", "archives", "file"]
+
+
+def test_what_is_not_a_word_of_a_request_is_never_read(folder: Path) -> None:
+    german, portuguese, spanish = Dictionaries(folder).tables()
+    assert not any(word.startswith("00") for word in german)  # the dictionary's description of itself
+    assert not any(" " in word for word in german)
+    assert set(portuguese) == {"apagar", "arquivo", "diese"} and spanish == {}
+
+
+def test_hostile_or_broken_files_give_an_empty_table_never_an_error(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    _write(tmp_path, "por", _PORTUGUESE)
+    # German: an index with lines that are not entries, offsets past the end, and a character that
+    # is no base-64 digit; Spanish: entries that are not gzip at all.
+    (tmp_path / "freedict-deu-eng.index").write_text(
+        "Datei\tA\n\tA\tB\nDatei\tzzzzzz\tZ\nDatei\tA!\tB\nDatei\tA\t\n\n\x00\t\x00\t\x00\n", encoding="utf-8")
+    (tmp_path / "freedict-deu-eng.dict.dz").write_bytes(gzip.compress(b"Datei\nfile\n"))
+    (tmp_path / "freedict-spa-eng.index").write_text("archivo\tA\tM\n", encoding="utf-8")
+    (tmp_path / "freedict-spa-eng.dict.dz").write_bytes(b"archivo\nfile\n")
+    german, portuguese, spanish = Dictionaries(tmp_path).tables()
+    assert german == {} and spanish == {} and "arquivo" in portuguese
+    # A file that unpacks to more than the cap (a bomb) is refused whole, unpacked no further than the cap.
+    monkeypatch.setattr(latin_words, "_MAX_TEXT_BYTES", 1 << 16)
+    _write(tmp_path, "spa", [("archivo", "archivo\nfile\n" + " " * (1 << 20))])
+    assert Dictionaries(tmp_path).tables()[2] == {}
+    assert Dictionaries(tmp_path / "nowhere").tables() == ({}, {}, {})
+
+
+def test_two_searches_asking_at_once_read_the_files_once(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reads: list[str] = []
+    real_read = latin_words._read
+
+    def counted(where: Path, language: str) -> dict[str, str]:
+        reads.append(language)
+        return real_read(where, language)
+
+    monkeypatch.setattr(latin_words, "_read", counted)
+    found = Dictionaries(folder)
+    assert not found.loaded
+    answers: list[list[str]] = []
+    threads = [threading.Thread(target=lambda: answers.append(found.english_of("datei"))) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert answers == [["file"]] * 4 and sorted(reads) == ["deu", "por", "spa"] and found.loaded
+
+
+_INSTALLED = all((latin_words.FOLDER / f"freedict-{language}-eng.index").is_file() for language in latin_words.LANGUAGES)
+needs_debian = pytest.mark.skipif(not _INSTALLED, reason="Debian's dict-freedict-{deu,por,spa}-eng are not installed")
+
+
+@needs_debian
+def test_debian_s_dictionaries_read_everyday_words_of_the_three_languages() -> None:
+    found = latin_words.INSTALLED
+    german, portuguese, spanish = found.tables()
+    assert len(german) > 100_000 and len(portuguese) > 5_000 and len(spanish) > 2_000
+    assert "transfer" in found.english_of("uberweisung")  # Überweisung, folded as requests are
+    assert "calendar" in found.english_of("kalender")
+    assert "busy" in found.english_of("ocupados")
+    assert "sheet" in found.english_of("hojas")
+    assert "weather" in found.english_of("wetter")
+
+
+@needs_debian
+def test_a_german_word_the_table_does_not_know_finds_its_tool_through_the_dictionary(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tools = [("create_transfer", "Send money from one of your accounts to another person's bank account."),
+             ("create_invoice", "Create an invoice for a customer with line items and a due date."),
+             ("list_payments", "List the payments received in a date range.")]
+    index = ToolIndex([Document(f"mcp__bank__{name}", "bank", name, "", text, "") for name, text in tools])
+    request = "Überweisung von 50 Euro an Max"
+    assert "transfer" in english_words(request)
+    assert [d.name for d in index.search(request, 1)] == ["create_transfer"]
+    # Without a dictionary the request shares no word with any tool.
+    monkeypatch.setattr(latin_words, "INSTALLED", Dictionaries(tmp_path))
+    assert "transfer" not in english_words(request)
+    assert [d.name for d in index.search(request, 1)] != ["create_transfer"]
