@@ -91,12 +91,11 @@ def _english(sense: str) -> list[str]:
     return words
 
 
-def _translations(entry: str) -> Counter[str]:
-    found: Counter[str] = Counter()
+def _count_translations(entry: str, counts: Counter[str]) -> None:
     for sense in _senses(entry):
+        weight = _COMPUTING if _COMPUTING_MARK in sense else 1
         for word in _english(sense):
-            found[word] += _COMPUTING if _COMPUTING_MARK in sense else 1
-    return found
+            counts[word] += weight
 
 
 def parse(index: str, text: bytes) -> dict[str, str]:
@@ -112,11 +111,13 @@ def parse(index: str, text: bytes) -> dict[str, str]:
         if (counts or grammar) and word not in table:  # a word of grammar is kept as known, with no English
             table[word] = "" if grammar else " ".join(w for w, _ in counts.most_common(_KEEP))
 
+    written, headword = "", ""
     for line in io.StringIO(index):  # line by line: a list of half a million lines costs 35 MB
         fields = line.rstrip("\n").split("\t")
         if len(fields) != 3 or " " in fields[0] or not fields[1] or not fields[2]:
             continue
-        headword = folded(fields[0])
+        if fields[0] != written:  # a word's entries follow each other: folded once
+            written, headword = fields[0], folded(fields[0])
         if headword != word:
             keep()
             word, counts, entries, grammar = headword, Counter(), 0, False
@@ -129,7 +130,7 @@ def parse(index: str, text: bytes) -> dict[str, str]:
             continue
         entry = text[start:start + size].decode("utf-8", errors="replace")
         grammar = grammar or _GRAMMAR.search(entry.partition("\n")[0]) is not None
-        counts.update(_translations(entry))
+        _count_translations(entry, counts)
     keep()
     return table
 

@@ -44,8 +44,9 @@ OTHER_WORDS = frozenset().union(*LANGUAGE_WORDS.values())
 
 def folded(word: str) -> str:
     """Lower case, accents and German ae/oe/ue/ss spellings folded: "Lösche", "loesche" -> "losche"."""
-    plain = unicodedata.normalize("NFKD", word.lower())
-    plain = "".join(ch for ch in plain if not unicodedata.combining(ch))
+    plain = word.lower()
+    if not plain.isascii():  # most words are: a dictionary's half a million headwords are folded at once
+        plain = "".join(ch for ch in unicodedata.normalize("NFKD", plain) if not unicodedata.combining(ch))
     return plain.replace("ae", "a").replace("oe", "o").replace("ue", "u").replace("ß", "ss")
 # Letters English text does not use: accents of the three languages, and ß.
 _FOREIGN_LETTERS = frozenset("ãõçáéíóúâêôàüöäßñ¿¡")
