@@ -316,13 +316,14 @@ def _feed_dictionary(case: tuple[str, bytes], scratch: Path) -> None:
     from hermes.tools.latin_words import Dictionaries
 
     index, entries = case
-    (scratch / "freedict-deu-eng.index").write_text(index, encoding="utf-8", errors="surrogatepass")
-    (scratch / "freedict-deu-eng.dict.dz").write_bytes(entries)
+    for name in ("deu-eng", "eng-por"):  # read forwards, and backwards
+        (scratch / f"freedict-{name}.index").write_text(index, encoding="utf-8", errors="surrogatepass")
+        (scratch / f"freedict-{name}.dict.dz").write_bytes(entries)
     found = Dictionaries(scratch)
-    german = found.tables()[0]
-    assert all(isinstance(w, str) and isinstance(e, str) for w, e in german.items())
-    for word in list(german)[:3] + ["datei"]:
-        found.english_of(word)
+    german, portuguese, _ = found.tables()
+    assert all(isinstance(w, str) and isinstance(e, str) for w, e in [*german.items(), *portuguese.items()])
+    for word in [*list(german)[:3], *list(portuguese)[:3], "datei"]:
+        found.english_of(word, found.language_of(word.split()))
 
 
 def _dictionaries() -> st.SearchStrategy[tuple[str, bytes]]:

@@ -3,7 +3,7 @@
 Most tests read dictionaries written here in dictd's own format (an index of base-64 offsets and
 lengths, the entries gzip-compressed as dictzip files are); the last ones read Debian's real
 packages where they are installed (`apt install dict-freedict-deu-eng dict-freedict-por-eng
-dict-freedict-spa-eng`).
+dict-freedict-spa-eng dict-freedict-eng-por dict-freedict-eng-spa`).
 """
 
 from __future__ import annotations
@@ -31,15 +31,15 @@ def _number(value: int) -> str:
             return text
 
 
-def _write(folder: Path, language: str, entries: list[tuple[str, str]]) -> None:
+def _write(folder: Path, name: str, entries: list[tuple[str, str]]) -> None:
     """A dictd dictionary of (headword, entry) pairs, as FreeDict's packages lay it out."""
     text, lines = b"", []
     for headword, entry in entries:
         data = entry.encode()
         lines.append(f"{headword}\t{_number(len(text))}\t{_number(len(data))}")
         text += data
-    (folder / f"freedict-{language}-eng.index").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (folder / f"freedict-{language}-eng.dict.dz").write_bytes(gzip.compress(text))
+    (folder / f"freedict-{name}.index").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (folder / f"freedict-{name}.dict.dz").write_bytes(gzip.compress(text))
 
 
 _GERMAN = [
@@ -68,10 +68,21 @@ _PORTUGUESE = [
 ]
 
 
+# English to Portuguese, read backwards for the words the Portuguese dictionary lacks or says less of.
+_FROM_ENGLISH = [
+    ("00-database-info", "00-database-info\nThe English-Portuguese FreeDict dictionary\n"),
+    ("folder", "folder /fouldər/ <s>\n1. caderno, fascículo\n2. pasta\n"),
+    ("spreadsheet", "spreadsheet <s>\nplanilha eletrônica\n"),
+    ("put out", "put out\nexpulsar\n"),  # several words: no English word a tool would use
+    ("file", "file\narquivo, caixa de entrada de arquivos\n"),  # three words: no word of a request
+    ("delete", "delete <vt>\napagar, deletar\n"),
+]
+
+
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    _write(tmp_path, "deu", _GERMAN)
-    _write(tmp_path, "por", _PORTUGUESE)
+    _write(tmp_path, "deu-eng", _GERMAN)
+    _write(tmp_path, "por-eng", _PORTUGUESE)
     return tmp_path  # no Spanish: a missing package is an empty table
 
 
@@ -114,6 +125,20 @@ def test_a_word_of_grammar_is_known_with_no_english_and_a_request_s_language_dec
     assert found.english_of("arquivo", None) == ["archive", "archives", "file"]
 
 
+def test_an_english_to_portuguese_dictionary_read_backwards_adds_words_and_senses(folder: Path) -> None:
+    _write(folder, "eng-por", _FROM_ENGLISH)
+    found = Dictionaries(folder)
+    assert found.english_of("pasta", 1) == ["folder"]  # only the English-to-Portuguese one knows it
+    assert found.english_of("planilha", 1) == ["spreadsheet"]  # the first of two words
+    assert found.english_of("apagar", 1) == ["extinguish", "put", "erase", "delete"]  # beside its own senses
+    assert found.english_of("deletar", 1) == ["delete"] and found.english_of("arquivo", 1)[-1] == "file"
+    assert found.english_of("expulsar", 1) == [] and found.english_of("entrada", 1) == []
+    assert found.english_of("diese", 1) == ["sharp", "hash"]
+    # German's is never read backwards: its own dictionary is large.
+    _write(folder, "eng-deu", [("folder", "folder\nMappe\n")])
+    assert Dictionaries(folder).english_of("mappe", 0) == []
+
+
 def test_what_is_not_a_word_of_a_request_is_never_read(folder: Path) -> None:
     german, portuguese, spanish = Dictionaries(folder).tables()
     assert not any(word.startswith("00") for word in german)  # the dictionary's description of itself
@@ -123,7 +148,7 @@ def test_what_is_not_a_word_of_a_request_is_never_read(folder: Path) -> None:
 
 def test_hostile_or_broken_files_give_an_empty_table_never_an_error(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    _write(tmp_path, "por", _PORTUGUESE)
+    _write(tmp_path, "por-eng", _PORTUGUESE)
     # German: an index with lines that are not entries, offsets past the end, and a character that
     # is no base-64 digit; Spanish: entries that are not gzip at all.
     (tmp_path / "freedict-deu-eng.index").write_text(
@@ -135,7 +160,7 @@ def test_hostile_or_broken_files_give_an_empty_table_never_an_error(tmp_path: Pa
     assert german == {} and spanish == {} and "arquivo" in portuguese
     # A file that unpacks to more than the cap (a bomb) is refused whole, unpacked no further than the cap.
     monkeypatch.setattr(latin_words, "_MAX_TEXT_BYTES", 1 << 16)
-    _write(tmp_path, "spa", [("archivo", "archivo\nfile\n" + " " * (1 << 20))])
+    _write(tmp_path, "spa-eng", [("archivo", "archivo\nfile\n" + " " * (1 << 20))])
     assert Dictionaries(tmp_path).tables()[2] == {}
     assert Dictionaries(tmp_path / "nowhere").tables() == ({}, {}, {})
 
@@ -160,19 +185,22 @@ def test_two_searches_asking_at_once_read_the_files_once(folder: Path, monkeypat
     assert answers == [["file"]] * 4 and sorted(reads) == ["deu", "por", "spa"] and found.loaded
 
 
-_INSTALLED = all((latin_words.FOLDER / f"freedict-{language}-eng.index").is_file() for language in latin_words.LANGUAGES)
-needs_debian = pytest.mark.skipif(not _INSTALLED, reason="Debian's dict-freedict-{deu,por,spa}-eng are not installed")
+_PACKAGES = ("deu-eng", "por-eng", "spa-eng", "eng-por", "eng-spa")
+_INSTALLED = all((latin_words.FOLDER / f"freedict-{name}.index").is_file() for name in _PACKAGES)
+needs_debian = pytest.mark.skipif(not _INSTALLED, reason="Debian's dict-freedict-{deu-eng,por-eng,spa-eng,eng-por,"
+                                                         "eng-spa} are not installed")
 
 
 @needs_debian
 def test_debian_s_dictionaries_read_everyday_words_of_the_three_languages() -> None:
     found = latin_words.INSTALLED
     german, portuguese, spanish = found.tables()
-    assert len(german) > 100_000 and len(portuguese) > 5_000 and len(spanish) > 2_000
+    assert len(german) > 100_000 and len(portuguese) > 10_000 and len(spanish) > 3_000
     assert "transfer" in found.english_of("uberweisung")  # Überweisung, folded as requests are
     assert "calendar" in found.english_of("kalender")
     assert "busy" in found.english_of("ocupados")
     assert "sheet" in found.english_of("hojas")
+    assert "folder" in found.english_of("pasta") and "spreadsheet" in found.english_of("planilha")
     assert "weather" in found.english_of("wetter")
 
 
