@@ -114,10 +114,10 @@ def test_a_bent_word_is_found_by_its_dictionary_form(folder: Path) -> None:
 def test_a_word_of_grammar_is_known_with_no_english_and_a_request_s_language_decides(folder: Path) -> None:
     found = Dictionaries(folder)
     # German marks "diese" a pronoun: no English, and no other form of it is tried ("dies").
-    german = found.language_of("zeig mir diese datei".split())
+    german = found.language_of(["zeig", "mir", "diese", "datei"])
     assert german == 0 and found.english_of("diese", german) == [] and found.english_of("diesem", german) == []
     # Portuguese has "diese" too (the sign #): a Portuguese request reads it so, a German one never.
-    portuguese = found.language_of("o arquivo com um diese".split())
+    portuguese = found.language_of(["o", "arquivo", "com", "um", "diese"])
     assert portuguese == 1 and found.english_of("diese", portuguese) == ["sharp", "hash"]
     assert found.english_of("arquivo", german) == []
     # No vote, or a tie: every dictionary is read.

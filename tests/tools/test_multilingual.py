@@ -106,7 +106,8 @@ def test_a_form_the_table_does_not_list_is_found_by_its_stem() -> None:
     assert english_words("buscamos") == ["search"]
     # A word the table knows is taken as written (Spanish "fecha" is a date, not a form of
     # Portuguese "fechar"); frequent words are never taken by stem ("sich" is not "Sicherheit",
-    # "seit" not "Seite", nor looked up in a dictionary), nor is an English word in a Chinese request ("past" is not "pasta").
+    # "seit" not "Seite", nor looked up in a dictionary), nor is an English word in a Chinese
+    # request ("past" is not "pasta").
     assert english_words("fecha") == ["date"]
     assert english_words("Zeig mir alles, was sich seit gestern tat") == ["show", "yesterday"]
     assert "folder" not in english_words("帮我看看 past orders") and "folder" in english_words("past")
