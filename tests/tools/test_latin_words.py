@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import gzip
 import threading
+import zlib
 from pathlib import Path
 
 import pytest
 
 from hermes.tools import latin_words
+from hermes.tools.deferred import SearchIndex
 from hermes.tools.latin_words import Dictionaries
 from hermes.tools.lexicon import english_words
 from hermes.tools.search import Document, ToolIndex
+from tests.tools.test_search import _surface
 
 _DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
@@ -46,7 +49,8 @@ _GERMAN = [
     ("00-database-info", "00-database-info\nThis is the German-English FreeDict dictionary\n"),
     ("Kalender", "Kalender /kalˈɛndɜ/ <masc, n, sg>\nmanyplies <n>, fardel <n>\n         Note: in ruminants\n"),
     ("Kalender", "Kalender /kalˈɛndɜ/ <masc, n, sg>\ncalendar <n>\n"
-                 "      \"ein Fixpunkt in meinem Kalender\"  - a fixture in my calendar\n"),
+                 "      \"ein Fixpunkt in meinem Kalender\"  - a fixture in my calendar\n"
+                 "         stomach of a cow\n"),  # indented: a note, whatever its words
     ("Kalender", "Kalender <pl>\ncalendars\n"),
     ("Kalender", "Kalender <masc, n, sg>\nappointment calendar <n>, calendar <n>, diary <n>\n"),
     ("Kalender", "Kalender <masc, n, sg>\nalmanac <n>\n"),  # a fifth entry: not read
@@ -59,12 +63,25 @@ _GERMAN = [
     ("Datei", "Datei <fem, n, sg>\n [comp.] file <n>\n"),
     ("Fixpunkt im Kalender", "Fixpunkt im Kalender\nfixture\n"),  # several words: never a request's one word
     ("diese", "diese /dˈiːzə/ <pron>\nsuch <pron>\n"),
+    ("diese", "diese /dˈiːzə/ <pron>\nthis <pron>\n"),
     ("diese", "diese /dˈiːzə/ <pl>\nthese\n"),
+    ("Dies", "Dies <masc, n, sg>\nday\n"),
+    ("trotz", "trotz <prep>\nin spite of\n"),  # one entry of grammar among three: a word
+    ("Trotz", "Trotz <masc, n, sg>\ndefiance <n>\n"),
+    ("Trotz", "Trotz <masc, n, sg>\nobstinacy <n>\n"),
+    ("Pflanze", "Pflanze <fem, n, sg>\n [bot.] plant <n>\n"),  # a trade's only: known, no English
+    ("Pflanzer", "Pflanzer <masc, n, sg>\nplanter <n>\n"),
+    ("Abseits", "Abseits <neut, n, sg>\n [sport] offside <n>\n"),
+    ("Lösche", "Lösche <fem, n, sg>\nblotter <n>\n"),
+    ("Sender", "Sender <masc, n, sg>\nstation <n>\n"),
+    ("senden", "senden <v>\nsend <v>\n"),
+    ("Loesche", "Loesche <fem, n, sg>\nquench <n>\n"),  # folds as Lösche, further on: the first stays
 ]
 _PORTUGUESE = [
     ("apagar", "apagar /ˌɐpɐɡˈaɹ/\n1. extinguish, put out\n2. erase, delete\n"),
     ("arquivo", "arquivo /ˌɐɾəkˈivʊ/\n1. archive, archives, files, records\n2. file\n"),
     ("diese", "diese\nsharp, hash\n"),
+    ("para", "para <prep>\nfor\n"),
 ]
 
 
@@ -76,6 +93,9 @@ _FROM_ENGLISH = [
     ("put out", "put out\nexpulsar\n"),  # several words: no English word a tool would use
     ("file", "file\narquivo, caixa de entrada de arquivos\n"),  # three words: no word of a request
     ("delete", "delete <vt>\napagar, deletar\n"),
+    ("newline", "newline\nnova linha\n"),  # "nova" leads two phrases: it says how, not what
+    ("reassessment", "reassessment\nnova avaliação\n"),
+    ("stop", "stop\nparar, para\n"),  # "para" is a word of grammar, and stays one
 ]
 
 
@@ -93,7 +113,10 @@ def test_a_word_gets_the_english_most_of_its_first_entries_share(folder: Path) -
     assert "almanac" not in found.english_of("kalender")
     # Senses of trades no tool is for, examples, notes, synonyms and links are not translations.
     assert found.english_of("wetter") == ["weather"]
-    assert "fixture" not in found.english_of("kalender") and "ruminants" not in found.english_of("kalender")
+    assert not {"fixture", "ruminants", "stomach"} & set(found.english_of("kalender"))
+    assert found.english_of("abseits") == []  # "[sport]", without a dot, is a trade too
+    # A trade's word is known with no English: no other form of it is tried ("Pflanzer").
+    assert found.english_of("pflanze") == []
     # A sense marked as computing's counts double: erstellen is first "create", before the noun's words.
     assert found.english_of("erstellen")[0] == "create"
     # Numbered senses, each read for its first translations; three words in all are kept.
@@ -107,6 +130,8 @@ def test_a_bent_word_is_found_by_its_dictionary_form(folder: Path) -> None:
     assert found.english_of("termine") == ["date", "appointment"]  # a German plural
     assert found.english_of("erstell")[0] == "create"  # the du-form
     assert found.english_of("dateien") == ["file"]
+    assert found.english_of("sende", 0) == ["send"]  # the German du-form before the "-er" noun (Sender)
+    assert found.english_of("losche", 0) == ["blotter"]  # the first of two spellings that fold alike
     assert found.english_of("apa") == [] and found.english_of("") == []  # too short to say anything
     assert found.english_of("unbekannt") == []
 
@@ -116,6 +141,10 @@ def test_a_word_of_grammar_is_known_with_no_english_and_a_request_s_language_dec
     # German marks "diese" a pronoun: no English, and no other form of it is tried ("dies").
     german = found.language_of(["zeig", "mir", "diese", "datei"])
     assert german == 0 and found.english_of("diese", german) == [] and found.english_of("diesem", german) == []
+    # One entry of grammar among a word's three does not make it a word of grammar.
+    assert sorted(found.english_of("trotz", german)) == ["defiance", "obstinacy", "spite"]
+    # The small words vote too: two German ones outweigh one Portuguese word the dictionary knows.
+    assert found.language_of(["mit", "der", "arquivo"]) == 0
     # Portuguese has "diese" too (the sign #): a Portuguese request reads it so, a German one never.
     portuguese = found.language_of(["o", "arquivo", "com", "um", "diese"])
     assert portuguese == 1 and found.english_of("diese", portuguese) == ["sharp", "hash"]
@@ -134,6 +163,7 @@ def test_an_english_to_portuguese_dictionary_read_backwards_adds_words_and_sense
     assert found.english_of("deletar", 1) == ["delete"] and found.english_of("arquivo", 1)[-1] == "file"
     assert found.english_of("expulsar", 1) == [] and found.english_of("entrada", 1) == []
     assert found.english_of("diese", 1) == ["sharp", "hash"]
+    assert found.english_of("nova", 1) == [] and found.english_of("para", 1) == []
     # German's is never read backwards: its own dictionary is large.
     _write(folder, "eng-deu", [("folder", "folder\nMappe\n")])
     assert Dictionaries(folder).english_of("mappe", 0) == []
@@ -143,7 +173,7 @@ def test_what_is_not_a_word_of_a_request_is_never_read(folder: Path) -> None:
     german, portuguese, spanish = Dictionaries(folder).tables()
     assert not any(word.startswith("00") for word in german)  # the dictionary's description of itself
     assert not any(" " in word for word in german)
-    assert set(portuguese) == {"apagar", "arquivo", "diese"} and spanish == {}
+    assert set(portuguese) == {"apagar", "arquivo", "diese", "para"} and spanish == {}
 
 
 def test_hostile_or_broken_files_give_an_empty_table_never_an_error(tmp_path: Path,
@@ -161,28 +191,115 @@ def test_hostile_or_broken_files_give_an_empty_table_never_an_error(tmp_path: Pa
     # A file that unpacks to more than the cap (a bomb) is refused whole, unpacked no further than the cap.
     monkeypatch.setattr(latin_words, "_MAX_TEXT_BYTES", 1 << 16)
     _write(tmp_path, "spa-eng", [("archivo", "archivo\nfile\n" + " " * (1 << 20))])
+    asked: list[int] = []
+    real_unpacker = zlib.decompressobj
+
+    class Unpacker:
+        def __init__(self, wbits: int) -> None:
+            self._real = real_unpacker(wbits)
+
+        def decompress(self, data: bytes, max_length: int = 0) -> bytes:
+            asked.append(max_length)
+            return self._real.decompress(data, max_length)
+
+    monkeypatch.setattr(zlib, "decompressobj", Unpacker)
     assert Dictionaries(tmp_path).tables()[2] == {}
+    assert asked and all(0 < size <= (1 << 16) + 1 for size in asked)
     assert Dictionaries(tmp_path / "nowhere").tables() == ({}, {}, {})
 
 
-def test_two_searches_asking_at_once_read_the_files_once(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_forged_index_cannot_make_the_reading_slow_or_the_table_large(tmp_path: Path) -> None:
+    # Half a megabyte of one "word" and of unmatched marks, which thousands of headwords point at;
+    # offsets of a thousand digits; an entry past the end.
+    word, marks = "w" * (1 << 19), "<" * (1 << 19)
+    text = f"x\n{word}\n{marks}\n".encode()
+    lines = [f"wort{n}\tA\t{_number(len(text))}" for n in range(2000)]
+    lines += [f"zahl\t{'B' * 1000}\tB", f"ende\t{_number(len(text) + 10)}\tB", "gut\tA\tB"]
+    (tmp_path / "freedict-deu-eng.index").write_text("\n".join(lines), encoding="utf-8")
+    (tmp_path / "freedict-deu-eng.dict.dz").write_bytes(gzip.compress(text))
+    german = Dictionaries(tmp_path).tables()[0]
+    # Refused before any work: the whole run took as long as reading two thousand short lines.
+    assert german == {}
+    # Within the bounds, a long word is cut and a line of marks read in linear time.
+    small = f"y\n{'v' * 500}, {'<' * 400}\n".encode()
+    assert latin_words.parse(f"wort\tA\t{_number(len(small))}", small) == {"wort": "v" * 40}
+
+
+class _WatchedLock:
+    """A lock that counts who came to take it, so a test knows a thread waits on it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.arrived = threading.Semaphore(0)
+
+    def __enter__(self) -> None:
+        self.arrived.release()
+        self._lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+
+def test_searches_asking_while_the_files_are_read_wait_and_the_files_are_read_once(
+        folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     reads: list[str] = []
+    reading, go_on = threading.Event(), threading.Event()
     real_read = latin_words._read
 
-    def counted(where: Path, language: str) -> dict[str, str]:
+    def held(where: Path, language: str) -> dict[str, str]:
         reads.append(language)
+        if len(reads) == 1:  # the first reading lasts until every other search has come to wait
+            reading.set()
+            go_on.wait()
         return real_read(where, language)
 
-    monkeypatch.setattr(latin_words, "_read", counted)
+    monkeypatch.setattr(latin_words, "_read", held)
     found = Dictionaries(folder)
+    lock = _WatchedLock()
+    found._reading = lock  # type: ignore[assignment]
     assert not found.loaded
     answers: list[list[str]] = []
     threads = [threading.Thread(target=lambda: answers.append(found.english_of("datei"))) for _ in range(4)]
-    for thread in threads:
+    threads[0].start()
+    assert reading.wait(timeout=30)
+    for thread in threads[1:]:
         thread.start()
+    # Each search came to the lock (the first one took it); the bound only ever passes when broken.
+    arrived = all(lock.arrived.acquire(timeout=30) for _ in threads)
+    go_on.set()
     for thread in threads:
         thread.join()
-    assert answers == [["file"]] * 4 and sorted(reads) == ["deu", "por", "spa"] and found.loaded
+    assert arrived and answers == [["file"]] * 4
+    assert sorted(reads) == ["deu", "por", "spa"] and found.loaded
+
+
+def test_only_a_request_in_latin_script_other_than_english_reads_the_dictionaries(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _write(tmp_path, "deu-eng", _GERMAN)
+    found = Dictionaries(tmp_path)
+    monkeypatch.setattr(latin_words, "INSTALLED", found)
+    english_words("отправь письмо Ивану про kalender")  # Russian, with a word the table does not know
+    english_words("把 kalender 同步一下")
+    assert not found.loaded
+    assert "planter" in english_words("Bitte den Pflanzer von gestern zeigen") and found.loaded
+
+
+@pytest.mark.anyio
+async def test_a_search_that_may_read_the_dictionaries_runs_off_the_event_loop(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    asked_from: list[threading.Thread] = []
+
+    class Watched(Dictionaries):
+        def tables(self) -> tuple[dict[str, str], ...]:
+            asked_from.append(threading.current_thread())
+            return super().tables()
+
+    _write(tmp_path, "deu-eng", _GERMAN)
+    monkeypatch.setattr(latin_words, "INSTALLED", Watched(tmp_path))
+    index = SearchIndex(_surface({"files": [("read_file", "Read a file from the disk.")]}))
+    found, _ = await index.search([], "Bitte die Datei von gestern lesen")
+    assert [tool.name for tool in found][:1] == ["mcp__files__read_file"]
+    assert asked_from and threading.main_thread() not in asked_from  # reading takes seconds: never on the loop
 
 
 _PACKAGES = ("deu-eng", "por-eng", "spa-eng", "eng-por", "eng-spa")

@@ -3,10 +3,11 @@
 The hand-written table (`hermes.tools.lexicon`) knows the actions and things most requests name; a
 request also names what no table of a few hundred words holds ("lembrete", "Überweisung",
 "factura"). FreeDict's German-English, Portuguese-English and Spanish-English dictionaries
-(GPL-2+, from Debian's packages `dict-freedict-deu-eng`, `-por-eng`, `-spa-eng`; 240,000, 9,000
-and 3,800 words), and its English-Portuguese and English-Spanish ones read backwards
-(`dict-freedict-eng-por`, `-eng-spa`: 15,000 Portuguese words in all, 4,300 Spanish), are read
-where those packages are installed, in their own dictd format, and never copied into hermes.
+(German's GPL-3+, the others GPL-2+; from Debian's packages `dict-freedict-deu-eng`, `-por-eng`,
+`-spa-eng`; 240,000, 9,000 and 3,800 words), and its English-Portuguese and English-Spanish ones
+read backwards (`dict-freedict-eng-por`, `-eng-spa`: 15,000 Portuguese words in all, 4,300
+Spanish), are read where those packages are installed, in their own dictd format, and never
+copied into hermes.
 
 A word is looked up only when the table does not know it, by its accent-folded form and then by
 the forms a request bends a dictionary word into: Portuguese and Spanish verbs said to someone
@@ -25,9 +26,10 @@ reading gave Portuguese 0.8 of those points). Reading six entries of a word and 
 English words did no better; the dictionary's words left out of what the English model reads did
 worse (German 83.4, Spanish 80.2, Portuguese 79.8).
 
-The three dictionaries are read once per process, by the first request that reads as another
-language than English and Chinese, in that search's worker thread: about 3 s on two cores, and
-50 MB kept (German's 240,000 words). A process whose requests are all English never reads them.
+The dictionaries are read once per process, by the first request in Latin script that is not
+English, in that search's worker thread: about 3 s on two cores, 50 MB kept (German's 240,000
+words) and about 250 MB while reading. A process whose requests are all English, Chinese or in
+another script never reads them.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ LANGUAGES = ("deu", "por", "spa")
 # English-to-X dictionaries also read backwards: Portuguese's and Spanish's own are small (9,000 and
 # 3,800 words; "pasta" is only dough there). German's is 240,000 words already.
 _BACKWARDS = ("por", "spa")
+_GERMAN = LANGUAGES.index("deu")
 _MAX_INDEX_BYTES = 32 << 20  # German's index is 13 MB
 _MAX_TEXT_BYTES = 192 << 20  # German's entries are 100 MB once decompressed
 _ENTRIES = 4  # of one word, read: the German dictionary has up to dozens
@@ -54,17 +57,24 @@ _ITEMS = 2  # a sense's first translations ("send off, ship, dispatch")
 _WORDS_PER_ITEM = 2
 _KEEP = 3
 _SHORTEST = 4
+# What a real dictionary never holds, refused before any work (the files are read whole, and a forged
+# index could point half a million headwords at one megabyte): German's longest entry is 4.9 KB,
+# its offsets five base-64 digits.
+_LONGEST_ENTRY = 64 << 10
+_LONGEST_NUMBER = 8
+_LONGEST_LINE = 1000
 _BASE64 = {ch: n for n, ch in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")}
 # Senses of trades no tool is for, as the German dictionary marks them: "Wetter" is first a mine's air.
 _TRADES = re.compile(r"\[(?:min|med|chem|bot|zool|biol|anat|geol|astron|mil|naut|relig|hist|agr|ornith|pharm"
-                     r"|phys|mus|ling|lit|sport|textil|print|aviat|electr|constr|mach)\.\]")
+                     r"|phys|mus|ling|lit|sport|textil|print|aviat|electr|constr|mach)\.?\]")  # "[sport]" has no dot
 # A sense the German dictionary marks as computing's counts double: "erstellen" is "create" there.
 _COMPUTING_MARK, _COMPUTING = "[comp.]", 2
 # A word of grammar (pronoun, conjunction, preposition, article, interjection, numeral), as the German
 # dictionary marks its entries: "diese" is "such", "was" "what", "dass" "that"; no tool is for them.
 _GRAMMAR = re.compile(r"<(?:pron|conj|prep|art|int|num)\b")
-_MARKS = re.compile(r"<[^>]*>|\[[^\]]*\]|\([^)]*\)|/[^/]*/|^\d+\.\s*")
-_ENGLISH_WORD = re.compile(r"[a-z][a-z-]+")
+# Each bounded, so that a line of unmatched "<" costs linear time, not quadratic.
+_MARKS = re.compile(r"<[^<>]{0,80}>|\[[^\[\]]{0,80}\]|\([^()]{0,80}\)|/[^/]{0,80}/|^\d+\.\s*")
+_ENGLISH_WORD = re.compile(r"[a-z][a-z-]{1,39}")
 _NOT_SENSES = ('"', "Note:", "Synonym", "see:")
 _SMALL_WORDS = frozenset(["a", "an", "the", "to", "of", "for", "and", "or", "in", "on", "at", "by", "with", "from",
                           "as", "be", "is", "sth", "sb", "something", "someone", "oneself", "it", "one's", "up",
@@ -72,7 +82,9 @@ _SMALL_WORDS = frozenset(["a", "an", "the", "to", "of", "for", "and", "or", "in"
 
 
 def _number(text: str) -> int:
-    """A dictd index's base-64 offset or length."""
+    """A dictd index's base-64 offset or length (KeyError: not one)."""
+    if len(text) > _LONGEST_NUMBER:
+        raise KeyError(text[:_LONGEST_NUMBER])
     value = 0
     for ch in text:
         value = value * 64 + _BASE64[ch]
@@ -82,7 +94,7 @@ def _number(text: str) -> int:
 def _senses(entry: str) -> Iterator[str]:
     """The lines of a dictd entry that translate it (not its headword, examples, notes or links)."""
     for line in entry.split("\n")[1:]:
-        if line[:2].isspace():  # examples, notes and synonyms are indented further
+        if line[:2].isspace() or len(line) > _LONGEST_LINE:  # examples, notes and synonyms are indented further
             continue
         sense = line.strip()
         if sense and not sense.startswith(_NOT_SENSES) and not _TRADES.search(sense):
@@ -110,11 +122,13 @@ def parse(index: str, text: bytes) -> dict[str, str]:
     next word's; a word met again further on ("Loesche" after "Lösche") keeps its first reading.
     Holding every word's counts at once took three times the table's memory."""
     table: dict[str, str] = {}
-    word, counts, entries, grammar = "", Counter[str](), 0, False
+    word, counts, entries, grammar = "", Counter[str](), 0, 0
 
     def keep() -> None:
-        if (counts or grammar) and word not in table:  # a word of grammar is kept as known, with no English
-            table[word] = "" if grammar else " ".join(w for w, _ in counts.most_common(_KEEP))
+        # A word of grammar (most of the entries read), or of trades only, is kept as known with
+        # no English: its other forms are then not tried ("Pflanze" is no "Pflanzer").
+        if entries and word not in table:
+            table[word] = "" if 2 * grammar > entries else " ".join(w for w, _ in counts.most_common(_KEEP))
 
     written, headword = "", ""
     for line in io.StringIO(index):  # line by line: a list of half a million lines costs 35 MB
@@ -125,16 +139,18 @@ def parse(index: str, text: bytes) -> dict[str, str]:
             written, headword = fields[0], folded(fields[0])
         if headword != word:
             keep()
-            word, counts, entries, grammar = headword, Counter(), 0, False
+            word, counts, entries, grammar = headword, Counter(), 0, 0
         if len(headword) < _SHORTEST or headword.startswith("00") or entries >= _ENTRIES:
             continue  # 00-database-info and the like describe the dictionary itself
-        entries += 1
         try:
             start, size = _number(fields[1]), _number(fields[2])
         except KeyError:
             continue
+        if size > _LONGEST_ENTRY or start >= len(text):
+            continue
+        entries += 1
         entry = text[start:start + size].decode("utf-8", errors="replace")
-        grammar = grammar or _GRAMMAR.search(entry.partition("\n")[0]) is not None
+        grammar += _GRAMMAR.search(entry.partition("\n")[0]) is not None
         _count_translations(entry, counts)
     keep()
     return table
@@ -144,7 +160,8 @@ def parse_backwards(index: str, text: bytes) -> dict[str, str]:
     """Folded word -> the English headwords that list it (space-separated), from an English-to-X
     dictd dictionary read backwards ("folder: 1. caderno 2. pasta" gives "pasta" folder). A
     translation of two words counts for its first ("planilha eletrônica": planilha)."""
-    found: dict[str, list[str]] = {}
+    alone: dict[str, list[str]] = {}  # from translations of one word
+    leading: dict[str, list[str]] = {}  # from the first word of two
     for line in io.StringIO(index):
         fields = line.rstrip("\n").split("\t")
         english = fields[0].lower()
@@ -154,14 +171,20 @@ def parse_backwards(index: str, text: bytes) -> dict[str, str]:
             start, size = _number(fields[1]), _number(fields[2])
         except KeyError:
             continue
+        if size > _LONGEST_ENTRY:
+            continue
         for sense in _senses(text[start:start + size].decode("utf-8", errors="replace")):
             for item in _MARKS.sub(" ", sense).split(","):
                 words = item.split()
                 if 1 <= len(words) <= 2 and len(word := folded(words[0])) >= _SHORTEST:
-                    listed = found.setdefault(word, [])
+                    listed = (alone if len(words) == 1 else leading).setdefault(word, [])
                     if english not in listed and len(listed) < _KEEP:
                         listed.append(english)
-    return {word: " ".join(english) for word, english in found.items()}
+    # A word that translates something alone is read so; one that only leads phrases is read by the
+    # phrase only when it leads one: "planilha eletrônica" is a spreadsheet, but "nova" ("nova linha"
+    # newline, "nova avaliação" reassessment) and "tornar" (automate, beautify) say how, not what.
+    heads = {word: english for word, english in leading.items() if len(english) == 1}
+    return {word: " ".join(english) for word, english in {**heads, **alone}.items()}
 
 
 def _unpacked(folder: Path, name: str) -> tuple[str, bytes] | None:
@@ -193,12 +216,15 @@ def _read(folder: Path, language: str) -> dict[str, str]:
     return table
 
 
-def _forms(word: str) -> Iterator[str]:
-    """`word` as written, then the dictionary forms a request's bending of it can come from."""
+def _forms(word: str, language: int | None) -> Iterator[str]:
+    """`word` as written, then the dictionary forms a request's bending of it can come from in
+    `language` (every language's, when None)."""
     yield word
-    yield word + "r"  # "apaga", "busca": apagar, buscar
-    yield word + "n"  # "lösche": löschen
-    yield word + "en"  # "erstell": erstellen
+    if language in (None, _GERMAN):  # before "r": "lösche" is löschen, not Löscher
+        yield word + "n"  # "lösche": löschen
+        yield word + "en"  # "erstell": erstellen
+    if language != _GERMAN:
+        yield word + "r"  # "apaga", "busca": apagar, buscar
     for cut in (1, 2):  # "arquivos", "Termine": arquivo, Termin; "Dateien": Datei
         if len(word) - cut >= _SHORTEST:
             yield word[:-cut]
@@ -242,7 +268,7 @@ class Dictionaries:
             return []
         tables = self.tables()
         chosen = tables if language is None else tables[language:language + 1]
-        for form in _forms(word):
+        for form in _forms(word, language):
             known = [table[form] for table in chosen if form in table]
             if known:  # a word of grammar is known, with no English: its other forms are not tried
                 return list(dict.fromkeys(" ".join(known).split()))

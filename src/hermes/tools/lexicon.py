@@ -30,7 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from hermes.tools import chinese_words, latin_words
-from hermes.tools.query_language import CJK, OTHER_WORDS, WORD, folded
+from hermes.tools.query_language import CJK, OTHER_WORDS, WORD, Kind, folded, kind
 from hermes.tools.stemming import stem
 
 # The table: English word -> its forms in the four languages (read at the first lookup).
@@ -137,7 +137,7 @@ def english_words(text: str) -> list[str]:
                 for english in sorted(words):
                     found[english] = None
         found.update(dict.fromkeys(chinese_words.english_of(text)))  # what the table does not know
-    elif unknown:  # what the table does not know, where a dictionary is installed
+    elif unknown and kind(text) is Kind.LATIN:  # what the table does not know, where a dictionary is installed
         dictionaries = latin_words.INSTALLED
         language = dictionaries.language_of([word.lower() for word in WORD.findall(text)])
         for plain in unknown:
