@@ -110,6 +110,27 @@ def _english(sense: str) -> list[str]:
     return words
 
 
+def _index_lines(index: str) -> Iterator[tuple[str, str, str]]:
+    """A dictd index's (headword, offset, length), line by line: a list of half a million lines
+    costs 35 MB."""
+    for line in io.StringIO(index):
+        fields = line.rstrip("\n").split("\t")
+        if len(fields) == 3 and all(fields):
+            yield fields[0], fields[1], fields[2]
+
+
+def _entry(text: bytes, offset: str, length: str) -> str | None:
+    """The entry an index line points at; None when its numbers are not ones, or it is not an entry
+    a real dictionary holds."""
+    try:
+        start, size = _number(offset), _number(length)
+    except KeyError:
+        return None
+    if size > _LONGEST_ENTRY or start >= len(text):
+        return None
+    return text[start:start + size].decode("utf-8", errors="replace")
+
+
 def _count_translations(entry: str, counts: Counter[str]) -> None:
     for sense in _senses(entry):
         weight = _COMPUTING if _COMPUTING_MARK in sense else 1
@@ -133,25 +154,20 @@ def parse(index: str, text: bytes) -> dict[str, str]:
             table[word] = "" if 2 * grammar > entries else " ".join(w for w, _ in counts.most_common(_KEEP))
 
     written, headword = "", ""
-    for line in io.StringIO(index):  # line by line: a list of half a million lines costs 35 MB
-        fields = line.rstrip("\n").split("\t")
-        if len(fields) != 3 or " " in fields[0] or not fields[1] or not fields[2]:
+    for shown, offset, length in _index_lines(index):
+        if " " in shown:
             continue
-        if fields[0] != written:  # a word's entries follow each other: folded once
-            written, headword = fields[0], folded(fields[0])
+        if shown != written:  # a word's entries follow each other: folded once
+            written, headword = shown, folded(shown)
         if headword != word:
             keep()
             word, counts, entries, grammar = headword, Counter(), 0, 0
         if len(headword) < _SHORTEST or headword.startswith("00") or entries >= _ENTRIES:
             continue  # 00-database-info and the like describe the dictionary itself
-        try:
-            start, size = _number(fields[1]), _number(fields[2])
-        except KeyError:
-            continue
-        if size > _LONGEST_ENTRY or start >= len(text):
+        entry = _entry(text, offset, length)
+        if entry is None:
             continue
         entries += 1
-        entry = text[start:start + size].decode("utf-8", errors="replace")
         grammar += _GRAMMAR.search(entry.partition("\n")[0]) is not None
         _count_translations(entry, counts)
     keep()
@@ -164,18 +180,12 @@ def parse_backwards(index: str, text: bytes) -> dict[str, str]:
     translation of two words counts for its first ("planilha eletrônica": planilha)."""
     alone: dict[str, list[str]] = {}  # from translations of one word
     leading: dict[str, list[str]] = {}  # from the first word of two
-    for line in io.StringIO(index):
-        fields = line.rstrip("\n").split("\t")
-        english = fields[0].lower()
-        if len(fields) != 3 or not _ENGLISH_WORD.fullmatch(english) or english in _SMALL_WORDS:
+    for shown, offset, length in _index_lines(index):
+        english = shown.lower()
+        if not _ENGLISH_WORD.fullmatch(english) or english in _SMALL_WORDS:
             continue
-        try:
-            start, size = _number(fields[1]), _number(fields[2])
-        except KeyError:
-            continue
-        if size > _LONGEST_ENTRY:
-            continue
-        for sense in _senses(text[start:start + size].decode("utf-8", errors="replace")):
+        entry = _entry(text, offset, length)
+        for sense in _senses(entry) if entry is not None else ():
             for item in _MARKS.sub(" ", sense).split(","):
                 words = item.split()
                 if 1 <= len(words) <= 2 and len(word := folded(words[0])) >= _SHORTEST:
@@ -258,8 +268,9 @@ class Dictionaries:
         small words and dictionary know most of them; None on a tie. Portuguese "diese" is the
         sign #, German "diese" is "these"."""
         tables = self.tables()
-        votes = [sum(word in LANGUAGE_WORDS[language] or (len(word) >= _SHORTEST and folded(word) in table)
-                     for word in words) for language, table in zip(LANGUAGES, tables, strict=True)]
+        plain = [(word, folded(word)) for word in words]  # folded once, looked up in each table
+        votes = [sum(word in LANGUAGE_WORDS[language] or (len(word) >= _SHORTEST and form in table)
+                     for word, form in plain) for language, table in zip(LANGUAGES, tables, strict=True)]
         best = max(votes)
         return votes.index(best) if best and votes.count(best) == 1 else None
 

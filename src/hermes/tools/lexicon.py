@@ -113,7 +113,8 @@ def english_words(text: str) -> list[str]:
     found: dict[str, None] = {}
     chinese_too = CJK.search(text) is not None
     unknown: list[str] = []
-    for word in WORD.findall(text):
+    written = WORD.findall(text)
+    for word in written:
         plain = folded(word)
         if plain in latin:
             found.update(dict.fromkeys(sorted(latin[plain])))
@@ -139,7 +140,7 @@ def english_words(text: str) -> list[str]:
         found.update(dict.fromkeys(chinese_words.english_of(text)))  # what the table does not know
     elif unknown and kind(text) is Kind.LATIN:  # what the table does not know, where a dictionary is installed
         dictionaries = latin_words.INSTALLED
-        language = dictionaries.language_of([word.lower() for word in WORD.findall(text)])
+        language = dictionaries.language_of([word.lower() for word in written])
         for plain in unknown:
             found.update(dict.fromkeys(dictionaries.english_of(plain, language)))
     return list(found)

@@ -48,6 +48,8 @@ def folded(word: str) -> str:
     if not plain.isascii():  # most words are: a dictionary's half a million headwords are folded at once
         plain = "".join(ch for ch in unicodedata.normalize("NFKD", plain) if not unicodedata.combining(ch))
     return plain.replace("ae", "a").replace("oe", "o").replace("ue", "u").replace("ß", "ss")
+
+
 # Letters English text does not use: accents of the three languages, and ß.
 _FOREIGN_LETTERS = frozenset("ãõçáéíóúâêôàüöäßñ¿¡")
 
