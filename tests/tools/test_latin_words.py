@@ -9,6 +9,7 @@ dict-freedict-spa-eng dict-freedict-eng-por dict-freedict-eng-spa`).
 from __future__ import annotations
 
 import gzip
+import os
 import threading
 import zlib
 from pathlib import Path
@@ -206,6 +207,24 @@ def test_hostile_or_broken_files_give_an_empty_table_never_an_error(tmp_path: Pa
     assert Dictionaries(tmp_path).tables()[2] == {}
     assert asked and all(0 < size <= (1 << 16) + 1 for size in asked)
     assert Dictionaries(tmp_path / "nowhere").tables() == ({}, {}, {})
+
+
+def test_a_fifo_a_folder_or_a_sparse_giant_in_a_dictionary_s_place_is_refused_and_a_symlink_is_followed(
+        tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "freedict-deu-eng.index")  # nobody writes: a plain open would wait for ever
+    (tmp_path / "freedict-deu-eng.dict.dz").write_bytes(gzip.compress(b"Datei\nfile\n"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    _write(elsewhere, "por-eng", _PORTUGUESE)
+    for suffix in (".index", ".dict.dz"):
+        (tmp_path / f"freedict-por-eng{suffix}").symlink_to(elsewhere / f"freedict-por-eng{suffix}")
+    (tmp_path / "freedict-spa-eng.index").mkdir()
+    with open(tmp_path / "eng-spa-giant", "wb") as giant:  # a terabyte that takes no disk
+        giant.truncate(1 << 40)
+    (tmp_path / "freedict-eng-spa.index").write_text("archivo\tA\tB\n", encoding="utf-8")
+    (tmp_path / "freedict-eng-spa.dict.dz").symlink_to(tmp_path / "eng-spa-giant")
+    german, portuguese, spanish = Dictionaries(tmp_path).tables()
+    assert german == {} and spanish == {} and "arquivo" in portuguese
 
 
 def test_a_forged_index_cannot_make_the_reading_slow_or_the_table_large(tmp_path: Path) -> None:

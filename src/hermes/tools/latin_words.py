@@ -44,6 +44,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from hermes.files import read_bounded
 from hermes.tools.query_language import LANGUAGE_WORDS, folded
 
 FOLDER = Path("/usr/share/dictd")
@@ -201,16 +202,14 @@ def parse_backwards(index: str, text: bytes) -> dict[str, str]:
 
 def _unpacked(folder: Path, name: str) -> tuple[str, bytes] | None:
     """A dictd dictionary's index and entries, within their caps (None: missing, unreadable, too large)."""
-    try:
-        with open(folder / f"freedict-{name}.index", "rb") as handle:
-            index = handle.read(_MAX_INDEX_BYTES + 1)
-        with open(folder / f"freedict-{name}.dict.dz", "rb") as handle:
-            packed = handle.read(_MAX_TEXT_BYTES + 1)
+    try:  # a FIFO, a device or a folder in their place is refused, never waited on
+        index = read_bounded(folder / f"freedict-{name}.index", _MAX_INDEX_BYTES)
+        packed = read_bounded(folder / f"freedict-{name}.dict.dz", _MAX_TEXT_BYTES)
         unpacking = zlib.decompressobj(16 + zlib.MAX_WBITS)  # dictzip is gzip with an index of its chunks
         text = unpacking.decompress(packed, _MAX_TEXT_BYTES + 1)
     except (OSError, zlib.error):
         return None
-    if len(index) > _MAX_INDEX_BYTES or len(text) > _MAX_TEXT_BYTES:
+    if len(text) > _MAX_TEXT_BYTES:
         return None
     return index.decode("utf-8", errors="replace"), text
 
