@@ -20,7 +20,7 @@ from hermes.tools.encoder import SentenceEncoder
 from hermes.tools.meaning_model import PairedModel
 from hermes.tools.multilingual import MultilingualEncoder
 from hermes.tools.search import Closeness, Document, ToolIndex
-from hermes.tools.vectors import Meaning, MeaningModel, QueryMeaning, VectorFile, closeness_of
+from hermes.tools.vectors import CosineTable, Meaning, MeaningModel, QueryMeaning, VectorFile, closeness_of
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 DEPTH = 12  # what tool_search answers with at most
@@ -64,6 +64,7 @@ class Session:
     index: ToolIndex
     bm25: PlainBM25
     rows: Any  # NumPy index array into the whole set's vectors
+    tables: dict[str, CosineTable] = field(default_factory=dict)  # by vectors' name, as tool_search keeps them
 
 
 Ranking = Callable[[str, Session, str], list[str]]
@@ -121,14 +122,16 @@ class Rankings:
 
         def rank(query: str, session: Session, server: str) -> list[str]:
             chosen = model(server)
-            rows = self.vectors[vectors][session.rows]
+            if vectors not in session.tables:
+                session.tables[vectors] = CosineTable(self.vectors[vectors][session.rows])
+            table = session.tables[vectors]
 
             def closeness(text: str) -> Closeness:
                 key = (id(chosen), text)
                 if key not in self._read:
                     self._read[key] = chosen.read_query(text)
                 read = self._read[key]
-                return closeness_of(rows, read.vector, word_share=read.word_share, floor=read.floor)
+                return closeness_of(table(read.vector), word_share=read.word_share, floor=read.floor)
 
             if not split:
                 return [d.key for d in needs.whole(session.index, query, DEPTH, closeness(query))[0]]

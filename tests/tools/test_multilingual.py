@@ -145,6 +145,51 @@ def test_hostile_text_costs_the_multilingual_model_nothing_but_its_own_vector() 
     assert np.allclose(np.linalg.norm(found, axis=1), 1.0, atol=1e-5)
     assert np.abs(found[4] - model.encode(["list directory"])[0]).max() < 1e-5
     assert np.abs(found[3] - model.encode(["杀" * multilingual.MAX_CHARS])[0]).max() < 1e-5  # cut, not refused
+    queries = model.encode_query(["create directory\ud800", "\udfff", "", "杀" * 400_000, "list directory"])
+    assert queries.shape == (5, 512) and np.isfinite(queries).all()
+    assert np.abs(queries[4] - model.encode_query(["list directory"])[0]).max() < 1e-6
+
+
+def test_queries_read_through_8_bit_weights_stay_within_a_cosine_of_the_package_s_own_vectors() -> None:
+    import json
+
+    from tests.tool_corpus import DATA
+
+    model = multilingual.load()
+    assert model is not None
+    rows = [json.loads(line) for line in (DATA / "tool_intents_multilingual.jsonl").read_text("utf-8").splitlines()]
+    texts = [row["intent"] for row in rows[:150]] + ["", "a", "x" * multilingual.MAX_CHARS, "ü 执行 🎉 <b>"]
+    cosines = (model.encode_query(texts) * model.encode(texts)).sum(axis=1)
+    assert cosines.min() >= 0.997, texts[int(cosines.argmin())]  # 0.9996 measured at worst
+    assert cosines.min() < 1 - 1e-6  # through the quick graph, not the package
+
+
+def test_windows_reach_two_tokens_each_way_and_past_the_ends_the_zero_row() -> None:
+    from hermes.tools.multilingual_graph import windows
+
+    assert windows(3).tolist() == [[3, 3, 0, 1, 2], [3, 0, 1, 2, 3], [0, 1, 2, 3, 3]]
+    assert windows(1).tolist() == [[1, 1, 0, 1, 1]]
+
+
+def test_a_package_without_an_array_the_graph_needs_costs_only_the_speed_up(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+    from types import SimpleNamespace
+
+    from hermes.tools import multilingual_graph
+
+    real = multilingual_graph.query_graph
+
+    def without_d3(backend: object) -> bytes:
+        arrays = {name: getattr(backend, name) for name in dir(backend) if not name.startswith("_") and name != "d3"}
+        return real(SimpleNamespace(**arrays))
+
+    monkeypatch.setattr(multilingual_graph, "query_graph", without_d3)
+    with caplog.at_level(logging.WARNING, logger="hermes.tools.multilingual"):
+        model = multilingual.MultilingualEncoder()
+    assert any("AttributeError" in r.getMessage() and "d3" in r.getMessage() for r in caplog.records)
+    text = ["crea una carpeta"]
+    assert np.array_equal(model.encode_query(text), model.encode(text))  # the package reads the query itself
 
 
 def _first(index: SearchIndex, request: str, count: int) -> list[str]:

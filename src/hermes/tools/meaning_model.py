@@ -97,7 +97,7 @@ class PairedModel:
         found = kind(text)
         chosen = self._weights[found]
         if self._english is None:
-            return QueryMeaning(self._languages.encode([text])[0], chosen.word_share, chosen.floor)
+            return QueryMeaning(self._languages.encode_query([text])[0], chosen.word_share, chosen.floor)
         # The tool rows carry 1/sqrt(2) of each model; the query undoes it, so a dot product is
         # english_model * MiniLM's cosine + the rest * the multilingual cosine. The English model
         # reads an English request as it is, another one's gloss (its everyday words in English,
@@ -107,7 +107,7 @@ class PairedModel:
         undo = 1 / self._scale
         english = (self._english.encode_query([read])[0] * np.float32(share * undo) if share else
                    np.zeros(self._english.dimensions, np.float32))
-        other = self._languages.encode([text])[0] * np.float32((1 - share) * undo)
+        other = self._languages.encode_query([text])[0] * np.float32((1 - share) * undo)
         vector: NDArray[np.float32] = np.concatenate([english, other]).astype(np.float32)
         return QueryMeaning(vector, chosen.word_share, chosen.floor)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import importlib.util
 import io
 import logging
 import threading
@@ -199,7 +200,7 @@ class Meaning:
     def __init__(self, documents: Sequence[Document], load: Callable[[], MeaningModel | None],
                  cache: VectorFile | None, *, start: Callable[[Job], None] = run_inline,
                  recent: Recent | None = None) -> None:
-        self._future: Future[tuple[MeaningModel, NDArray[np.float32]] | None] = Future()
+        self._future: Future[tuple[MeaningModel, NDArray[np.float32], CosineTable] | None] = Future()
         work, memory = list(documents), recent or Recent()
         start(lambda check: self._run(work, load, cache, memory, check))
 
@@ -208,8 +209,11 @@ class Meaning:
         try:
             with recent.lock:
                 model = load()
-                computed = None if model is None else (model, _vectors(model, documents, cache, recent, check))
-                self._future.set_result(computed)
+                if model is None:
+                    self._future.set_result(None)
+                else:
+                    rows = _vectors(model, documents, cache, recent, check)
+                    self._future.set_result((model, rows, CosineTable(rows)))
         except Exception as exc:
             log.warning("tool search ranks by words alone: encoding the tools failed: %s", exc)
         finally:  # cancelled with its owner, or failed: a search waiting for it ranks by words
@@ -229,9 +233,9 @@ class Meaning:
         done = self._future.result()
         if done is None:
             return None
-        model, vectors = done
+        model, _, table = done
         query = model.read_query(text)
-        return closeness_of(vectors, query.vector, word_share=query.word_share, floor=query.floor)
+        return closeness_of(table(query.vector), word_share=query.word_share, floor=query.floor)
 
 
 def _vectors(model: MeaningModel, documents: list[Document], cache: VectorFile | None, recent: Recent,
@@ -275,12 +279,35 @@ def _compute(encoder: Encoder, texts: list[str], cache: VectorFile | None, recen
     return unit
 
 
-def closeness_of(vectors: NDArray[np.float32], query: NDArray[np.float32], depth: int = BLEND_DEPTH, *,
+class CosineTable:
+    """The dot products of a query with unit rows (the tools' vectors): with onnxruntime, through
+    the rows in 8 bits (`encoder_graph.cosine_graph`; within 0.001 of the floats), else by NumPy."""
+
+    def __init__(self, rows: NDArray[np.float32]) -> None:
+        self._rows = rows
+        self._session: Any = None
+        if len(rows) and importlib.util.find_spec("onnxruntime") is not None and importlib.util.find_spec("onnx"):
+            from hermes.tools import encoder_graph
+
+            self._session = encoder_graph.session(encoder_graph.cosine_graph(rows))
+
+    def __call__(self, query: NDArray[np.float32]) -> NDArray[np.float32]:
+        import numpy as np
+
+        if self._session is None:
+            found: NDArray[np.float32] = self._rows @ query
+            return found
+        from hermes.tools.encoder_graph import COSINES, QUERY
+
+        cosines: NDArray[np.float32] = self._session.run([COSINES], {QUERY: query.astype(np.float32)[None, :]})[0][0]
+        return cosines
+
+
+def closeness_of(cosine: NDArray[np.float32], depth: int = BLEND_DEPTH, *,
                  word_share: float = WORD_SHARE, floor: float = MIN_SIMILARITY) -> Closeness:
-    """The cosine of each row of unit `vectors` to `query`, and the `depth` closest rows."""
+    """A query's `cosine` to each row (a `CosineTable`'s answer), and the `depth` closest rows."""
     import numpy as np
 
-    cosine = vectors @ query
     depth = min(depth, len(cosine))
     if depth <= 0:
         return Closeness(cosine, [], word_share, floor)
