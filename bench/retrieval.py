@@ -64,7 +64,6 @@ class Session:
     index: ToolIndex
     bm25: PlainBM25
     rows: Any  # NumPy index array into the whole set's vectors
-    tables: dict[str, CosineTable] = field(default_factory=dict)  # by vectors' name, as tool_search keeps them
 
 
 Ranking = Callable[[str, Session, str], list[str]]
@@ -84,6 +83,7 @@ class Rankings:
 
     row_of: dict[str, int]
     vectors: dict[str, Any] = field(default_factory=dict)
+    tables: dict[str, CosineTable] = field(default_factory=dict)  # the vectors' cosine tables, by name
     _read: dict[tuple[int, str], QueryMeaning] = field(default_factory=dict)
 
     def add_models(self, documents: list[Document], cache: Path) -> Models | None:
@@ -122,16 +122,18 @@ class Rankings:
 
         def rank(query: str, session: Session, server: str) -> list[str]:
             chosen = model(server)
-            if vectors not in session.tables:
-                session.tables[vectors] = CosineTable(self.vectors[vectors][session.rows])
-            table = session.tables[vectors]
+            if vectors not in self.tables:
+                self.tables[vectors] = CosineTable(self.vectors[vectors])
+            table = self.tables[vectors]
 
             def closeness(text: str) -> Closeness:
                 key = (id(chosen), text)
                 if key not in self._read:
                     self._read[key] = chosen.read_query(text)
                 read = self._read[key]
-                return closeness_of(table(read.vector), word_share=read.word_share, floor=read.floor)
+                # One table over every row: each row's cosine is its own product (8-bit codes and
+                # scales of its own), so it is the one a session's table gives.
+                return closeness_of(table(read.vector)[session.rows], word_share=read.word_share, floor=read.floor)
 
             if not split:
                 return [d.key for d in needs.whole(session.index, query, DEPTH, closeness(query))[0]]

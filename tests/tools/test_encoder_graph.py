@@ -64,3 +64,47 @@ def test_an_empty_table_answers_no_cosine_and_without_onnxruntime_numpy_does(mon
     rows = _unit_rows(50, 384)
     query = _unit_rows(1, 384, seed=1)[0]
     assert np.array_equal(CosineTable(rows)(query), rows @ query)
+
+
+def test_a_weight_that_is_not_a_finite_number_is_refused_not_coded() -> None:
+    weight = np.ones((QUANTUM, 2), np.float32)
+    weight[3, 1] = np.nan
+    with pytest.raises(ValueError, match="not finite"):
+        quantized(weight)
+
+
+def test_onnxruntime_failing_to_build_the_table_leaves_numpy_to_answer(monkeypatch: pytest.MonkeyPatch,
+                                                                       caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    from hermes.tools import encoder_graph
+
+    def refuse(graph: bytes) -> Any:
+        raise RuntimeError("no session today")
+
+    monkeypatch.setattr(encoder_graph, "session", refuse)
+    rows = _unit_rows(20, 384)
+    with caplog.at_level(logging.WARNING, logger="hermes.tools.vectors"):
+        table = CosineTable(rows)
+    assert np.array_equal(table(rows[2]), rows @ rows[2])
+    assert any("no session today" in r.getMessage() for r in caplog.records)
+
+
+def test_every_graph_hermes_builds_is_valid_onnx() -> None:
+    import onnx
+
+    from hermes.tools import encoder, encoder_graph, multilingual, multilingual_graph
+
+    folder = encoder.bundled_model()
+    languages = multilingual.load()
+    assert folder is not None and languages is not None, "the test command installs the semantic extra and models"
+    from safetensors.numpy import load_file
+
+    weights = {name: np.ascontiguousarray(value.T) if name.startswith("encoder.") and value.ndim == 2 else value
+               for name, value in load_file(str(folder / "model.safetensors")).items()}
+    graphs = [encoder_graph.blocks_graph(weights, layers=6, heads=12, eps=1e-12),
+              encoder_graph.blocks_graph(weights, layers=6, heads=12, eps=1e-12, quantize=True),
+              encoder_graph.cosine_graph(_unit_rows(10, 896)),
+              multilingual_graph.query_graph(languages._model._model)]
+    for graph in graphs:
+        onnx.checker.check_model(onnx.load_from_string(graph), full_check=True)

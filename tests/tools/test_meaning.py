@@ -245,3 +245,24 @@ def test_a_tool_s_vector_text_leads_with_what_its_server_name_says_it_serves() -
 
     assert text("@zereight/mcp-gitlab") == "zereight gitlab: list issues. Issues. List issues."
     assert text("mcp-server") == "list issues. Issues. List issues."  # nothing but "an MCP server"
+
+
+def test_onnxruntime_failing_to_build_the_english_model_costs_that_model_and_says_why(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    from hermes.tools import encoder_graph
+
+    def refuse(graph: bytes) -> object:
+        raise RuntimeError("onnxruntime says no")
+
+    monkeypatch.setattr(encoder_graph, "session", refuse)
+    folder = encoder.bundled_model()
+    monkeypatch.setattr(encoder, "bundled_model", lambda: folder)
+    encoder.load.cache_clear()
+    try:
+        with caplog.at_level(logging.WARNING, logger="hermes.tools.encoder"):
+            assert encoder.load() is None
+    finally:
+        encoder.load.cache_clear()
+    assert any("onnxruntime says no" in r.getMessage() and "RuntimeError" in r.getMessage() for r in caplog.records)

@@ -55,6 +55,29 @@ def test_requests_are_read_through_the_shipped_adapter_and_tools_by_the_model_as
     assert (plain.encode_query(texts) * plain.encode(texts)).sum(axis=1).min() >= _QUICK_COSINE
 
 
+# Vectors sentence-transformers 6.3.0 on PyTorch 2.13.0 gave for .ci/check_encoder.py's texts, the
+# model as it is and with the shipped adapter merged into its weights: written by
+# `.ci/check_encoder.py --reference tests/data/minilm-reference.npy` in CI's cached venv, for the
+# adapter whose SHA-256 follows (a retrained adapter needs them written again).
+_REFERENCE_VECTORS = DATA / "minilm-reference.npy"
+_REFERENCE_ADAPTER = "0c9fdf2a69ec6b37131b9404d3556f5c17682001ad18a349510994e936536bd0"
+
+
+def test_tools_and_queries_match_what_sentence_transformers_gave_for_the_same_texts(
+        model: encoder.SentenceEncoder) -> None:
+    import hashlib
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / ".ci"))
+    from check_encoder import TEXTS, query_reference
+
+    assert hashlib.sha256(encoder.QUERY_ADAPTER.read_bytes()).hexdigest() == _REFERENCE_ADAPTER, \
+        "the shipped adapter changed: write the reference vectors again (see above)"
+    assert np.abs(model.encode(TEXTS) - np.load(_REFERENCE_VECTORS)).max() < 1e-5
+    cosines = (model.encode_query(TEXTS) * np.load(query_reference(_REFERENCE_VECTORS))).sum(axis=1)
+    assert cosines.min() >= _QUICK_COSINE, TEXTS[int(cosines.argmin())]
+
+
 def test_queries_read_through_8_bit_weights_stay_within_a_cosine_of_the_exact_adapted_model(
         model: encoder.SentenceEncoder) -> None:
     from safetensors.numpy import load_file

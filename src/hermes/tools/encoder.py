@@ -279,6 +279,7 @@ def load() -> SentenceEncoder | None:
         return SentenceEncoder(folder)
     except ImportError as exc:
         log.info("tool search ranks by words: %s (install hermes-mcp-host[semantic])", exc)
-    except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
-        log.warning("tool search ranks by words: the model in %s could not be loaded: %s", folder, exc)
+    except Exception as exc:  # the files, or onnxruntime's own errors (plain Exceptions) building the graphs
+        log.warning("tool search ranks without its English model: the model in %s could not be loaded: %s: %s",
+                    folder, type(exc).__name__, exc)
     return None

@@ -15,6 +15,7 @@ Either model alone works too: the pair then reduces to that one model.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import math
@@ -130,6 +131,18 @@ def load() -> PairedModel | None:
 @functools.cache
 def _load() -> PairedModel | None:
     english, languages = encoder.load(), multilingual.load()
+    _give_back_freed_memory()
     if english is None and languages is None:
         return None
     return PairedModel(english, languages)
+
+
+def _give_back_freed_memory() -> None:
+    """Return the heap pages that loading left free to the system. Building the models' graphs
+    allocates and frees copies of their weights (90 MB at once for MiniLM's); glibc raises its
+    threshold for serving large blocks from the heap after such a free and keeps the pages, which
+    stayed in the process's resident memory: 447 MB with both models, 375 MB once given back."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):  # not glibc (musl has no malloc_trim): nothing to do
+        ctypes.CDLL(None).malloc_trim(0)

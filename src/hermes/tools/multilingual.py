@@ -32,6 +32,7 @@ DIMENSIONS = 512
 # The tokenizer is pure Python and linear in the text: 2,000 characters take 45 ms (150 ms of
 # Chinese), 60,000 take seconds. A tool's description says what it does long before that.
 MAX_CHARS = 2000
+_AGREEMENT = 0.99  # the quick graph's cosine to the package's vector must reach this (0.9996 measured)
 
 
 class MultilingualEncoder:
@@ -56,7 +57,13 @@ class MultilingualEncoder:
             from hermes.tools import encoder_graph
 
             self._quick = encoder_graph.session(multilingual_graph.query_graph(self._model._model))
+            # A misshapen array can pass the build and fail (or mislead) at a query: one is read now.
+            sample = ["warm up", "crea una carpeta"]
+            agreement = float((self.encode_query(sample) * self.encode(sample)).sum(axis=1).min())
+            if not agreement >= _AGREEMENT:
+                raise ValueError(f"the graph's vectors differ from the package's (cosine {agreement:.3f})")
         except Exception as exc:  # an optional speed-up: failing, it costs only itself
+            self._quick = None
             log.warning("tool search reads queries with the multilingual package itself (%s: %s)",
                         type(exc).__name__, exc)
 

@@ -281,7 +281,8 @@ def _compute(encoder: Encoder, texts: list[str], cache: VectorFile | None, recen
 
 class CosineTable:
     """The dot products of a query with unit rows (the tools' vectors): with onnxruntime, through
-    the rows in 8 bits (`encoder_graph.cosine_graph`; within 0.001 of the floats), else by NumPy."""
+    the rows in 8 bits (`encoder_graph.cosine_graph`; about 0.001 from the floats at worst), else
+    by NumPy."""
 
     def __init__(self, rows: NDArray[np.float32]) -> None:
         self._rows = rows
@@ -289,7 +290,10 @@ class CosineTable:
         if len(rows) and importlib.util.find_spec("onnxruntime") is not None and importlib.util.find_spec("onnx"):
             from hermes.tools import encoder_graph
 
-            self._session = encoder_graph.session(encoder_graph.cosine_graph(rows))
+            try:
+                self._session = encoder_graph.session(encoder_graph.cosine_graph(rows))
+            except Exception as exc:  # onnxruntime's errors are plain Exceptions; NumPy answers the same
+                log.warning("tool search compares meanings with NumPy: %s: %s", type(exc).__name__, exc)
 
     def __call__(self, query: NDArray[np.float32]) -> NDArray[np.float32]:
         import numpy as np
