@@ -338,6 +338,11 @@ def test_debian_s_dictionaries_read_everyday_words_of_the_three_languages() -> N
     assert "sheet" in found.english_of("hojas")
     assert "folder" in found.english_of("pasta") and "spreadsheet" in found.english_of("planilha")
     assert "weather" in found.english_of("wetter")
+    # Portuguese plurals that are not the singular plus s, folded as requests are.
+    portuguese_only = latin_words.LANGUAGES.index("por")
+    for plural, english in (("mensagens", "message"), ("canais", "channel"), ("permissoes", "permission"),
+                            ("variaveis", "variable"), ("configuracoes", "configuration")):
+        assert english in found.english_of(plural, portuguese_only), plural
 
 
 @needs_debian

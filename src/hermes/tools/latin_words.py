@@ -53,6 +53,7 @@ LANGUAGES = ("deu", "por", "spa")
 # 3,800 words; "pasta" is only dough there). German's is 240,000 words already.
 _BACKWARDS = ("por", "spa")
 _GERMAN = LANGUAGES.index("deu")
+_PLURALS = (("oes", "ao"), ("aes", "ao"), ("ns", "m"), ("ais", "al"), ("eis", "el"))
 _MAX_INDEX_BYTES = 32 << 20  # German's index is 13 MB
 _MAX_TEXT_BYTES = 192 << 20  # German's entries are 100 MB once decompressed
 _ENTRIES = 4  # of one word, read: the German dictionary has up to dozens
@@ -236,6 +237,11 @@ def _forms(word: str, language: int | None) -> Iterator[str]:
         yield word + "en"  # "erstell": erstellen
     if language != _GERMAN:
         yield word + "r"  # "apaga", "busca": apagar, buscar
+        # Plurals that do not end in the singular plus s, folded: "notificações", "mensagens",
+        # "canais", "papéis" are notificação, mensagem, canal, papel.
+        for plural, single in _PLURALS:
+            if word.endswith(plural) and len(word) - len(plural) + len(single) >= _SHORTEST:
+                yield word[:-len(plural)] + single
     for cut in (1, 2):  # "arquivos", "Termine": arquivo, Termin; "Dateien": Datei
         if len(word) - cut >= _SHORTEST:
             yield word[:-cut]
