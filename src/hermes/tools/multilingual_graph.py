@@ -65,10 +65,10 @@ def query_graph(backend: Any) -> bytes:
     zero_row = graph.constant("zero_row", np.zeros((1, _BRANCH), np.float32))
     flat = {width: graph.constant(f"flat_{width}", np.array([-1, width * _BRANCH], np.int64)) for width, _ in _BRANCHES}
 
-    def windowed(x: str, width: int, back: int) -> str:
-        """Each token's window of `x` rows side by side, zeros past the sentence's ends."""
+    def windowed(x: str, chosen: str, width: int) -> str:
+        """Each token's window of `x` rows (`chosen`: their numbers) side by side, zeros past the
+        sentence's ends."""
         rows = graph.node("Concat", [x, zero_row], axis=0)
-        chosen = columns(WINDOWS, _WIDEST_BACK - back, _WIDEST_BACK - back + width)
         gathered = graph.node("Gather", [rows, chosen], axis=0)
         return graph.node("Reshape", [gathered, flat[width]])
 
@@ -77,9 +77,10 @@ def query_graph(backend: Any) -> bytes:
     features = [EMBEDDED]
     for i, (width, back) in enumerate(_BRANCHES):
         own = columns(projected, i * _BRANCH, (i + 1) * _BRANCH)
-        first = graph.node("Relu", [product(windowed(own, width, back), f"w1_{width}", backend.w1[i], backend.b1[i])])
+        chosen = columns(WINDOWS, _WIDEST_BACK - back, _WIDEST_BACK - back + width)  # both layers' windows
+        first = graph.node("Relu", [product(windowed(own, chosen, width), f"w1_{width}", backend.w1[i], backend.b1[i])])
         first = graph.node("Add", [first, own])
-        second = graph.node("Relu", [product(windowed(first, width, back), f"w2_{width}", backend.w2[i],
+        second = graph.node("Relu", [product(windowed(first, chosen, width), f"w2_{width}", backend.w2[i],
                                              backend.b2[i])])
         features.append(graph.node("Add", [second, first]))
     joined = norm(graph.node("Concat", features, axis=1), "ln", backend.ln_g, backend.ln_b)

@@ -210,10 +210,10 @@ class Meaning:
             with recent.lock:
                 model = load()
                 if model is None:
-                    self._future.set_result(None)
-                else:
-                    rows = _vectors(model, documents, cache, recent, check)
-                    self._future.set_result((model, rows, CosineTable(rows)))
+                    return  # no meaning: answered below
+                rows = _vectors(model, documents, cache, recent, check)
+            # The table is this index's own: built without holding up other sessions' vectors.
+            self._future.set_result((model, rows, CosineTable(rows)))
         except Exception as exc:
             log.warning("tool search ranks by words alone: encoding the tools failed: %s", exc)
         finally:  # cancelled with its owner, or failed: a search waiting for it ranks by words
