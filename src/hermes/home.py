@@ -59,6 +59,11 @@ class Home:
         return self.cache / "known-tools.json"
 
     @property
+    def config_documents(self) -> Path:
+        """Config files' parsed documents, by digest of their text (a bounded cache)."""
+        return self.cache / "config-documents.json"
+
+    @property
     def tool_vectors(self) -> Path:
         """Tools' meaning vectors for search, by digest of their text (a bounded cache)."""
         return self.cache / "tool-vectors.npz"

@@ -7,17 +7,22 @@ plugin names from the plugins folder.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from click.shell_completion import CompletionItem
 
 from hermes.home import Home
+
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
 
 SHELLS = ("bash", "zsh", "fish")
 
 
 def _matching(names: list[str], incomplete: str) -> list[CompletionItem]:
+    # Loaded at a Tab only: every command that offers completion imports this module (1.5 ms).
+    from click.shell_completion import CompletionItem
+
     return [CompletionItem(name) for name in sorted(set(names)) if name.startswith(incomplete)]
 
 

@@ -17,7 +17,6 @@ from hermes.cli.completion import complete_servers
 from hermes.cli.options import json_option
 from hermes.cli.output import print_json, print_table, say
 from hermes.cli.sandbox_options import sandbox_path_options, sandbox_paths
-from hermes.config.edit import add_server, remove_server, set_server_enabled
 from hermes.config.model import HermesConfig, ServerConfig
 from hermes.config.store import ConfigStore
 from hermes.errors import NoSuchServer, UsageError
@@ -82,6 +81,7 @@ def add_entry(home: Home, scope: str, name: str, entry: dict[str, Any], secrets:
     store written and, when secrets moved, the sentence that says where."""
     from hermes.config.client_json import apply_renames
     from hermes.config.dotenv import secrets_to_dotenv
+    from hermes.config.edit import add_server
     from hermes.config.transaction import edit_transaction
 
     store, edit = edited(home, scope)
@@ -263,6 +263,7 @@ def remove_entry(home: Home, name: str, scope: str) -> str:
             other = "project" if scope == "user" else "user"
             raise UsageError(f"MCP server '{name}' is in the {other} config; add --scope {other}.")
         raise NoSuchServer(name, suggestion(name, known_names(home)))
+    from hermes.config.edit import remove_server  # the round-trip parser: only for commands that write
     with store.edit() as doc:
         remove_server(doc, name)
     edit.done()
@@ -299,19 +300,15 @@ def known_names(home: Home) -> list[str]:
 
 
 def selection(entry: ServerConfig) -> str:
-    rule = entry.tools
-    if rule.include is not None:
-        return f"include {', '.join(rule.include)}" if rule.include else "none"
-    if rule.exclude is not None:
-        return f"all except {', '.join(rule.exclude)}"
-    return "all"
+    include, exclude = entry.tools.include, entry.tools.exclude
+    if include is not None:
+        return f"include {', '.join(include)}" if include else "none"
+    return f"all except {', '.join(exclude)}" if exclude is not None else "all"
 
 
 def _target(entry: ServerConfig) -> str:
     """What the server runs or where it lives, as configured (`${VAR}` unresolved, URL secrets masked)."""
-    if entry.command:
-        return shown_command(entry.command, entry.args)
-    return mask_url(entry.url or "")
+    return shown_command(entry.command, entry.args) if entry.command else mask_url(entry.url or "")
 
 
 def list_rows(home: Home, config: HermesConfig) -> tuple[list[dict[str, Any]], list[str], dict[str, DesiredServer]]:
@@ -399,6 +396,7 @@ def write_enabled(home: Home, name: str, enabled: bool, scope: str = "user") -> 
             raise UsageError(f"MCP server '{name}' is not in the {scope} config (see `hermes mcp list` for its "
                              f"scope; a plugin's server goes with `hermes plugins enable/disable`).")
         raise NoSuchServer(name, suggestion(name, names))
+    from hermes.config.edit import set_server_enabled
     with store.edit() as doc:
         set_server_enabled(doc, name, enabled)
     edit.done()

@@ -28,7 +28,7 @@ def trust_command(folder: Path | None, grant: bool | None) -> None:
     from hermes.config.project import find_project
     from hermes.config.store import ConfigStore
     from hermes.config.trust import CONFIG_NAME, TrustKind, TrustStore
-    from hermes.config.yamlfile import read_yaml_text
+    from hermes.config.yamltext import read_yaml_text
 
     home = Home.from_env()
     chosen = folder or find_project(Path.cwd(), home) or Path.cwd()

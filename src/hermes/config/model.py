@@ -18,13 +18,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ruamel.yaml.comments import CommentedMap
-
 from hermes.config.agent_settings import Approval, ModelSettings, Permissions, SamplingSettings
 from hermes.config.gateway_settings import GatewaySettings
 from hermes.config.sandbox import SandboxMode, SandboxSettings, read_mode
 from hermes.config.team_settings import TeamSettings
-from hermes.config.yamlfile import line_of
 from hermes.errors import ConfigError
 from hermes.validation import (
     PLUGIN_NAME,
@@ -324,9 +321,12 @@ def _is_mapping(value: Any) -> bool:
     return isinstance(value, Mapping)
 
 
-def parse_config(doc: CommentedMap, path: Path) -> HermesConfig:
-    """Validate a loaded document; the first problem becomes one `ConfigError` sentence."""
+def parse_config(doc: Mapping[str, Any], path: Path) -> HermesConfig:
+    """Validate a loaded document; the first problem becomes one `ConfigError` sentence (with the
+    line, from a round-trip document)."""
     try:
         return HermesConfig.read(doc)
     except Invalid as exc:
+        from hermes.config.yamlfile import line_of  # loads the YAML parser: only for a mistake
+
         raise ConfigError.from_invalid(exc, path, line=line_of(doc, exc.loc)) from None

@@ -16,7 +16,7 @@ from pathlib import Path
 from hermes.config.grants import all_grants, confined, held_back, in_project
 from hermes.config.model import ServerConfig
 from hermes.config.store import ConfigStore
-from hermes.config.yamlfile import read_yaml_text
+from hermes.config.yamltext import read_yaml_text
 from hermes.errors import ConfigError
 from hermes.home import Home
 

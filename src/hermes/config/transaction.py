@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from hermes.config.dotenv import MAX_DOTENV_BYTES
-from hermes.config.yamlfile import MAX_CONFIG_BYTES
+from hermes.config.yamltext import MAX_CONFIG_BYTES
 from hermes.errors import ConfigError
 from hermes.files import UnreadableFile, restore, snapshot
 from hermes.home import Home

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from hermes.config.yamlfile import read_yaml_text
+from hermes.config.yamltext import read_yaml_text
 from hermes.files import UnreadableFile, atomic_write, file_lock, read_bounded, read_json_object
 from hermes.home import Home
 

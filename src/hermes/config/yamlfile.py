@@ -22,10 +22,10 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+from hermes.config.yamltext import read_yaml_text
 from hermes.errors import ConfigError
-from hermes.files import TooLarge, UnreadableFile, atomic_write, file_lock, read_text_bounded, write_target
+from hermes.files import atomic_write, file_lock, write_target
 
-MAX_CONFIG_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 64
 
 
@@ -126,18 +126,6 @@ def load_small_yaml(text: str) -> Any:
             from None
     shape_problem(data)
     return data
-
-
-def read_yaml_text(path: Path) -> str:
-    """The file's text, size-capped; a missing file reads as empty."""
-    try:
-        return read_text_bounded(path, MAX_CONFIG_BYTES)
-    except FileNotFoundError:
-        return ""
-    except TooLarge:
-        raise ConfigError(f"is larger than {MAX_CONFIG_BYTES} bytes.", path=path) from None
-    except UnreadableFile as exc:
-        raise ConfigError(f"cannot be read: {exc.reason}.", path=path) from None
 
 
 def load_yaml(path: Path) -> CommentedMap:

@@ -1,0 +1,146 @@
+"""Config documents already parsed, kept beside the exact text they came from.
+
+Round-trip YAML parsing (ruamel.yaml, pure Python) is most of what reading a config costs a
+command: for `hermes mcp list` with 20 servers, importing the parser and running it took about
+20 ms of 86. So once a file's text has been parsed as always, its document is kept as plain JSON
+data in `cache/config-documents.json`, beside that very text; the next command that reads the
+same text validates that document instead, and never imports the parser. A changed file is
+parsed afresh. (Kept beside the text rather than under a digest of it: comparing a few texts
+costs nothing, and hashlib's import alone would take 2.5 ms of the time saved.)
+
+A document is kept only when it is exactly plain data (text, whole numbers, finite numbers,
+booleans, null, lists, mappings with text keys), validates to the very configuration the
+round-trip document gave, and holds no secret of its own: a file that writes a credential out
+(rather than `${VAR}` from `.env`) is never copied anywhere, so it is parsed each time. The rule is
+the listings' (`security.credentials.secret_setting` on every setting and on every argument after
+an option, and credential shapes anywhere in the text).
+
+A document read back is validated like any input; if it no longer validates (a newer hermes
+with stricter rules), the text is parsed again, so the error still names its line. Nothing here
+is needed for correctness: an unreadable, foreign or damaged cache is ignored, and one that
+cannot be written is not written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from hermes.files import UnreadableFile, atomic_write, read_bounded
+
+FORMAT = 1
+KEPT = 8  # documents: the user's file and the projects worked in lately
+MAX_TEXT = 128 * 1024  # a larger file is parsed each time (nobody's config is that large)
+MAX_CACHE_BYTES = 4 * 1024 * 1024
+
+
+class _NotPlain(ValueError):
+    pass
+
+
+def _plain(value: Any) -> Any:
+    # Exact types where a subclass could mean something else (ruamel's anchored booleans and its
+    # hexadecimal or underscored integers are int subclasses); any text and any finite float are
+    # what they print as.
+    if value is None or type(value) is bool or type(value) is int:
+        return value
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    if isinstance(value, dict):
+        if not all(isinstance(key, str) for key in value):
+            raise _NotPlain
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    raise _NotPlain
+
+
+def _settings(value: Any) -> Iterator[tuple[str, str]]:
+    """Every (name, text) pair a secret could hide in: a mapping's entries, and an argument after
+    an option (`--token VALUE`), at any depth."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, str):
+                yield key, item
+            else:
+                yield from _settings(item)
+    elif isinstance(value, list):
+        for previous, item in zip([None, *value], value, strict=False):
+            if isinstance(previous, str) and previous.startswith("-") and isinstance(item, str):
+                yield previous.lstrip("-"), item
+            yield from _settings(item)
+
+
+_REFERENCE = re.compile(r"\$\{[^}]*\}")
+
+
+def _written_out(name: str, value: str) -> bool:
+    from hermes.security.credentials import credential_like, secret_setting
+
+    if "${" not in value:
+        return secret_setting(name, value)
+    # `Bearer ${TOKEN}`: the secret is in .env; only what is written around the reference counts.
+    return any(credential_like(part) for part in _REFERENCE.sub(" ", value).split())
+
+
+def holds_secret(text: str, document: dict[str, Any]) -> bool:
+    """Whether the config writes out anything the listings would hide."""
+    from hermes.security.redact import redact_shapes
+
+    return redact_shapes(text) != text or any(_written_out(name, value) for name, value in _settings(document))
+
+
+def plain_document(document: dict[str, Any]) -> dict[str, Any] | None:
+    """`document` as plain JSON data, or None where it holds anything else (a date, a tagged value)."""
+    try:
+        converted = _plain(document)
+    except _NotPlain:
+        return None
+    return converted if isinstance(converted, dict) else None
+
+
+class DocumentCache:
+    """The documents of recently read config texts, in one small JSON file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _entries(self) -> list[dict[str, Any]]:
+        try:
+            data = json.loads(read_bounded(self.path, MAX_CACHE_BYTES))
+        except (OSError, UnreadableFile, ValueError, RecursionError):
+            return []
+        entries = data.get("documents") if isinstance(data, dict) and data.get("format") == FORMAT else None
+        if not isinstance(entries, list):
+            return []
+        return [entry for entry in entries if isinstance(entry, dict) and isinstance(entry.get("text"), str)
+                and isinstance(entry.get("document"), dict)]
+
+    def lookup(self, text: str) -> dict[str, Any] | None:
+        """The document kept for exactly this text, if any."""
+        if len(text) > MAX_TEXT:
+            return None
+        document: dict[str, Any] | None = next(
+            (entry["document"] for entry in self._entries() if entry["text"] == text), None)
+        return document
+
+    def keep(self, text: str, document: dict[str, Any], same: Callable[[dict[str, Any]], bool]) -> None:
+        """Keep `document` (the round-trip document of `text`) if it is plain data and `same` says
+        its plain form validates to what the round-trip one did."""
+        if len(text) > MAX_TEXT:
+            return
+        converted = plain_document(document)
+        if converted is None or holds_secret(text, converted) or not same(converted):
+            return
+        entries = [entry for entry in self._entries() if entry["text"] != text]
+        entries.append({"text": text, "document": converted})
+        # A read-only home: every command parses the text, as before the cache.
+        with contextlib.suppress(OSError, ValueError):
+            atomic_write(self.path, json.dumps({"format": FORMAT, "documents": entries[-KEPT:]}, ensure_ascii=False))
