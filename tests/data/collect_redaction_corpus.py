@@ -32,13 +32,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
 
-from hermes.security.credentials import KNOWN_SHAPES, token_like  # noqa: E402
+from hermes.security.credentials import known_shapes_pattern, token_like  # noqa: E402
 
 _URL_TOKEN = re.compile(r"[?&](?:token|sig|signature|api_key|key|access_token)=([^&\s)\]\"']+)")
 
 
 def secret_shaped(text: str) -> bool:
-    return bool(KNOWN_SHAPES.search(text)) or any(token_like(m.group(1)) for m in _URL_TOKEN.finditer(text))
+    return bool(known_shapes_pattern().search(text)) or any(token_like(m.group(1)) for m in _URL_TOKEN.finditer(text))
 
 OUT = Path(__file__).with_name("redaction_corpus.json.gz")
 PIECE = 4096
