@@ -3,6 +3,7 @@ again, a changed text always is, and a damaged or tampered cache costs only the 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import stat
 import subprocess
@@ -45,10 +46,17 @@ def _read(home: Home) -> HermesConfig:
     return ConfigStore(home).load()
 
 
-def _kept_texts(home: Home) -> list[str]:
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=20).hexdigest()
+
+
+def _kept_texts(home: Home, *candidates: str) -> list[str]:
+    """Which of the candidate texts (or TEXT and the test's others) the cache holds documents for, in its order."""
     if not home.config_documents.exists():
         return []
-    return [entry["text"] for entry in json.loads(home.config_documents.read_text())["documents"]]
+    named = {_digest(text): text for text in candidates}
+    return [named.get(entry["digest"], entry["digest"]) for entry in
+            json.loads(home.config_documents.read_text())["documents"]]
 
 
 READ_IN_A_NEW_PROCESS = """
@@ -78,7 +86,7 @@ def test_a_changed_file_is_read_afresh_even_at_the_same_length(tmp_path: Path) -
     assert len(changed) == len(TEXT)
     home.config.write_text(changed, encoding="utf-8")
     assert set(_read(home).mcp_servers) == {"files", "wow"}
-    assert _kept_texts(home) == [TEXT, changed]
+    assert _kept_texts(home, TEXT, changed) == [TEXT, changed]
 
 
 def test_only_plain_documents_are_kept(tmp_path: Path) -> None:
@@ -97,8 +105,8 @@ def test_only_plain_documents_are_kept(tmp_path: Path) -> None:
 @pytest.mark.parametrize("damage", [
     b"not json at all",
     b"[" * 200_000,  # nested past the JSON reader's recursion limit
-    b'{"format": 1, "documents": {"a": 1}}',
-    b'{"format": 1, "documents": [{"text": 3, "document": []}, 7, null]}',
+    b'{"format": 2, "documents": {"a": 1}}',
+    b'{"format": 2, "documents": [{"digest": 3, "document": []}, {"digest": "x"}, 7, null]}',
     b'{"format": 99, "documents": []}',
     b"\xff\xfe\x00garbage",
 ])
@@ -107,7 +115,7 @@ def test_a_damaged_cache_is_ignored_and_written_anew(tmp_path: Path, damage: byt
     expected = _read(home)
     home.config_documents.write_bytes(damage)
     assert _read(home) == expected
-    assert _kept_texts(home) == [TEXT]
+    assert _kept_texts(home, TEXT) == [TEXT]
 
 
 def test_an_oversized_cache_is_not_read(tmp_path: Path) -> None:
@@ -121,7 +129,8 @@ def test_an_oversized_cache_is_not_read(tmp_path: Path) -> None:
 def test_a_kept_document_that_no_longer_validates_gives_way_to_the_text(tmp_path: Path) -> None:
     home = _home(tmp_path)
     expected = _read(home)
-    tampered = {"format": 1, "documents": [{"text": TEXT, "document": {"mcp_servers": {"files": {"comand": 1}}}}]}
+    tampered = {"format": 2, "documents": [{"digest": _digest(TEXT),
+                                            "document": {"mcp_servers": {"files": {"comand": 1}}}}]}
     home.config_documents.write_text(json.dumps(tampered))
     assert _read(home) == expected
     # And a mistake in the file itself still names its line: it is never kept.
@@ -130,7 +139,7 @@ def test_a_kept_document_that_no_longer_validates_gives_way_to_the_text(tmp_path
     with pytest.raises(ConfigError) as raised:
         _read(home)
     assert "line 5" in str(raised.value) and "timeout" in str(raised.value)
-    assert broken not in _kept_texts(home)
+    assert broken not in _kept_texts(home, broken)
 
 
 def test_a_cache_that_cannot_be_written_changes_nothing(tmp_path: Path) -> None:
@@ -148,7 +157,7 @@ def test_the_cache_keeps_the_latest_texts_only(tmp_path: Path) -> None:
     for text in texts:
         home.config.write_text(text, encoding="utf-8")
         _read(home)
-    assert _kept_texts(home) == texts[-KEPT:]
+    assert _kept_texts(home, *texts) == texts[-KEPT:]
 
 
 @pytest.mark.parametrize("secret", [
@@ -171,4 +180,13 @@ def test_a_file_that_writes_out_a_secret_is_never_copied(tmp_path: Path, secret:
         secret = secret.replace(literal, reference)
     home.config.write_text(secret, encoding="utf-8")
     _read(home)
-    assert _kept_texts(home) == [secret]
+    assert _kept_texts(home, secret) == [secret]
+
+
+def test_the_text_itself_is_not_kept(tmp_path: Path) -> None:
+    noted = "# the staging box: root / hunter2-staging (ask Ana)\n" + TEXT + "other_tool: {note: fine}\n"
+    home = _home(tmp_path, noted)
+    _read(home)
+    kept = home.config_documents.read_text()
+    assert _kept_texts(home, noted) == [noted]
+    assert "hunter2" not in kept and "Ana" not in kept and "server-filesystem" in kept
