@@ -167,16 +167,33 @@ def test_the_cache_keeps_the_latest_texts_only(tmp_path: Path) -> None:
     "mcp_servers:\n  a:\n    url: https://h.example/mcp?token=Zq8Lm2Xw9Tt4kPq\n",
     "mcp_servers:\n  a:\n    command: x\n    args: [ghp_0123456789abcdefghijABCDEFGHIJ012345]\n",
     "model:\n  base_url: http://127.0.0.1:8080/v1\n  name: m\n  api_key: sk-0123456789abcdefghij\n",
+    # Found by an attack: arguments in one string, YAML escapes, a line continuation, a signed
+    # URL's query, a token alone in a list, an option's value after "=".
+    "mcp_servers:\n  a:\n    command: npx\n    args: '--token Tr0ub4dor3xK9'\n",
+    'mcp_servers:\n  a:\n    url: "https://u:zebracanarypass\\x40h.example/mcp"\n',
+    'mcp_servers:\n  a:\n    command: x\n    args: ["ghp\\x5f0123456789abcdefghijABCDEFGHIJ012345"]\n',
+    'mcp_servers:\n  a:\n    command: x\n    args: ["ghp_0123456789abcdefghij\\\n      ABCDEFGHIJ012345"]\n',
+    "mcp_servers:\n  a:\n    url: https://h.example/mcp?sig=zebracanarypass\n",
+    "other_tool:\n  - Zq8Lm2Xw9Kp4Rt7Yv3Bn\n",
+    "mcp_servers:\n  a:\n    command: x\n    args: ['--token=Tr0ub4dor3xK9']\n",
 ])
 def test_a_file_that_writes_out_a_secret_is_never_copied(tmp_path: Path, secret: str) -> None:
     home = _home(tmp_path, secret)
     _read(home)
     assert _kept_texts(home) == []
-    # The same settings by reference (`${VAR}`, kept in .env) are no secret of the file's.
-    referenced = {"hunter2-staging": '"${DB_PASSWORD}"', "Bearer abcdefgh12345678": '"Bearer ${TOKEN}"',
-                  "plain-looking-value": '"${KEY}"', "Zq8Lm2Xw9Tt4kPq": "${SIG}",
-                  "ghp_0123456789abcdefghijABCDEFGHIJ012345": '"${GH}"', "sk-0123456789abcdefghij": "${OPENAI}"}
-    for literal, reference in referenced.items():
+    if any(literal in secret for literal in BY_REFERENCE):
+        _by_reference(home, secret)
+
+
+# The same settings by reference (`${VAR}`, kept in .env) are no secret of the file's. (Not a URL's
+# `?sig=${SIG}`: a secret-sounding query name is not kept at all, whatever its value.)
+BY_REFERENCE = {"hunter2-staging": '"${DB_PASSWORD}"', "Bearer abcdefgh12345678": '"Bearer ${TOKEN}"',
+                "plain-looking-value": '"${KEY}"', "ghp_0123456789abcdefghijABCDEFGHIJ012345": '"${GH}"',
+                "sk-0123456789abcdefghij": "${OPENAI}", "--token Tr0ub4dor3xK9": "--token ${TOKEN}"}
+
+
+def _by_reference(home: Home, secret: str) -> None:
+    for literal, reference in BY_REFERENCE.items():
         secret = secret.replace(literal, reference)
     home.config.write_text(secret, encoding="utf-8")
     _read(home)
@@ -190,3 +207,13 @@ def test_the_text_itself_is_not_kept(tmp_path: Path) -> None:
     kept = home.config_documents.read_text()
     assert _kept_texts(home, noted) == [noted]
     assert "hunter2" not in kept and "Ana" not in kept and "server-filesystem" in kept
+
+
+def test_the_cache_is_never_written_through_a_symlink(tmp_path: Path) -> None:
+    home = _home(tmp_path)
+    precious = tmp_path / "precious.txt"
+    precious.write_text("precious")
+    home.cache.mkdir(parents=True, exist_ok=True)
+    home.config_documents.symlink_to(precious)
+    assert set(_read(home).mcp_servers) == {"files", "web"}
+    assert precious.read_text() == "precious" and home.config_documents.is_symlink()

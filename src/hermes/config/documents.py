@@ -12,8 +12,10 @@ A document is kept only when it is exactly plain data (text, whole numbers, fini
 booleans, null, lists, mappings with text keys), validates to the very configuration the
 round-trip document gave, and holds no secret of its own: a file that writes a credential out
 (rather than `${VAR}` from `.env`) is never copied anywhere, so it is parsed each time. The rule is
-the listings' (`security.credentials.secret_setting` on every setting and on every argument after
-an option, and credential shapes anywhere in the text).
+stricter than the listings' and reads the parsed texts (so YAML escapes hide nothing): every key
+and value, every word of it, and every value after an option (`--token X`, `--token=X`), under
+`secret_setting`, `credential_like`, `redact_shapes` and `mask_url`. The cache file is never
+written through a symlink.
 
 A document read back is validated like any input; if it no longer validates (a newer hermes
 with stricter rules), the text is parsed again, so the error still names its line. Nothing here
@@ -24,6 +26,7 @@ cannot be written is not written.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import math
 import re
@@ -67,39 +70,50 @@ def _plain(value: Any) -> Any:
     raise _NotPlain
 
 
-def _settings(value: Any) -> Iterator[tuple[str, str]]:
-    """Every (name, text) pair a secret could hide in: a mapping's entries, and an argument after
-    an option (`--token VALUE`), at any depth."""
+def _strings(value: Any) -> Iterator[tuple[str, str]]:
+    """Every text in the document with the name it sits under ("" for a list item or a key), at
+    any depth; keys are texts too."""
     if isinstance(value, dict):
         for key, item in value.items():
+            yield "", key
             if isinstance(item, str):
                 yield key, item
             else:
-                yield from _settings(item)
+                yield from _strings(item)
     elif isinstance(value, list):
-        for previous, item in zip([None, *value], value, strict=False):
-            if isinstance(previous, str) and previous.startswith("-") and isinstance(item, str):
-                yield previous.lstrip("-"), item
-            yield from _settings(item)
+        for item in value:
+            if isinstance(item, str):
+                yield "", item
+            else:
+                yield from _strings(item)
 
 
 _REFERENCE = re.compile(r"\$\{[^}]*\}")
 
 
 def _written_out(name: str, value: str) -> bool:
+    """Whether this text writes out something a listing would hide, or that looks like a
+    credential; stricter than the listings (a copy is not a listing: when in doubt, not kept)."""
     from hermes.security.credentials import credential_like, secret_setting
+    from hermes.security.redact import mask_url, redact_shapes
 
-    if "${" not in value:
-        return secret_setting(name, value)
-    # `Bearer ${TOKEN}`: the secret is in .env; only what is written around the reference counts.
-    return any(credential_like(part) for part in _REFERENCE.sub(" ", value).split())
+    literal = _REFERENCE.sub(" ", value)  # `Bearer ${TOKEN}`: the secret is in .env
+    words = literal.split()
+    if redact_shapes(value) != value or mask_url(value) != value or any(credential_like(word) for word in words):
+        return True
+    if "${" not in value and name and secret_setting(name, value):
+        return True
+    # `--token VALUE` and `--token=VALUE`, in a list or in one string of arguments.
+    pairs = [*itertools.pairwise(words), *(word.split("=", 1) for word in words if "=" in word)]
+    return any(option.startswith("-") and secret_setting(option.lstrip("-"), word) for option, word in pairs)
 
 
-def holds_secret(text: str, document: dict[str, Any]) -> bool:
-    """Whether the config writes out anything the listings would hide."""
-    from hermes.security.redact import redact_shapes
-
-    return redact_shapes(text) != text or any(_written_out(name, value) for name, value in _settings(document))
+def holds_secret(document: dict[str, Any]) -> bool:
+    """Whether the config writes out anything that may be a secret."""
+    texts = list(_strings(document))
+    return any(_written_out(name, value) for name, value in texts) or any(
+        previous.startswith("-") and _written_out(previous.lstrip("-"), value)
+        for (_, previous), (_, value) in itertools.pairwise(texts))
 
 
 def plain_document(document: dict[str, Any]) -> dict[str, Any] | None:
@@ -147,11 +161,13 @@ class DocumentCache:
         if len(text) > MAX_TEXT:
             return
         converted = plain_document(document)
-        if converted is None or holds_secret(text, converted) or not same(converted):
+        if converted is None or holds_secret(converted) or not same(converted):
             return
         digest = _digest(text)
         entries = [entry for entry in self._entries() if entry["digest"] != digest]
         entries.append({"digest": digest, "document": converted})
+        if self.path.is_symlink():
+            return  # written through, it would replace whatever file the link names
         # A read-only home: every command parses the text, as before the cache.
         with contextlib.suppress(OSError, ValueError):
             atomic_write(self.path, json.dumps({"format": FORMAT, "documents": entries[-KEPT:]}, ensure_ascii=False))
