@@ -1,4 +1,4 @@
-"""Config documents already parsed, kept beside the exact text they came from.
+"""Config documents already parsed, kept by a digest of the exact text they came from.
 
 Round-trip YAML parsing (ruamel.yaml, pure Python) is most of what reading a config costs a
 command: for `hermes mcp list` with 20 servers, importing the parser and running it took about
@@ -59,7 +59,7 @@ def _plain(value: Any) -> Any:
         return value
     if isinstance(value, str):
         return str(value)
-    if isinstance(value, float) and not isinstance(value, bool) and math.isfinite(value):
+    if isinstance(value, float) and math.isfinite(value):
         return float(value)
     if isinstance(value, dict):
         if not all(isinstance(key, str) for key in value):
@@ -71,8 +71,8 @@ def _plain(value: Any) -> Any:
 
 
 def _strings(value: Any) -> Iterator[tuple[str, str]]:
-    """Every text in the document with the name it sits under ("" for a list item or a key), at
-    any depth; keys are texts too."""
+    """Every text in the document with the name it sits under, at any depth: a mapping's key for
+    its value, the option before it for a list item (`[--token, VALUE]`), else ""; keys are texts too."""
     if isinstance(value, dict):
         for key, item in value.items():
             yield "", key
@@ -81,10 +81,13 @@ def _strings(value: Any) -> Iterator[tuple[str, str]]:
             else:
                 yield from _strings(item)
     elif isinstance(value, list):
+        option = ""
         for item in value:
             if isinstance(item, str):
-                yield "", item
+                yield option, item
+                option = item.lstrip("-") if item.startswith("-") else ""
             else:
+                option = ""
                 yield from _strings(item)
 
 
@@ -110,10 +113,7 @@ def _written_out(name: str, value: str) -> bool:
 
 def holds_secret(document: dict[str, Any]) -> bool:
     """Whether the config writes out anything that may be a secret."""
-    texts = list(_strings(document))
-    return any(_written_out(name, value) for name, value in texts) or any(
-        previous.startswith("-") and _written_out(previous.lstrip("-"), value)
-        for (_, previous), (_, value) in itertools.pairwise(texts))
+    return any(_written_out(name, value) for name, value in _strings(document))
 
 
 def plain_document(document: dict[str, Any]) -> dict[str, Any] | None:
@@ -163,11 +163,11 @@ class DocumentCache:
         converted = plain_document(document)
         if converted is None or holds_secret(converted) or not same(converted):
             return
+        if self.path.is_symlink():
+            return  # written through, it would replace whatever file the link names
         digest = _digest(text)
         entries = [entry for entry in self._entries() if entry["digest"] != digest]
         entries.append({"digest": digest, "document": converted})
-        if self.path.is_symlink():
-            return  # written through, it would replace whatever file the link names
         # A read-only home: every command parses the text, as before the cache.
         with contextlib.suppress(OSError, ValueError):
             atomic_write(self.path, json.dumps({"format": FORMAT, "documents": entries[-KEPT:]}, ensure_ascii=False))
