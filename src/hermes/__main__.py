@@ -1,3 +1,3 @@
-from hermes.cli.main import main
+from hermes.cli.entry import main
 
 main()

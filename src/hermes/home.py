@@ -11,6 +11,8 @@ from hermes.files import private_dir
 
 @dataclass(frozen=True)
 class Home:
+    """HERMES_HOME: the folder of one user's configuration, secrets, logs and caches."""
+
     root: Path
 
     @classmethod

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 import anyio
 
+from hermes import collection
 from hermes.errors import HermesError, leaf
 
 T = TypeVar("T")
@@ -120,6 +121,7 @@ async def _guarded(work: Callable[..., Awaitable[T]], args: tuple[Any, ...], sto
 
 def run(work: Callable[..., Awaitable[T]], *args: Any, stop_on_signal: bool = False) -> T:
     """`anyio.run(work, *args)` under the signal policy above."""
+    collection.long_work()
     try:
         result = anyio.run(_guarded, work, args, stop_on_signal)
     except BaseExceptionGroup as group:

@@ -11,9 +11,10 @@ from __future__ import annotations
 LAYERS: tuple[tuple[str, ...], ...] = (
     # Vocabulary and plumbing: errors, HERMES_HOME paths, safe file I/O, the validation kit,
     # an ASGI server on a loopback socket, the one signal policy async work runs under, a
-    # stdin reader that a cancellation can stop, and background work a task group owns.
+    # stdin reader that a cancellation can stop, background work a task group owns, the collector's pace.
     ("hermes", "hermes.errors", "hermes.home", "hermes.files", "hermes.validation", "hermes.loopback",
-     "hermes.interrupts", "hermes.stdin_lines", "hermes.layers", "hermes.background", "hermes.debugging"),
+     "hermes.interrupts", "hermes.stdin_lines", "hermes.layers", "hermes.background", "hermes.debugging",
+     "hermes.collection"),
     # The redactor, the child environment allowlist, redacted library logging.
     ("hermes.security",),
     # config.yaml, .env, ${VAR} interpolation, edits that keep comments.

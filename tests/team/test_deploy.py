@@ -39,7 +39,7 @@ def test_the_deployment_runs_the_team_gateway_with_its_probes_and_a_grace_period
     docs = {doc["kind"]: doc for _, doc in _documents()}
     pod = docs["Deployment"]["spec"]["template"]["spec"]
     container = pod["containers"][0]
-    from hermes.cli.mcp_commands import serve_command
+    from hermes.cli.mcp_session_commands import serve_command
 
     assert container["args"][:2] == ["mcp", "serve"]
     options = serve_command.make_context("serve", list(container["args"][2:])).params  # the CLI accepts them
@@ -48,7 +48,7 @@ def test_the_deployment_runs_the_team_gateway_with_its_probes_and_a_grace_period
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
     config = YAML(typ="safe").load(docs["ConfigMap"]["data"]["config.yaml"])
     settings = HermesConfig.read(config)  # the shipped config.yaml is one hermes accepts
-    assert pod["terminationGracePeriodSeconds"] > settings.team.drain_seconds
+    assert pod["terminationGracePeriodSeconds"] > settings.team_settings().drain_seconds
     secret_names = set(docs["Secret"]["stringData"])
     assert {"HERMES_TEAM_DATABASE", "HERMES_TEAM_KEY"} <= secret_names
     selector = docs["Deployment"]["spec"]["selector"]["matchLabels"]

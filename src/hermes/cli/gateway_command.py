@@ -71,7 +71,7 @@ def status_command(as_json: bool) -> None:
 
     home = Home.from_env()
     config = ConfigStore(home).load()
-    if config.gateway.platforms:
+    if config.gateway_settings().platforms:
         platforms, _ = configured_platforms(home, config, Access(home, {}))
         check_settings(home, config, [platform.name for platform in platforms])
     found = running(home)
@@ -111,7 +111,7 @@ def unpair_command(platform: str, user: str) -> None:
     if platform not in PLATFORM_KEYS:
         raise UsageError(f"Unknown platform '{platform}'{suggestion(platform, PLATFORM_KEYS)}; the gateway's "
                          f"platforms are {', '.join(PLATFORM_KEYS)}.")
-    listed = ConfigStore(home).load().gateway.platforms.get(platform)
+    listed = ConfigStore(home).load().gateway_settings().platforms.get(platform)
     if not unpair(home, platform, user):
         if listed is not None and user in listed.allowed_users:
             raise UsageError(f"{user} is not paired but listed under gateway.{platform}.allowed_users in "
@@ -131,7 +131,7 @@ def users_command(as_json: bool) -> None:
     home = Home.from_env()
     config = ConfigStore(home).load()
     listed = [{"platform": name, "user": user, "how": "config.yaml"}
-              for name, settings in config.gateway.platforms.items() for user in settings.allowed_users]
+              for name, settings in config.gateway_settings().platforms.items() for user in settings.allowed_users]
     listed += [{"platform": name, "user": user, "how": "paired"} for name, users in paired(home).items()
                for user in users]
     pending = waiting(home)

@@ -10,7 +10,6 @@ traceback. The mapping lives in the root group's `invoke`, so tests that drive t
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
 import sys
 import warnings
@@ -19,6 +18,7 @@ from typing import Any
 import click
 
 from hermes import __version__
+from hermes.cli.lazy_group import LazyGroup
 from hermes.cli.output import printable
 from hermes.config.dotenv import exposure_warning
 from hermes.debugging import DEBUG_VARIABLE, debugging
@@ -69,8 +69,7 @@ def _warn_near_misses(home: Home) -> None:
         click.echo(f"warning: {home.config}: unknown top-level key {miss}; hermes ignores it.", err=True)
 
 
-# Each command's module loads only when that command runs (or help lists it): a listing must not
-# pay for the agent, the importers or the plugin machinery it never touches.
+# Each command's module loads only when that command runs (or help lists it).
 LAZY_COMMANDS = {
     "mcp": "hermes.cli.mcp_commands:mcp_group",
     "tools": "hermes.cli.tools_commands:tools_group",
@@ -86,28 +85,7 @@ LAZY_COMMANDS = {
 }
 
 
-class HermesGroup(click.Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        target = LAZY_COMMANDS.get(cmd_name)
-        if target is None:
-            return super().get_command(ctx, cmd_name)
-        module, _, attribute = target.partition(":")
-        command = getattr(importlib.import_module(module), attribute)
-        assert isinstance(command, click.Command)
-        return command
-
-    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
-                                                                            list[str]]:
-        try:
-            return super().resolve_command(ctx, args)
-        except click.exceptions.NoSuchCommand as exc:
-            # click suggests from the commands it holds; the lazy ones are only names until used.
-            raise click.exceptions.NoSuchCommand(exc.command_name, possibilities=self.list_commands(ctx),
-                                                 ctx=ctx) from None
-
+class HermesGroup(LazyGroup):
     def invoke(self, ctx: click.Context) -> Any:
         # `--debug` reaches the session's logging (and its own processes) through the environment;
         # the command's own setting, so it is taken back when the command ends (in-process runs).
@@ -156,7 +134,7 @@ class HermesGroup(click.Group):
             ctx.exit(1)
 
 
-@click.group(cls=HermesGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=HermesGroup, lazy_commands=LAZY_COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="hermes")
 @click.option("--debug", is_flag=True, help="Also show the log (debug lines, redacted) on stderr, and an "
                                             "unexpected error's details.")

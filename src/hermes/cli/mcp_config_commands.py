@@ -442,7 +442,4 @@ def logout_command(name: str) -> None:
         f"'{name}' has no stored OAuth tokens; nothing to delete.")
 
 
-COMMANDS = (add_command, add_json_command, remove_command, list_command, enable_command, disable_command,
-            logout_command)
-
-__all__ = ["COMMANDS", "list_rows", "selection", "store_for"]
+__all__ = ["list_rows", "selection", "store_for"]

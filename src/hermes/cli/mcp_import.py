@@ -31,6 +31,8 @@ if TYPE_CHECKING:  # the readers load only when `import` runs
 
 @dataclass
 class Candidate:
+    """A server found in another client's file, and what adding it would do."""
+
     found: FoundServer
     name: str
     translated: Translated | None = None

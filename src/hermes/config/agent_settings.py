@@ -49,6 +49,8 @@ or let `hermes model` find the endpoint, list its models and check one."""
 
 @dataclass(frozen=True, repr=False)
 class ModelSettings:
+    """`model:`: the OpenAI-compatible endpoint and model the agent talks to, and its limits."""
+
     base_url: str
     name: str
     api_key: str | None = None

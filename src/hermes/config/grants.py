@@ -19,9 +19,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from hermes.config.agent_settings import ApprovalMode
-from hermes.config.interpolate import referenced_variables
+from hermes.config.interpolate import plain_variable, referenced_variables
 from hermes.config.model import Auth, ServerConfig, config_strings
-from hermes.config.resolve import PLAIN_VARIABLES
 from hermes.config.sandbox import Confinement, Network
 from hermes.security.redact import mask_url
 
@@ -49,7 +48,7 @@ def _users_values(config: ServerConfig) -> list[str]:
     """The variables an entry takes from the user's environment or `.env`, but plain facts
     (`${HOME}`, `${USER}`: where a path leads is judged as a path)."""
     return sorted({variable for _, text in config_strings(config) for variable in referenced_variables(text)
-                   if variable not in PLAIN_VARIABLES and not variable.startswith("XDG_")})
+                   if not plain_variable(variable)})
 
 
 def grants(config: ServerConfig, folder: Path) -> list[str]:

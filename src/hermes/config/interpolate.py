@@ -12,6 +12,13 @@ from collections.abc import Mapping
 from hermes.errors import InterpolationError
 
 _REFERENCE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
+# The plain facts of a user's session; `${HOME}` in a path is not a secret to hide everywhere.
+PLAIN_VARIABLES = frozenset({"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR", "PWD"})
+
+
+def plain_variable(name: str) -> bool:
+    """A session's plain fact (`${HOME}`, `${XDG_CONFIG_HOME}`), not a secret a server is given."""
+    return name in PLAIN_VARIABLES or name.startswith("XDG_")
 
 
 def referenced_variables(text: str) -> list[str]:

@@ -15,13 +15,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from hermes.config.agent_settings import Approval, ModelSettings, Permissions, SamplingSettings
-from hermes.config.gateway_settings import GatewaySettings
 from hermes.config.sandbox import SandboxMode, SandboxSettings, read_mode
-from hermes.config.team_settings import TeamSettings
 from hermes.errors import ConfigError
 from hermes.validation import (
     PLUGIN_NAME,
@@ -43,6 +41,10 @@ from hermes.validation import (
     texts,
 )
 
+if TYPE_CHECKING:  # read only where config.yaml has the section (see HermesConfig.gateway)
+    from hermes.config.gateway_settings import GatewaySettings
+    from hermes.config.team_settings import TeamSettings
+
 # \Z, not $: `$` also matches before a final newline, and "name\n" would pass (a log file named with it).
 SERVER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}\Z")
 
@@ -56,6 +58,8 @@ def check_server_name(name: str, loc: Loc) -> None:
 
 @dataclass(frozen=True)
 class ToolFilter:
+    """A server's `tools:`: which of its tools, resources and prompts reach the surface."""
+
     include: tuple[str, ...] | None = None
     exclude: tuple[str, ...] | None = None
     resources: bool = True
@@ -82,6 +86,8 @@ def _metadata_document_url(value: Any, loc: Loc) -> str:
 
 @dataclass(frozen=True, repr=False)
 class OAuthSettings:
+    """A server's `oauth:`: how hermes presents itself to its authorization server."""
+
     client_id: str | None = None
     client_secret: str | None = None
     scope: str | None = None
@@ -240,6 +246,8 @@ def config_strings(config: ServerConfig) -> list[tuple[Loc, str]]:
 
 @dataclass(frozen=True)
 class McpSettings:
+    """`mcp:`: the switches for MCP as a whole."""
+
     client: bool = True
     stdio_servers: bool = True
     sandbox: SandboxMode = SandboxMode.AUTO  # whether stdio servers run in a sandbox (Linux)
@@ -254,6 +262,8 @@ class McpSettings:
 
 @dataclass(frozen=True)
 class PluginSettings:
+    """`plugins:`: which installed plugins run."""
+
     enabled: tuple[str, ...] = ()
 
     @classmethod
@@ -277,8 +287,11 @@ class HermesConfig:
     plugins: PluginSettings = field(default_factory=PluginSettings)
     model: ModelSettings | None = None  # the agent's model (`hermes chat`)
     permissions: Permissions = field(default_factory=Permissions)  # allow / ask / deny across servers
-    gateway: GatewaySettings = field(default_factory=GatewaySettings)  # `hermes gateway`: platforms, users
-    team: TeamSettings = field(default_factory=TeamSettings)  # `serve --http --team`: database, sign-in
+    # `hermes gateway` (platforms, users) and `serve --http --team` (database, sign-in), as written; None
+    # where config.yaml has no such section, so that their schemas (modules of their own, 2-3 ms of
+    # classes) load only for a file that has one. Read them through gateway_settings() / team_settings().
+    gateway: GatewaySettings | None = None
+    team: TeamSettings | None = None
     # A `model:` that is not a mapping (another tool's setting, an older shorthand): only `hermes chat`
     # needs the block, so only it refuses, with this rule; every other command works on.
     model_problem: str | None = None
@@ -304,14 +317,39 @@ class HermesConfig:
             mcp=optional(data, "mcp", (), McpSettings.read, McpSettings()),
             plugins=optional(data, "plugins", (), PluginSettings.read, PluginSettings()),
             permissions=optional(data, "permissions", (), Permissions.read, Permissions()),
-            gateway=optional(data, "gateway", (), GatewaySettings.read, GatewaySettings()),
-            team=optional(data, "team", (), TeamSettings.read, TeamSettings()),
+            gateway=optional(data, "gateway", (), _gateway_section, None),
+            team=optional(data, "team", (), _team_section, None),
             model=optional(data, "model", (), ModelSettings.read, None) if _is_mapping(data.get("model")) else None,
             model_problem=None if data.get("model") is None or _is_mapping(data.get("model")) else
             f"must be a mapping with base_url and name (got {shown(data.get('model'))})",
             near_misses=tuple(f"{key}{hint}" for key in data if isinstance(key, str) and key not in TOP_LEVEL_KEYS
                               for hint in [suggestion(key, TOP_LEVEL_KEYS)] if hint),
         )
+
+
+    def gateway_settings(self) -> GatewaySettings:
+        """`gateway:`, or the defaults where config.yaml has none."""
+        from hermes.config.gateway_settings import GatewaySettings
+
+        return self.gateway or GatewaySettings()
+
+    def team_settings(self) -> TeamSettings:
+        """`team:`, or the defaults where config.yaml has none."""
+        from hermes.config.team_settings import TeamSettings
+
+        return self.team or TeamSettings()
+
+
+def _gateway_section(value: Any, loc: Loc) -> GatewaySettings | None:
+    from hermes.config.gateway_settings import GatewaySettings
+
+    return GatewaySettings.read(value, loc)
+
+
+def _team_section(value: Any, loc: Loc) -> TeamSettings | None:
+    from hermes.config.team_settings import TeamSettings
+
+    return TeamSettings.read(value, loc)
 
 
 TOP_LEVEL_KEYS = ("mcp_servers", "platform_toolsets", "mcp", "plugins", "model", "permissions", "gateway", "team")

@@ -79,6 +79,8 @@ def project_root_for_edit(start: Path, home: Home) -> Path:
 
 @dataclass(frozen=True)
 class ProjectServers:
+    """A project's `.hermes/config.yaml`: its servers, and whether the user trusts the folder."""
+
     folder: Path
     path: Path
     servers: dict[str, ServerConfig] = field(default_factory=dict)

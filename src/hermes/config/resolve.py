@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from hermes.config.interpolate import interpolate, referenced_variables
+from hermes.config.interpolate import interpolate, plain_variable, referenced_variables
 from hermes.config.model import ServerConfig
 from hermes.errors import HermesError
 from hermes.security.credentials import PLAIN_WORDS, placeholder, secret_setting
@@ -15,6 +15,8 @@ from hermes.validation import http_url_problem
 
 @dataclass(frozen=True, repr=False)
 class ResolvedServer:
+    """A server entry with its `${VAR}`s filled in: what a connection is made with."""
+
     name: str
     config: ServerConfig
     command: str | None = None
@@ -47,10 +49,6 @@ class ResolvedServer:
         return configured + [value for value in self.interpolated if _may_be_secret(value)]
 
 
-# The plain facts of a user's session; `${HOME}` in a path is not a secret to hide everywhere.
-PLAIN_VARIABLES = frozenset({"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR", "PWD"})
-
-
 def _may_be_secret(value: str) -> bool:
     """A value brought in by `${VAR}` is hidden unless it is plainly not a secret."""
     import os
@@ -67,7 +65,7 @@ def resolve_server(name: str, config: ServerConfig, variables: Mapping[str, str]
 
     def sub(text: str) -> str:
         for variable in referenced_variables(text):
-            if variable in variables and variable not in PLAIN_VARIABLES and not variable.startswith("XDG_"):
+            if variable in variables and not plain_variable(variable):
                 used.add(variables[variable])
         return interpolate(text, variables, server=name)
 

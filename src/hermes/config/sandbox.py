@@ -48,6 +48,8 @@ _OFF_WORDS = {"off": False, "on": True}
 
 @dataclass(frozen=True)
 class SandboxSettings:
+    """A stdio server's `sandbox:`: what it may reach beyond its own folder."""
+
     enabled: bool = True
     network: Network | None = None  # None: not declared, which means `all`
     ports: tuple[int, ...] = ()

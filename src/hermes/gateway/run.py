@@ -43,7 +43,8 @@ async def run_gateway(home: Home, platforms: Sequence[Platform] | None = None, s
         home.ensure()
         private_dir(home.logs)
         config = ConfigStore(home).load()
-        access = Access(home, {name: settings.allowed_users for name, settings in config.gateway.platforms.items()})
+        listed = config.gateway_settings().platforms
+        access = Access(home, {name: settings.allowed_users for name, settings in listed.items()})
         if platforms is not None:
             chosen, found = list(platforms), list[str]()
         else:
@@ -62,7 +63,7 @@ async def _serve(home: Home, config: HermesConfig, access: Access, chosen: list[
     try:
         with redacted_file_logging(home.logs / "hermes.log", redactor, LIBRARY_LOGGERS):
             async with anyio.create_task_group() as tasks:
-                rooms = Rooms(home, config.gateway, access, tasks, redactor)
+                rooms = Rooms(home, config.gateway_settings(), access, tasks, redactor)
                 for platform in chosen:
                     await tasks.start(partial(platform.run, partial(rooms.deliver, platform)))
                 write_state(home, [platform.name for platform in chosen])

@@ -29,7 +29,7 @@ def configured_platforms(home: Home, config: HermesConfig, access: Access) -> tu
     variables = ConfigStore(home).variables()
     platforms: list[Platform] = []
     secrets: list[str] = []
-    for name, written in config.gateway.platforms.items():
+    for name, written in config.gateway_settings().platforms.items():
         settings, hidden = written.resolved(variables, home.config)
         secrets += hidden
         platforms.append(platform_for(name, settings, access))

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class LoadedPlugins:
+    """The enabled plugins that loaded, and why the others did not."""
+
     plugins: list[Plugin] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)

@@ -53,6 +53,8 @@ class DesiredServer:
 
 @dataclass
 class ServerSet:
+    """The servers a session runs, by name, and the entries they displaced."""
+
     servers: dict[str, DesiredServer] = field(default_factory=dict)
     shadowed: list[DesiredServer] = field(default_factory=list)
 

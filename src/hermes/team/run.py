@@ -47,7 +47,7 @@ class TeamServeOptions:
 def team_settings(home: Home) -> TeamSettings:
     """The `team:` settings with their `${VAR}`s filled (a ConfigError names what is missing)."""
     store = ConfigStore(home)
-    return store.load().team.resolved(store.variables(), home.config)
+    return store.load().team_settings().resolved(store.variables(), home.config)
 
 
 def team_store(home: Home, team: TeamSettings) -> TeamStore:

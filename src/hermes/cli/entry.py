@@ -1,0 +1,16 @@
+"""The `hermes` command's entry point (and `python -m hermes`'s): the collector's pace for a
+command's start and end (`hermes.collection`), then the command line itself."""
+
+from __future__ import annotations
+
+from hermes import collection
+
+
+def main() -> None:
+    collection.starting()
+    try:
+        from hermes.cli.main import main as run_command
+
+        run_command()
+    finally:
+        collection.leaving()
