@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
 import httpx2
 import mcp_types as types
@@ -27,6 +29,18 @@ def test_http_client_has_the_sdk_factorys_settings() -> None:
 @pytest.mark.anyio
 async def test_an_endless_json_answer_stops_at_the_bound() -> None:
     """An endpoint that streams a JSON body without end fails the request; memory stays bounded."""
+    chunk = b"[" * 60000
+    head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n"
+    url, server = _one_answer(head, f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n", endless=True)
+    async with sdk.create_http_client(limit=1024 * 1024) as client:
+        with pytest.raises(httpx2.ReadError, match="larger than 1048576 bytes"):
+            await client.post(url, json={})
+    server.close()
+
+
+def _one_answer(head: bytes, body: bytes, *, endless: bool = False) -> tuple[str, Any]:
+    """A loopback endpoint that answers one request with `head` and `body` (repeated forever if
+    `endless`); its URL and socket."""
     import socket
     import threading
 
@@ -34,21 +48,38 @@ async def test_an_endless_json_answer_stops_at_the_bound() -> None:
     server.bind(("127.0.0.1", 0))
     server.listen(1)
 
-    def endless() -> None:
+    def answer() -> None:
         connection, _ = server.accept()
         connection.recv(65536)
-        connection.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n")
-        chunk = b"[" * 60000
         try:
-            while True:
-                connection.sendall(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+            connection.sendall(head + body)
+            while endless:
+                connection.sendall(body)
         except OSError:
-            connection.close()
+            pass
+        connection.close()
 
-    threading.Thread(target=endless, daemon=True).start()
+    threading.Thread(target=answer, daemon=True).start()
+    return f"http://127.0.0.1:{server.getsockname()[1]}/mcp", server
+
+
+@pytest.mark.anyio
+async def test_a_declared_length_past_the_bound_is_refused_and_a_false_one_reads_no_further() -> None:
+    """The count is skipped only for a body that declares a length within the bound: one declaring
+    more is counted and stops at the bound, and one that sends more than it declared is read only
+    as far as it declared."""
+    big = 2 * 1024 * 1024
+    url, server = _one_answer(f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {big}\r\n\r\n"
+                              .encode(), b"[" * 60000, endless=True)
     async with sdk.create_http_client(limit=1024 * 1024) as client:
         with pytest.raises(httpx2.ReadError, match="larger than 1048576 bytes"):
-            await client.post(f"http://127.0.0.1:{server.getsockname()[1]}/mcp", json={})
+            await client.post(url, json={})
+    server.close()
+    url, server = _one_answer(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 4\r\n\r\n",
+                              b"[1] " * 60000, endless=True)
+    async with sdk.create_http_client(limit=1024 * 1024) as client:
+        response = await client.post(url, json={})
+    assert response.content == b"[1] "
     server.close()
 
 

@@ -31,7 +31,7 @@ import random
 import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import anyio
 import mcp_types as types
@@ -279,36 +279,55 @@ class ServerConnection:
         """One request on the live connection; one found closed is let go at once so the supervisor
         reconnects. An idle server is started first."""
         if self._snapshot.state is ConnectionState.IDLE:
-            self._wake.set()
-            await self.next_attempt(self._attempts.count)
+            await self._start_idle()
+        attempt, live = self._live()
+        try:
+            return await request(live.client)
+        except MCPError as exc:
+            self._raise_failure(exc, attempt, live)
+
+    async def _start_idle(self) -> None:
+        self._wake.set()
+        await self.next_attempt(self._attempts.count)
+
+    def _live(self) -> tuple[Attempt, Live]:
+        """The attempt and live connection a request goes out on."""
         attempt = self._attempt
         live = attempt.live if attempt is not None else None
         if attempt is None or live is None or not self._snapshot.connected:
             snap = self._snapshot
             raise ServerNotConnected(self.name, snap.state, snap.reason or "it is still starting", snap.stderr_tail)
-        try:
-            return await request(live.client)
-        except MCPError as exc:
-            if connection_closed(exc) and attempt.live is live:
-                attempt.mailbox.post(Exited("the connection closed"))
-                if self._attempt is attempt:
-                    self._publish(state=ConnectionState.RESTARTING)  # not connected from this moment
-            refusal = live.link.http.take_refusal()
-            if refusal is not None:
-                raise refusal from None  # says why in the user's terms (and what to run)
-            raise
+        return attempt, live
+
+    def _raise_failure(self, exc: MCPError, attempt: Attempt, live: Live) -> NoReturn:
+        """What a request that failed with `exc` raises: a refusal in the user's terms where the
+        server's HTTP answer gave one. A closed connection is let go at once."""
+        if connection_closed(exc) and attempt.live is live:
+            attempt.mailbox.post(Exited("the connection closed"))
+            if self._attempt is attempt:
+                self._publish(state=ConnectionState.RESTARTING)  # not connected from this moment
+        refusal = live.link.http.take_refusal()
+        if refusal is not None:
+            raise refusal from None  # says why in the user's terms (and what to run)
+        raise exc
 
     async def call(self, tool: str, arguments: dict[str, Any], *,
                    on_progress: Progress | None = None) -> types.CallToolResult:
-        """Call one tool: as an MCP task when the tool says it runs as one; progress goes to `on_progress`."""
+        """Call one tool: as an MCP task when the tool says it runs as one; progress goes to `on_progress`.
+        The request is made here, not through `_send`: one coroutine fewer on the path every call takes."""
         timeout = self._config.timeout
         log.debug("server %s: calling %s", self.name, tool)
-        if runs_as_task(self._snapshot.tool(tool)):
-            result = await self._send(lambda c: call_as_task(c, tool, arguments, timeout=timeout,
-                                                             on_progress=on_progress))
-        else:
-            result = await self._send(lambda c: c.call_tool(tool, arguments, read_timeout_seconds=timeout,
-                                                            progress_callback=on_progress))
+        if self._snapshot.state is ConnectionState.IDLE:
+            await self._start_idle()
+        attempt, live = self._live()
+        try:
+            if runs_as_task(self._snapshot.tool(tool)):
+                result = await call_as_task(live.client, tool, arguments, timeout=timeout, on_progress=on_progress)
+            else:
+                result = await live.client.call_tool(tool, arguments, read_timeout_seconds=timeout,
+                                                     progress_callback=on_progress)
+        except MCPError as exc:
+            self._raise_failure(exc, attempt, live)
         if not result.is_error:
             self._served_call = True
         else:

@@ -70,9 +70,18 @@ class BoundedTransport(httpx2.AsyncHTTPTransport):
         response = await super().handle_async_request(request)
         if self._observe is not None:
             self._observe(response)
-        if not response.headers.get("content-type", "").startswith("text/event-stream"):
+        headers = response.headers
+        if not headers.get("content-type", "").startswith("text/event-stream") \
+                and not _declared_within(headers.get("content-length"), self._limit):
             response.stream = _BoundedBody(response.stream, self._limit)
         return response
+
+
+def _declared_within(length: str | None, limit: int) -> bool:
+    """A body that declares its length within the limit needs no counting: the HTTP parser reads
+    exactly that many bytes and fails on any other count. (Counting costs an async generator step per
+    chunk of every answer.)"""
+    return length is not None and length.isascii() and length.isdigit() and int(length) <= limit
 
 
 def create_http_client(headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None,

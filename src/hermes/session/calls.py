@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from hermes.errors import HermesError
@@ -77,7 +78,8 @@ class Calls:
                 return Declined(clean_text(refusal, self._redactor))
         try:
             if tool.kind == "tool":
-                return await self._tool(connection, tool, arguments, on_progress)
+                return self._tool_result(await connection.call(tool.original, arguments, on_progress=on_progress),
+                                         tool)
             rendered = await self._utility(connection, tool, arguments)
             return Ok(rendered.text, rendered.structured)
         except ServerNotConnected:
@@ -110,10 +112,8 @@ class Calls:
         await connection.look_at_app()
         return NotAvailable(self._roster.why(connection.name))
 
-    async def _tool(self, connection: Supervisor, tool: SurfaceTool, arguments: dict[str, Any],
-                    on_progress: Progress | None) -> CallResult:
-        raw = clean_result(await connection.call(tool.original, arguments, on_progress=on_progress),
-                            self._redactor)
+    def _tool_result(self, result: types.CallToolResult, tool: SurfaceTool) -> CallResult:
+        raw = clean_result(result, self._redactor)
         rendered = render_result(raw, files=self._files, server=tool.server, budget=budget_of(tool.definition))
         if rendered.is_error:
             return ToolError(rendered.text, rendered.structured, raw)

@@ -16,7 +16,7 @@ never the session, and supervisors only as `Supervisor`s.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Any, Literal
@@ -208,11 +208,13 @@ class Session:
 
     # -- calls -----------------------------------------------------------------------------------
 
-    async def call(self, name: str, arguments: dict[str, Any], *, on_progress: Progress | None = None,
-                   asker: Asker | None = None, cautious: bool = False) -> CallResult:
+    def call(self, name: str, arguments: dict[str, Any], *, on_progress: Progress | None = None,
+             asker: Asker | None = None, cautious: bool = False) -> Coroutine[Any, Any, CallResult]:
         """Call a tool of the surface by its registered name; `on_progress` hears the server's progress;
-        a tool that asks runs only on `asker`'s yes (see `hermes.tools.permissions`)."""
-        return await self.calls.call(name, arguments, on_progress=on_progress, asker=asker, cautious=cautious)
+        a tool that asks runs only on `asker`'s yes (see `hermes.tools.permissions`). Awaited as
+        `Calls.call` itself: a coroutine of its own here would be one more frame resumed at every
+        turn of every call."""
+        return self.calls.call(name, arguments, on_progress=on_progress, asker=asker, cautious=cautious)
 
     def _verdict(self, tool: SurfaceTool, cautious: bool) -> Verdict:
         return self.tools.verdict(tool, cautious=cautious)
