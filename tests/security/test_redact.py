@@ -22,6 +22,21 @@ def test_known_shapes_are_redacted(text: str, leaked: str) -> None:
     assert leaked not in redacted and REDACTED in redacted
 
 
+@pytest.mark.parametrize("before", ["İ ", "İstanbul, ", "İ" * 10 + " ", "x" * 300 + "İ" * 10 + " "])
+@pytest.mark.parametrize(("text", "leaked"), [
+    ("token=abcDEF123456xyz", "abcDEF123456xyz"),
+    ("Authorization: Bearer abcdefghijklmnop123", "abcdefghijklmnop123"),
+    ("db https://user:S3cretPass99@host/db", "S3cretPass99"),
+    ("basic dXNlcjpodW50ZXIyaHVudGVyMg==", "dXNlcjpodW50ZXIyaHVudGVyMg=="),
+])
+def test_a_dotted_capital_i_before_a_secret_moves_nothing(before: str, text: str, leaked: str) -> None:
+    """"İ" is the one character that lowers to two: the rules find names in the lowered text and
+    cut the text at the same places, so every place after it must stay where it was."""
+    redacted = Redactor()(before + text)
+    assert leaked not in redacted and redacted.startswith(before) and REDACTED in redacted
+    assert Redactor()(before + "basic") == before + "basic"
+
+
 def test_registered_values_longest_first_and_repr_hides() -> None:
     redactor = Redactor(["abcd1234", "abcd1234-extended"])
     assert redactor("x abcd1234-extended y abcd1234") == f"x {REDACTED} y {REDACTED}"

@@ -326,7 +326,6 @@ class HermesConfig:
                               for hint in [suggestion(key, TOP_LEVEL_KEYS)] if hint),
         )
 
-
     def gateway_settings(self) -> GatewaySettings:
         """`gateway:`, or the defaults where config.yaml has none."""
         from hermes.config.gateway_settings import GatewaySettings
@@ -340,13 +339,13 @@ class HermesConfig:
         return self.team or TeamSettings()
 
 
-def _gateway_section(value: Any, loc: Loc) -> GatewaySettings | None:
+def _gateway_section(value: Any, loc: Loc) -> GatewaySettings | None:  # None: optional's default
     from hermes.config.gateway_settings import GatewaySettings
 
     return GatewaySettings.read(value, loc)
 
 
-def _team_section(value: Any, loc: Loc) -> TeamSettings | None:
+def _team_section(value: Any, loc: Loc) -> TeamSettings | None:  # None: optional's default
     from hermes.config.team_settings import TeamSettings
 
     return TeamSettings.read(value, loc)

@@ -229,11 +229,19 @@ def redact_shapes(text: str) -> str:
             and _RULE_WORDS.search(text.lower()) is None:
         return text
     text = _applied(text, [(start, end, REDACTED) for start, end in known_shapes(text)])
-    lower = text.lower()
+    lower = _lowered(text)
     edits = _schemes(text, lower) + _assignments(text, lower)
     if "://" in text:
         edits += _userinfos(text)
     return _applied(text, edits)
+
+
+def _lowered(text: str) -> str:
+    """`text` in lower case, character for character: the rules find words in the lowered text and
+    cut `text` at the same places. One character lowers to two ("İ" to "i" and a combining dot),
+    which would shift every place after it, and a secret after it would be cut wrongly or not at all."""
+    lower = text.lower()
+    return lower if len(lower) == len(text) else text.replace("\u0130", "i").lower()
 
 
 def _escaped_forms(value: str) -> set[str]:
