@@ -38,9 +38,10 @@ async def test_an_endless_json_answer_stops_at_the_bound() -> None:
     server.close()
 
 
-def _one_answer(head: bytes, body: bytes, *, endless: bool = False) -> tuple[str, Any]:
+def _one_answer(head: bytes, body: bytes, *, endless: bool = False,
+                received: list[bytes] | None = None) -> tuple[str, Any]:
     """A loopback endpoint that answers one request with `head` and `body` (repeated forever if
-    `endless`); its URL and socket."""
+    `endless`), keeping the request's first bytes in `received`; its URL and socket."""
     import socket
     import threading
 
@@ -50,7 +51,9 @@ def _one_answer(head: bytes, body: bytes, *, endless: bool = False) -> tuple[str
 
     def answer() -> None:
         connection, _ = server.accept()
-        connection.recv(65536)
+        request = connection.recv(65536)
+        if received is not None:
+            received.append(request)
         try:
             connection.sendall(head + body)
             while endless:
@@ -81,6 +84,34 @@ async def test_a_declared_length_past_the_bound_is_refused_and_a_false_one_reads
         response = await client.post(url, json={})
     assert response.content == b"[1] "
     server.close()
+
+
+@pytest.mark.anyio
+async def test_a_compressed_answer_is_never_unpacked() -> None:
+    """Answers are asked for as they are; a server that compresses all the same (a few kilobytes of
+    gzip that unpack to far more than the bound) is refused instead of unpacked."""
+    import gzip
+
+    bomb = gzip.compress(b"[" * (8 * 1024 * 1024))
+    head = (f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-encoding: gzip\r\n"
+            f"content-length: {len(bomb)}\r\n\r\n").encode()
+    url, server = _one_answer(head, bomb)
+    async with sdk.create_http_client(limit=1024 * 1024) as client:
+        with pytest.raises(httpx2.ReadError, match="came compressed"):
+            await client.post(url, json={})
+    server.close()
+
+
+@pytest.mark.anyio
+async def test_answers_are_asked_for_uncompressed() -> None:
+    received: list[bytes] = []
+    url, server = _one_answer(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n",
+                              b"{}", received=received)
+    async with sdk.create_http_client() as client:
+        response = await client.post(url, json={})
+    server.close()
+    assert response.json() == {}
+    assert b"accept-encoding: identity\r\n" in received[0].lower()
 
 
 def test_transport_streams_is_the_read_write_pair() -> None:

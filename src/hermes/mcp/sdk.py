@@ -67,10 +67,20 @@ class BoundedTransport(httpx2.AsyncHTTPTransport):
         self._observe = observe
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        # The bound counts the bytes that arrive; a compressed answer would be unpacked past it (a few
+        # kilobytes of gzip unpack to gigabytes). So answers are asked for as they are, and one that
+        # comes compressed all the same is refused.
+        request.headers["accept-encoding"] = "identity"
         response = await super().handle_async_request(request)
         if self._observe is not None:
             self._observe(response)
         headers = response.headers
+        encoding = headers.get("content-encoding", "identity").strip().lower()
+        if encoding not in ("", "identity"):
+            await response.aclose()
+            raise httpx2.ReadError(f"the server's answer came compressed ({encoding[:40]}) though hermes asked for it "
+                                   f"as it is; a compressed answer is not unpacked, since it could unpack past "
+                                   f"{self._limit} bytes")
         if not headers.get("content-type", "").startswith("text/event-stream") \
                 and not _declared_within(headers.get("content-length"), self._limit):
             response.stream = _BoundedBody(response.stream, self._limit)
