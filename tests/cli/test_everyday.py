@@ -193,6 +193,20 @@ def test_import_refuses_a_file_with_text_that_is_not_unicode_and_writes_nothing(
         assert "unexpected error" not in ran.stderr and not home.config.exists()
 
 
+def test_a_lone_surrogate_in_config_yaml_is_listed_not_an_unexpected_error(home: Home) -> None:
+    """YAML's "\\ud800" escape reads as a lone surrogate, which has no UTF-8 form: JSON carries it
+    as its own escape, and a table shows the replacement character."""
+    home.root.mkdir(parents=True, exist_ok=True)
+    home.config.write_text('mcp_servers:\n  s:\n    command: "\\ud800x"\n')
+    listed = hermes("mcp", "list", "--json", home=home)
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout)["servers"][0]["target"] == "\ud800x"
+    for command in (("mcp", "list"), ("mcp", "get", "s")):
+        shown = hermes(*command, home=home)
+        assert shown.returncode == 0 and "\ufffdx" in shown.stdout, shown.stderr
+        assert "unexpected error" not in shown.stderr
+
+
 def test_get_enable_disable_logout_and_suggestions(home: Home) -> None:
     write_config(home, {"mcp_servers": {"files": fast_entry(env={"TOKEN": CANARY}),
                                         "web": {"url": f"https://u:{CANARY}@example.org/mcp",

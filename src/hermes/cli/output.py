@@ -11,7 +11,14 @@ import click
 
 
 def print_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
+    text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (a YAML "\ud800" escape, a file name's undecodable byte) has no UTF-8 form;
+        # JSON's own escape writes it, as `\ud800`, and every reader gets the same string back.
+        text = json.dumps(data, indent=2, ensure_ascii=True, sort_keys=False)
+    click.echo(text)
 
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, shrink: Sequence[str] = ()) -> None:
@@ -76,7 +83,14 @@ def printable(text: str) -> str:
     plant in a name or a description) and hidden characters removed; newlines and tabs kept."""
     from hermes.security.invisible import visible
 
-    return visible(text).translate(_CONTROL)
+    shown = visible(text).translate(_CONTROL)
+    try:
+        shown.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (a YAML "\ud800" escape, an undecodable byte of a file name) cannot be
+        # written to a UTF-8 terminal: it is shown as the replacement character.
+        shown = "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in shown)
+    return shown
 
 
 def say(text: str, *, err: bool = False, fg: str | None = None) -> None:
