@@ -19,7 +19,7 @@ from hermes.agent.sampling import SamplingBroker
 from hermes.agent.skills import SkillEntry, all_skills
 from hermes.agent.transcripts import Summary, Transcript, load
 from hermes.agent.ui import ChatUI
-from hermes.config.agent_settings import MODEL_BLOCK, ModelSettings
+from hermes.config.model_settings import MODEL_BLOCK, ModelSettings
 from hermes.config.store import ConfigStore
 from hermes.config.trust import TrustKind, TrustStore
 from hermes.errors import ConfigError, HermesError

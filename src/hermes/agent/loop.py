@@ -32,7 +32,7 @@ from hermes.agent.held_call_text import HeldCallText
 from hermes.agent.provider import ModelError, ModelReply, Provider, ToolCallRequest, tool_definition
 from hermes.agent.text_calls import text_calls
 from hermes.agent.ui import ChatUI, RunStatus
-from hermes.config.agent_settings import ModelSettings
+from hermes.config.model_settings import ModelSettings
 from hermes.session.core import Session
 from hermes.tools.call_result import Outcome
 from hermes.tools.deferred import SEARCH_TOOL, search_answer

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from hermes.config.agent_settings import ModelSettings
+from hermes.config.model_settings import ModelSettings
 from hermes.errors import HermesError
 from hermes.security.invisible import visible
 from hermes.security.redact import Redactor, mask_url

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hermes.agent.provider import ModelError, Provider, tool_definition
-from hermes.config.agent_settings import ModelSettings
+from hermes.config.model_settings import ModelSettings
 from hermes.security.redact import Redactor
 
 

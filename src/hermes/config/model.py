@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from hermes.config.agent_settings import Approval, ModelSettings, Permissions, SamplingSettings
+from hermes.config.agent_settings import Approval, Permissions, SamplingSettings
 from hermes.config.sandbox import SandboxMode, SandboxSettings, read_mode
 from hermes.errors import ConfigError
 from hermes.validation import (
@@ -43,6 +43,7 @@ from hermes.validation import (
 
 if TYPE_CHECKING:  # read only where config.yaml has the section (see HermesConfig.gateway)
     from hermes.config.gateway_settings import GatewaySettings
+    from hermes.config.model_settings import ModelSettings
     from hermes.config.team_settings import TeamSettings
 
 # \Z, not $: `$` also matches before a final newline, and "name\n" would pass (a log file named with it).
@@ -319,7 +320,7 @@ class HermesConfig:
             permissions=optional(data, "permissions", (), Permissions.read, Permissions()),
             gateway=optional(data, "gateway", (), _gateway_section, None),
             team=optional(data, "team", (), _team_section, None),
-            model=optional(data, "model", (), ModelSettings.read, None) if _is_mapping(data.get("model")) else None,
+            model=optional(data, "model", (), _model_section, None) if _is_mapping(data.get("model")) else None,
             model_problem=None if data.get("model") is None or _is_mapping(data.get("model")) else
             f"must be a mapping with base_url and name (got {shown(data.get('model'))})",
             near_misses=tuple(f"{key}{hint}" for key in data if isinstance(key, str) and key not in TOP_LEVEL_KEYS
@@ -337,6 +338,12 @@ class HermesConfig:
         from hermes.config.team_settings import TeamSettings
 
         return self.team or TeamSettings()
+
+
+def _model_section(value: Any, loc: Loc) -> ModelSettings | None:  # None: optional's default
+    from hermes.config.model_settings import ModelSettings
+
+    return ModelSettings.read(value, loc)
 
 
 def _gateway_section(value: Any, loc: Loc) -> GatewaySettings | None:  # None: optional's default

@@ -52,7 +52,7 @@ class ChatPages:
         from hermes.agent.transcripts import recent
 
         saved = await anyio.to_thread.run_sync(lambda: recent(self.home, limit=10)) if self.chat else []
-        from hermes.config.agent_settings import MODEL_BLOCK
+        from hermes.config.model_settings import MODEL_BLOCK
 
         return self.render("chat.html", request, chat=self.chat, why_none=self.why_none, saved=saved,
                            model_block=MODEL_BLOCK, config=str(self.home.config),

@@ -179,7 +179,7 @@ async def _ask_agent(session: Any, question: str) -> tuple[str, list[str]]:
     from hermes.agent.loop import Agent
     from hermes.agent.prompt import system_prompt
     from hermes.agent.provider import Provider
-    from hermes.config.agent_settings import ModelSettings
+    from hermes.config.model_settings import ModelSettings
     from hermes.demo.stand_in_model import LABEL, stand_in_model
     from hermes.loopback import bind_loopback, serve_asgi
 
