@@ -67,16 +67,12 @@ class BoundedTransport(httpx2.AsyncHTTPTransport):
         self._observe = observe
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        # The bound counts the bytes that arrive; a compressed answer would be unpacked past it (a few
-        # kilobytes of gzip unpack to gigabytes). So answers are asked for as they are, and one that
-        # comes compressed all the same is refused.
-        request.headers["accept-encoding"] = "identity"
         response = await super().handle_async_request(request)
         if self._observe is not None:
             self._observe(response)
         headers = response.headers
         encoding = headers.get("content-encoding", "identity").strip().lower()
-        if encoding not in ("", "identity"):
+        if encoding not in ("", "identity"):  # asked for as it is (create_http_client), sent compressed all the same
             await response.aclose()
             raise httpx2.ReadError(f"the server's answer came compressed ({encoding[:40]}) though hermes asked for it "
                                    f"as it is; a compressed answer is not unpacked, since it could unpack past "
@@ -99,10 +95,13 @@ def create_http_client(headers: dict[str, str] | None = None, timeout: httpx2.Ti
                        observe: Callable[[httpx2.Response], None] | None = None) -> httpx2.AsyncClient:
     """The settings of the SDK's own factory (30 s, 300 s to read a held-open stream, redirects left
     to the transports), with bounded answers; `observe` sees every answer's head."""
-    kwargs: dict[str, Any] = {"timeout": timeout or httpx2.Timeout(30.0, read=300.0),
+    # The bound counts the bytes that arrive; a compressed answer would be unpacked past it (a few
+    # kilobytes of gzip unpack to gigabytes). So answers are asked for as they are, and the transport
+    # refuses one that comes compressed all the same.
+    asked = httpx2.Headers(headers or {})
+    asked["accept-encoding"] = "identity"
+    kwargs: dict[str, Any] = {"timeout": timeout or httpx2.Timeout(30.0, read=300.0), "headers": asked,
                               "transport": BoundedTransport(limit, observe)}
-    if headers is not None:
-        kwargs["headers"] = headers
     if auth is not None:
         kwargs["auth"] = auth
     return httpx2.AsyncClient(**kwargs)
