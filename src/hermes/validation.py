@@ -47,7 +47,8 @@ def dotted(loc: Loc) -> str:
     return text
 
 
-def _valid(text: str) -> bool:
+def valid_text(text: str) -> bool:
+    """Whether `text` has a UTF-8 form (no lone surrogate), as a file or a terminal needs."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -60,10 +61,10 @@ def invalid_text_at(value: Any, loc: Loc = ()) -> Loc | None:
     JSON's `\\ud800` escape lets through and no file or terminal can take), with that part shown
     escaped; None when every text is valid."""
     if isinstance(value, str):
-        return None if _valid(value) else loc
+        return None if valid_text(value) else loc
     if isinstance(value, dict):
         for key, item in value.items():
-            if isinstance(key, str) and not _valid(key):
+            if isinstance(key, str) and not valid_text(key):
                 return (*loc, key.encode("utf-8", "backslashreplace").decode("ascii", "replace"))
             if (found := invalid_text_at(item, (*loc, key if isinstance(key, str) else str(key)))) is not None:
                 return found

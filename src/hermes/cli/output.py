@@ -9,12 +9,12 @@ from typing import Any
 
 import click
 
+from hermes.validation import valid_text
+
 
 def print_json(data: Any) -> None:
     text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
+    if not valid_text(text):
         # A lone surrogate (a YAML "\ud800" escape, a file name's undecodable byte) has no UTF-8 form;
         # JSON's own escape writes it, as `\ud800`, and every reader gets the same string back.
         text = json.dumps(data, indent=2, ensure_ascii=True, sort_keys=False)
@@ -84,9 +84,7 @@ def printable(text: str) -> str:
     from hermes.security.invisible import visible
 
     shown = visible(text).translate(_CONTROL)
-    try:
-        shown.encode("utf-8")
-    except UnicodeEncodeError:
+    if not valid_text(shown):
         # A lone surrogate (a YAML "\ud800" escape, an undecodable byte of a file name) cannot be
         # written to a UTF-8 terminal: it is shown as the replacement character.
         shown = "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in shown)

@@ -187,9 +187,10 @@ def _secret_in_place(name: str, value: str) -> bool:
 
 def _userinfos(text: str) -> list[Edit]:
     edits = []
+    userinfo = _rules().userinfo
     found = text.find("://")
     while found != -1:
-        match = _rules().userinfo.match(text, found + 3)
+        match = userinfo.match(text, found + 3)
         if match is not None:
             password = match.group(1)
             if not placeholder(password) and not password.startswith("${"):

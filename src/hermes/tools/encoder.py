@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes.files import read_bounded
 from hermes.tools import encoder_graph
-from hermes.tools.vectors import QueryMeaning
+from hermes.tools.vectors import QueryMeaning, tokenizable, unit_rows
 
 if TYPE_CHECKING:
     import numpy as np
@@ -142,11 +142,9 @@ class SentenceEncoder:
         import numpy as np
 
         vectors = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        # Server text is hostile: a lone surrogate makes the tokenizer refuse the whole batch (one
-        # bad description would cost every tool its meaning), and a megabyte costs a second to
-        # tokenize for 256 tokens that fit in far less.
-        clean = [text[:_MAX_CHARS].encode("utf-8", "replace").decode("utf-8") for text in texts]
-        encodings = self._tokenizer.encode_batch(clean)
+        # One bad description must not cost every tool its meaning (`tokenizable`), and a megabyte
+        # costs a second to tokenize for 256 tokens that fit in far less.
+        encodings = self._tokenizer.encode_batch(tokenizable(texts, _MAX_CHARS))
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         for start in range(0, len(order), _BATCH):
             chosen = order[start:start + _BATCH]
@@ -175,9 +173,7 @@ class SentenceEncoder:
         # Mean over the real tokens, then unit length (the model's pooling and Normalize modules).
         summed = (hidden * mask[:, :, None]).sum(axis=1)
         mean = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
-        unit: NDArray[np.float32] = (mean / np.maximum(np.linalg.norm(mean, axis=1, keepdims=True), 1e-12)
-                                     ).astype(np.float32)
-        return unit
+        return unit_rows(mean)
 
     def _norm(self, x: NDArray[np.float32], name: str) -> NDArray[np.float32]:
         import numpy as np

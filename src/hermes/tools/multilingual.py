@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hermes.tools import multilingual_graph
+from hermes.tools.vectors import tokenizable, unit_rows
 
 if TYPE_CHECKING:
     import numpy as np
@@ -72,8 +73,9 @@ class MultilingualEncoder:
 
         if not texts:
             return np.zeros((0, DIMENSIONS), np.float32)
-        vectors = np.asarray(self._model.encode(_clean(texts)), dtype=np.float32).reshape(len(texts), DIMENSIONS)
-        return _unit(vectors)
+        encoded = self._model.encode(tokenizable(texts, MAX_CHARS))
+        vectors = np.asarray(encoded, dtype=np.float32).reshape(len(texts), DIMENSIONS)
+        return unit_rows(vectors)
 
     def encode_query(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """`encode`, through the quick graph (`tools.multilingual_graph`) where it was built."""
@@ -83,7 +85,7 @@ class MultilingualEncoder:
             return self.encode(texts)
         backend = self._model._model
         vectors = np.zeros((len(texts), DIMENSIONS), np.float32)
-        for row, text in enumerate(_clean(texts)):
+        for row, text in enumerate(tokenizable(texts, MAX_CHARS)):
             ids = np.asarray(backend.sp.encode(text, out_type=int, add_bos=True, add_eos=True), dtype=np.int64)
             chunk = ids % len(backend.scale)  # the package's table is quantized in chunks of rows
             embedded = backend.table[ids].astype(np.float32) * backend.scale[chunk, None] + backend.lo[chunk, None]
@@ -91,20 +93,7 @@ class MultilingualEncoder:
                 multilingual_graph.EMBEDDED: embedded.astype(np.float32),
                 multilingual_graph.WINDOWS: multilingual_graph.windows(len(ids)),
                 multilingual_graph.COUNT: np.array([len(ids)], np.float32)})[0][0]
-        return _unit(vectors)
-
-
-def _clean(texts: Sequence[str]) -> list[str]:
-    """Server text is hostile: a lone surrogate makes the tokenizer raise for the whole batch."""
-    return [text[:MAX_CHARS].encode("utf-8", "replace").decode("utf-8") for text in texts]
-
-
-def _unit(vectors: NDArray[np.float32]) -> NDArray[np.float32]:
-    import numpy as np
-
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    unit: NDArray[np.float32] = (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
-    return unit
+        return unit_rows(vectors)
 
 
 def available() -> bool:

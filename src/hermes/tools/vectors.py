@@ -200,7 +200,7 @@ class Meaning:
     def __init__(self, documents: Sequence[Document], load: Callable[[], MeaningModel | None],
                  cache: VectorFile | None, *, start: Callable[[Job], None] = run_inline,
                  recent: Recent | None = None) -> None:
-        self._future: Future[tuple[MeaningModel, NDArray[np.float32], CosineTable] | None] = Future()
+        self._future: Future[tuple[MeaningModel, CosineTable] | None] = Future()
         work, memory = list(documents), recent or Recent()
         start(lambda check: self._run(work, load, cache, memory, check))
 
@@ -213,7 +213,7 @@ class Meaning:
                     return  # no meaning: answered below
                 rows = _vectors(model, documents, cache, recent, check)
             # The table is this index's own: built without holding up other sessions' vectors.
-            self._future.set_result((model, rows, CosineTable(rows)))
+            self._future.set_result((model, CosineTable(rows)))
         except Exception as exc:
             log.warning("tool search ranks by words alone: encoding the tools failed: %s", exc)
         finally:  # cancelled with its owner, or failed: a search waiting for it ranks by words
@@ -223,7 +223,7 @@ class Meaning:
     def vectors(self) -> NDArray[np.float32] | None:
         """The document vectors, waiting for them (from a thread, never the event loop)."""
         done = self._future.result()
-        return None if done is None else done[1]
+        return None if done is None else done[1].rows
 
     async def ready(self) -> None:
         await asyncio.wrap_future(self._future)
@@ -233,7 +233,7 @@ class Meaning:
         done = self._future.result()
         if done is None:
             return None
-        model, _, table = done
+        model, table = done
         query = model.read_query(text)
         return closeness_of(table(query.vector), word_share=query.word_share, floor=query.floor)
 
@@ -274,9 +274,22 @@ def _compute(encoder: Encoder, texts: list[str], cache: VectorFile | None, recen
         recent.by_file[cache.path] = used
     matrix = np.stack(rows).astype(np.float32) if rows else np.zeros((0, encoder.dimensions), np.float32)
     # float16 storage loses a little length; unit rows keep dot products honest cosines.
+    return unit_rows(matrix)
+
+
+def unit_rows(matrix: NDArray[np.float32]) -> NDArray[np.float32]:
+    """Each row scaled to length 1 (a row of zeros stays zeros), as 32-bit floats."""
+    import numpy as np
+
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     unit: NDArray[np.float32] = (matrix / np.maximum(norms, 1e-12)).astype(np.float32)
     return unit
+
+
+def tokenizable(texts: Sequence[str], limit: int) -> list[str]:
+    """Texts as a model's tokenizer may take them: cut to `limit` characters, and a lone surrogate
+    replaced (server text is hostile, and one would make the tokenizer refuse the whole batch)."""
+    return [text[:limit].encode("utf-8", "replace").decode("utf-8") for text in texts]
 
 
 class CosineTable:
@@ -285,7 +298,7 @@ class CosineTable:
     by NumPy."""
 
     def __init__(self, rows: NDArray[np.float32]) -> None:
-        self._rows = rows
+        self.rows = rows
         self._session: Any = None
         if len(rows) and importlib.util.find_spec("onnxruntime") is not None and importlib.util.find_spec("onnx"):
             from hermes.tools import encoder_graph
@@ -299,7 +312,7 @@ class CosineTable:
         import numpy as np
 
         if self._session is None:
-            found: NDArray[np.float32] = self._rows @ query
+            found: NDArray[np.float32] = self.rows @ query
             return found
         from hermes.tools.encoder_graph import COSINES, QUERY
 
