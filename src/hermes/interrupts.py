@@ -12,12 +12,19 @@ SIGINT and SIGTERM (no KeyboardInterrupt can fire in the middle of a cleanup):
 - A command whose work was interrupted raises `Interrupted` once its cleanup is done: exit 130
   for SIGINT (143 for SIGTERM). `hermes mcp serve` treats both as a request to stop and returns
   normally (`stop_on_signal=True`): for a server, being told to stop is how it ends.
+
+The event loop only listens once it runs; before that (the loop being built) and after (the loop
+being closed), a signal is written down instead (`_Held`) and handed to the policy once it
+listens, or ends the command once the loop is gone. Python's own KeyboardInterrupt would fire at
+whatever line runs at that moment, and one that lands in a weak reference's callback or a
+finalizer is printed and dropped: the command would go on as if no key had been pressed.
 """
 
 from __future__ import annotations
 
 import contextlib
 import signal
+import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -98,20 +105,65 @@ def stops_the_command() -> Iterator[None]:
         raise Interrupted(caught.signum or signal.SIGINT)
 
 
-async def _listen(policy: _Policy, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
-    with anyio.open_signal_receiver(*_SIGNALS) as signals:
-        task_status.started()
-        async for signum in signals:
-            policy.hit(int(signum))
+@dataclass
+class _Held:
+    """Signals that arrived while the event loop was not listening, in order."""
+
+    signums: list[int] = field(default_factory=list)
+    active: bool = False
+
+    def write_down(self, signum: int, _frame: object) -> None:
+        self.signums.append(signum)
+
+    def take(self) -> list[int]:
+        taken, self.signums = self.signums, []
+        return taken
+
+    def install(self) -> None:
+        if self.active:
+            for signum in _SIGNALS:
+                signal.signal(signum, self.write_down)
+
+    @contextlib.contextmanager
+    def around_the_loop(self) -> Iterator[None]:
+        # Signal handlers belong to the main thread; elsewhere (a test driving a command from a
+        # worker thread) the loop cannot listen either, and Python's defaults stay.
+        self.active = threading.current_thread() is threading.main_thread()
+        if not self.active:
+            yield
+            return
+        before = {signum: signal.getsignal(signum) for signum in _SIGNALS}
+        self.install()
+        try:
+            yield
+        finally:
+            for signum, handler in before.items():
+                signal.signal(signum, handler)
 
 
-async def _guarded(work: Callable[..., Awaitable[T]], args: tuple[Any, ...], stop_on_signal: bool) -> T | None:
+async def _listen(policy: _Policy, held: _Held, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+    try:
+        with anyio.open_signal_receiver(*_SIGNALS) as signals:
+            task_status.started()
+            async for signum in signals:
+                policy.hit(int(signum))
+    finally:
+        # The loop puts back Python's defaults when it stops listening; the loop's own closing is
+        # still to come, and a signal during it is written down too.
+        held.install()
+
+
+async def _guarded(work: Callable[..., Awaitable[T]], args: tuple[Any, ...], stop_on_signal: bool,
+                   held: _Held) -> T | None:
     policy = _Policy()
     _current.set(policy)
     async with anyio.create_task_group() as tasks:
-        await tasks.start(_listen, policy)
+        await tasks.start(_listen, policy, held)
         result: T | None = None
         with interruptible() as caught:
+            # A signal from before the loop listened stops the work at its first wait.
+            for signum in held.take():
+                policy.hit(signum)
             result = await work(*args)
         tasks.cancel_scope.cancel()
     if caught.hit and not stop_on_signal:
@@ -122,8 +174,10 @@ async def _guarded(work: Callable[..., Awaitable[T]], args: tuple[Any, ...], sto
 def run(work: Callable[..., Awaitable[T]], *args: Any, stop_on_signal: bool = False) -> T:
     """`anyio.run(work, *args)` under the signal policy above."""
     collection.long_work()
+    held = _Held()
     try:
-        result = anyio.run(_guarded, work, args, stop_on_signal)
+        with held.around_the_loop():
+            result = anyio.run(_guarded, work, args, stop_on_signal, held)
     except BaseExceptionGroup as group:
         # The task group that listens for signals wraps what the work raised: a caller catching
         # one of hermes's own errors gets it as itself.
@@ -131,4 +185,8 @@ def run(work: Callable[..., Awaitable[T]], *args: Any, stop_on_signal: bool = Fa
         if isinstance(cause, HermesError):
             raise cause from None
         raise
+    late = held.take()
+    if late and not stop_on_signal:
+        # The work had finished, but the user asked to stop before the command moved on.
+        raise Interrupted(late[0])
     return result  # type: ignore[return-value]  # None only when a signal stopped a server's work

@@ -1,0 +1,72 @@
+"""A Ctrl-C is never lost between a command's steps and its event loop.
+
+Python's own KeyboardInterrupt fires at whatever line runs when the signal comes; one that lands
+in a weak reference's callback (the event loop's sets of tasks are weak) is printed and dropped,
+and the command went on as if no key had been pressed (seen in CI: `hermes mcp install` kept
+waiting on a server it had been told to stop probing). Each test runs a small program in its own
+process, since signal handlers belong to a process's main thread.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import textwrap
+
+from tests.support import PYTHON
+
+# A signal arrives while a weak reference's callback runs, just before the event loop is built.
+PROGRAM = textwrap.dedent("""
+    import signal, sys, weakref
+    import anyio
+    from hermes import interrupts
+
+    real_run = anyio.run
+
+    def run_after_a_signal(*args, **kwargs):
+        class Thing:
+            pass
+        thing = Thing()
+        keep = weakref.ref(thing, lambda _ref: signal.raise_signal(signal.{signal}))
+        del thing
+        return real_run(*args, **kwargs)
+
+    anyio.run = run_after_a_signal
+
+    async def work():
+        await anyio.sleep(0)
+        return "finished"
+
+    try:
+        print(interrupts.run(work{stop}))
+    except interrupts.Interrupted as interrupted:
+        print("interrupted", interrupted.exit_code)
+    # Python's own handlers are back once the command's async work is over.
+    print(signal.getsignal(signal.SIGINT) is signal.default_int_handler,
+          signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)
+""")
+
+
+def _run(signal_name: str, stop: str = "") -> list[str]:
+    done = subprocess.run([PYTHON, "-c", PROGRAM.format(signal=signal_name, stop=stop)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_a_ctrl_c_before_the_loop_listens_interrupts_the_work() -> None:
+    assert _run("SIGINT") == ["interrupted 130", "True True"]
+
+
+def test_a_sigterm_before_the_loop_listens_interrupts_the_work() -> None:
+    assert _run("SIGTERM") == ["interrupted 143", "True True"]
+
+
+def test_a_server_told_to_stop_before_its_loop_listens_ends_normally() -> None:
+    assert _run("SIGTERM", ", stop_on_signal=True") == ["None", "True True"]
+
+
+def test_without_a_signal_the_work_finishes() -> None:
+    done = subprocess.run([PYTHON, "-c", PROGRAM.format(signal="SIGINT", stop="").replace(
+        "anyio.run = run_after_a_signal", "")], capture_output=True, text=True, timeout=120, check=False)
+    assert done.stdout.splitlines() == ["finished", "True True"], done.stderr
