@@ -20,6 +20,9 @@ PROGRAM = textwrap.dedent("""
     import anyio
     from hermes import interrupts
 
+    # As at a terminal (a test runner's worker may have been started with SIGINT ignored).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     real_run = anyio.run
 
     def run_after_a_signal(*args, **kwargs):
