@@ -1,10 +1,12 @@
 """Lifecycle costs that grow with the number of servers: stopping, idling, status and the surface.
 
 1. Stop: a session holding N stdio servers is left; baseline (the floor): the same N server
-   processes spawned without hermes, in the same sandbox (bubblewrap, the command line hermes
-   plans for them) or with none (`sandbox: off`), stopped the way the protocol says (close stdin,
-   wait). Goal: hermes <= 1.2x the floor at 100 servers, sandboxed and not. (What the sandbox
-   itself costs at a stop is shown beside: the sandboxed floor over the bare one.)
+   processes spawned without hermes, in the same sandbox or with none (`sandbox: off`), stopped
+   the way the protocol says (close stdin, wait). The same sandbox is bubblewrap's command line
+   exactly as hermes starts it: the places bound through the descriptors hermes holds open, and
+   the environment a server gets (`child_environment`, then split as `host_side` splits it).
+   Goal: hermes <= 1.2x the floor at 100 servers, sandboxed and not. (What the sandbox itself
+   costs at a stop is shown beside: the sandboxed floor over the bare one.)
 2. Idle: CPU time a session holding N connected servers burns in 2 s of doing nothing, measured
    with the process's own CPU clock; baseline: an event loop that only sleeps. Goal: zero wake-ups
    beyond the baseline (no exit polling).
@@ -22,6 +24,8 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 
 import anyio
@@ -30,8 +34,10 @@ import mcp_types as types
 from bench.common import BENCH, MIN_ROUNDS, PYTHON, interleaved_async, median, ratio, report, spread, temp_home
 from hermes.config.model import ToolFilter
 from hermes.config.sandbox import SandboxSettings
-from hermes.mcp.sandbox import SandboxRequest, bwrap_argv
+from hermes.mcp.sandbox import SandboxRequest, bwrap_argv, host_side
+from hermes.mcp.sandbox_hold import HeldBinds
 from hermes.mcp.sandbox_support import support
+from hermes.security.environment import child_environment
 from hermes.session.core import Session
 from hermes.tools.surface import ServerTools, build_surface
 
@@ -49,14 +55,30 @@ def _servers(count: int, sandboxed: bool = True) -> dict[str, dict[str, object]]
     return {f"s{i:03d}": {"command": PYTHON, "args": SERVER_ARGS, **off} for i in range(count)}
 
 
-def sandboxed_argv(home: str) -> list[str]:
-    """The bubblewrap command line hermes plans for the server, with the default settings."""
+@dataclass
+class Start:
+    """How one floor process starts: its command line, environment and the descriptors it inherits."""
+
+    argv: list[str]
+    env: dict[str, str] | None = None
+    held: HeldBinds | None = None
+
+
+def bare_start() -> Start:
+    return Start([PYTHON, *SERVER_ARGS])
+
+
+def sandboxed_start(home: str) -> Start:
+    """The start hermes makes for the server with the default settings (`StdioProcess._argv`): the
+    plan, its places held open and bound through their descriptors, the server's environment."""
     found = support()
     assert found.available and found.bwrap, found.problem
     request = SandboxRequest(found.bwrap, SandboxSettings(), (), home)
     cwd = os.getcwd()
-    plan = request.plan_for(PYTHON, SERVER_ARGS, dict(os.environ), cwd, False)
-    return [*bwrap_argv(found.bwrap, plan, cwd), PYTHON, *SERVER_ARGS]
+    env = child_environment(os.environ, {})
+    plan, held = request.prepare(PYTHON, SERVER_ARGS, env, cwd, False)
+    outside, inside = host_side(env)
+    return Start([*bwrap_argv(found.bwrap, plan, cwd, inside=inside, held=held), PYTHON, *SERVER_ARGS], outside, held)
 
 
 IDLE_WINDOW = 2.0
@@ -83,11 +105,18 @@ async def hermes_idle(count: int) -> float:
             return time.process_time() - cpu_before
 
 
-async def floor_stop(count: int, argv: list[str]) -> float:
+async def floor_stop(count: int, starting: Callable[[], Start]) -> float:
     """The same processes without hermes: spawn, handshake, then close stdin and wait for each."""
     async def spawn() -> asyncio.subprocess.Process:
-        process = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.PIPE,
-                                                       stdout=asyncio.subprocess.PIPE, start_new_session=True)
+        start = starting()
+        try:
+            process = await asyncio.create_subprocess_exec(*start.argv, stdin=asyncio.subprocess.PIPE,
+                                                           stdout=asyncio.subprocess.PIPE, env=start.env,
+                                                           pass_fds=start.held.fds if start.held else (),
+                                                           start_new_session=True)
+        finally:
+            if start.held is not None:
+                start.held.close()
         assert process.stdin and process.stdout
         process.stdin.write(INIT.encode())
         await process.stdin.drain()
@@ -138,11 +167,10 @@ def surface_cost(servers: int, tools: int, rounds: int = 5) -> float:
 
 async def main(count: int, rounds: int) -> None:
     with tempfile.TemporaryDirectory(prefix="hermes-bench-") as scratch:
-        boxed = sandboxed_argv(scratch)
         stops = await interleaved_async({
-            "bare floor": partial(floor_stop, count, [PYTHON, *SERVER_ARGS]),
+            "bare floor": partial(floor_stop, count, bare_start),
             "hermes, sandbox off": partial(hermes_stop, count, False),
-            "sandboxed floor": partial(floor_stop, count, boxed),
+            "sandboxed floor": partial(floor_stop, count, partial(sandboxed_start, scratch)),
             "hermes, sandboxed": partial(hermes_stop, count, True)}, rounds)
     report(f"stopping a session of {count} stdio servers ({os.cpu_count()} cores, {rounds} rounds)", [
         ("the processes without hermes, no sandbox", spread(stops["bare floor"], 1000, "ms")),
