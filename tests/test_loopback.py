@@ -8,8 +8,12 @@ ACK (about 40 ms) on every kept-alive connection, which is every call of MCP 202
 from __future__ import annotations
 
 import socket
+from typing import Any
 
-from hermes.loopback import bind_loopback
+import anyio
+import pytest
+
+from hermes.loopback import bind_loopback, serve_asgi
 
 
 def test_accepted_connections_have_nagle_off() -> None:
@@ -22,3 +26,33 @@ def test_accepted_connections_have_nagle_off() -> None:
                 assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
     finally:
         listener.close()
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(120)  # a shielded server that is never told to stop hangs: the timeout is the failure
+async def test_an_owner_cancelled_while_the_server_starts_stops_it() -> None:
+    entered, release = anyio.Event(), anyio.Event()
+    shut_down = anyio.Event()
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        assert scope["type"] == "lifespan"
+        await receive()  # lifespan.startup
+        entered.set()
+        await release.wait()
+        await send({"type": "lifespan.startup.complete"})
+        await receive()  # lifespan.shutdown
+        shut_down.set()
+        await send({"type": "lifespan.shutdown.complete"})
+
+    listener = bind_loopback()
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(serve_asgi, app, listener)
+            await entered.wait()  # uvicorn is inside its startup
+            tasks.cancel_scope.cancel()
+            release.set()
+    finally:
+        listener.close()
+    # Reached only once serve_asgi returned: told to stop although it never reported itself started,
+    # uvicorn stopped as soon as its startup was done, the app's lifespan shutdown included.
+    assert tasks.cancel_scope.cancelled_caught and shut_down.is_set()

@@ -55,12 +55,14 @@ async def serve_asgi(app: Any, sock: socket.socket, *,
 
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(run)
-        while not server.started:
-            if stopped.is_set():
-                raise OSError(f"the HTTP server on {sock.getsockname()} did not start")
-            await anyio.sleep(0.005)
-        task_status.started()
+        # Told to stop from the moment it runs: an owner cancelled while uvicorn still starts (a
+        # SIGTERM to `serve` in its first second) would otherwise wait for a server nobody stops.
         try:
+            while not server.started:
+                if stopped.is_set():
+                    raise OSError(f"the HTTP server on {sock.getsockname()} did not start")
+                await anyio.sleep(0.005)
+            task_status.started()
             await anyio.sleep_forever()
         finally:
             server.should_exit = True
