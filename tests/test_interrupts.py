@@ -9,6 +9,7 @@ process, since signal handlers belong to a process's main thread.
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import textwrap
 
@@ -73,3 +74,53 @@ def test_without_a_signal_the_work_finishes() -> None:
     done = subprocess.run([PYTHON, "-c", PROGRAM.format(signal="SIGINT", stop="").replace(
         "anyio.run = run_after_a_signal", "")], capture_output=True, text=True, timeout=120, check=False)
     assert done.stdout.splitlines() == ["finished", "True True"], done.stderr
+
+
+# The user asks to stop once, and the loop's close then waits on a thread nobody can cancel (a name
+# lookup in the loop's pool); their second signal must get through as it would without hermes.
+STUCK_CLOSE = textwrap.dedent("""
+    import asyncio, os, signal, threading
+    import anyio
+    from hermes import interrupts
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    closing, freed = threading.Event(), threading.Event()
+    real_shutdown = asyncio.BaseEventLoop.shutdown_default_executor
+
+    async def shutdown_default_executor(self, *args):
+        closing.set()
+        return await real_shutdown(self, *args)
+
+    asyncio.BaseEventLoop.shutdown_default_executor = shutdown_default_executor
+
+    def lookup():
+        closing.wait()
+        os.kill(os.getpid(), signal.{second})
+        freed.wait()
+
+    async def work():
+        asyncio.get_running_loop().run_in_executor(None, lookup)
+        signal.raise_signal(signal.SIGINT)  # the first Ctrl-C, which the work's own stop handles
+        await anyio.sleep_forever()
+
+    try:
+        interrupts.run(work)
+    except KeyboardInterrupt:
+        print("the second Ctrl-C got through")
+    finally:
+        freed.set()
+""")
+
+
+def test_a_second_ctrl_c_while_the_loop_s_close_is_stuck_gets_through() -> None:
+    done = subprocess.run([PYTHON, "-c", STUCK_CLOSE.format(second="SIGINT")],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.stdout.splitlines() == ["the second Ctrl-C got through"], done.stderr
+
+
+def test_a_sigterm_while_the_loop_s_close_is_stuck_ends_the_process() -> None:
+    done = subprocess.run([PYTHON, "-c", STUCK_CLOSE.format(second="SIGTERM")],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == -signal.SIGTERM, (done.returncode, done.stderr)
+

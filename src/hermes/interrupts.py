@@ -62,14 +62,20 @@ class Caught:
 @dataclass
 class _Policy:
     scopes: list[tuple[anyio.CancelScope, Caught]] = field(default_factory=list)
+    # Signals with no part of the work left to stop: it is already stopping, or it has not begun
+    # (the listener started a moment before the work's scope): the command must not go on.
+    late: list[int] = field(default_factory=list)
+    interrupted: bool = False  # a signal came while the loop listened
 
     def hit(self, signum: int) -> None:
+        self.interrupted = True
         for scope, caught in reversed(self.scopes):
             if not caught.hit:
                 caught.hit, caught.signum = True, signum
                 scope.cancel()
                 return
-        # Everything is already stopping: the cleanup under way finishes as it is.
+        # Everything is already stopping (the cleanup under way finishes as it is), or done.
+        self.late.append(signum)
 
 
 _current: ContextVar[_Policy | None] = ContextVar("hermes_interrupt_policy", default=None)
@@ -107,13 +113,30 @@ def stops_the_command() -> Iterator[None]:
 
 @dataclass
 class _Held:
-    """Signals that arrived while the event loop was not listening, in order."""
+    """Signals that arrived while the event loop was not listening, in order.
+
+    While the loop closes, a signal after the user has already asked to stop (the work was
+    interrupted, or a signal is already written down) goes to the handler from before the
+    command: the close can wait on something nobody can cancel (a name lookup in the loop's
+    thread pool), and a user who insists must be able to end the process as before.
+    """
 
     signums: list[int] = field(default_factory=list)
     active: bool = False
+    closing: bool = False
+    interrupted: bool = False
+    before: dict[int, Any] = field(default_factory=dict)
 
     def write_down(self, signum: int, _frame: object) -> None:
+        if self.closing and (self.interrupted or self.signums):
+            self.restore()
+            signal.raise_signal(signum)
+            return
         self.signums.append(signum)
+
+    def restore(self) -> None:
+        for signum, handler in self.before.items():
+            signal.signal(signum, handler)
 
     def take(self) -> list[int]:
         taken, self.signums = self.signums, []
@@ -132,13 +155,12 @@ class _Held:
         if not self.active:
             yield
             return
-        before = {signum: signal.getsignal(signum) for signum in _SIGNALS}
+        self.before = {signum: signal.getsignal(signum) for signum in _SIGNALS}
         self.install()
         try:
             yield
         finally:
-            for signum, handler in before.items():
-                signal.signal(signum, handler)
+            self.restore()
 
 
 async def _listen(policy: _Policy, held: _Held, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
@@ -150,6 +172,7 @@ async def _listen(policy: _Policy, held: _Held, *, task_status: Any = anyio.TASK
     finally:
         # The loop puts back Python's defaults when it stops listening; the loop's own closing is
         # still to come, and a signal during it is written down too.
+        held.closing, held.interrupted = True, policy.interrupted
         held.install()
 
 
@@ -166,8 +189,12 @@ async def _guarded(work: Callable[..., Awaitable[T]], args: tuple[Any, ...], sto
                 policy.hit(signum)
             result = await work(*args)
         tasks.cancel_scope.cancel()
-    if caught.hit and not stop_on_signal:
+    if stop_on_signal:
+        return result
+    if caught.hit:
         raise Interrupted(caught.signum or signal.SIGINT)
+    if policy.late:
+        raise Interrupted(policy.late[0])
     return result
 
 
@@ -182,11 +209,20 @@ def run(work: Callable[..., Awaitable[T]], *args: Any, stop_on_signal: bool = Fa
         # The task group that listens for signals wraps what the work raised: a caller catching
         # one of hermes's own errors gets it as itself.
         cause = leaf(group)
+        _stop_if_asked(held, stop_on_signal, cause)
         if isinstance(cause, HermesError):
             raise cause from None
         raise
-    late = held.take()
-    if late and not stop_on_signal:
-        # The work had finished, but the user asked to stop before the command moved on.
-        raise Interrupted(late[0])
+    except Exception as failure:
+        _stop_if_asked(held, stop_on_signal, failure)
+        raise
+    _stop_if_asked(held, stop_on_signal, None)
     return result  # type: ignore[return-value]  # None only when a signal stopped a server's work
+
+
+def _stop_if_asked(held: _Held, stop_on_signal: bool, failure: BaseException | None) -> None:
+    """A signal written down while the loop closed: the user asked to stop before the command moved
+    on, and that is what it reports, whatever else the work ended with."""
+    late = held.take()
+    if late and not stop_on_signal and not isinstance(failure, Interrupted):
+        raise Interrupted(late[0]) from None

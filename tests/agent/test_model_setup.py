@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -130,3 +131,25 @@ def test_in_a_terminal_a_failure_offers_to_try_again_or_go_back(home: Home, scri
     child.expect("Base URL")
     child.send(model.url + "\r")
     _saved(child, home, model.url, "alpha")
+
+
+def test_ctrl_c_while_the_server_is_asked_for_its_models_saves_nothing(home: Home) -> None:
+    write_config(home, {"mcp_servers": {}})
+    before = home.config.read_text()
+    with socket.socket() as silent:  # accepts a connection, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        child = pexpect.spawn(PYTHON, ["-m", "hermes", "model", "--base-url", f"http://127.0.0.1:{port}/v1",
+                                       "--name", "m", "--no-try"], encoding="utf-8", timeout=PATIENCE,
+                              env={**os.environ, "HERMES_HOME": str(home.root), "NO_COLOR": "1"})
+        silent.settimeout(PATIENCE)
+        asked, _ = silent.accept()  # the listing request is on its way
+        with asked:
+            child.sendintr()
+            child.expect(pexpect.EOF)
+            child.wait()
+            child.close()
+    assert child.exitstatus == 130, child.before
+    assert "Saved" not in (child.before or "")
+    assert home.config.read_text() == before

@@ -56,7 +56,7 @@ def model_command(base_url: str | None, name: str | None, key_variable: str | No
                 say(tried.sentence(name))
             break
         except HermesError as exc:
-            if not interactive or isinstance(exc, UsageError):
+            if not interactive or isinstance(exc, (UsageError, interrupts.Interrupted)):
                 raise
             say(f"Error: {exc}")
             ask = _next_step()  # True: choose another server; False: the same one again
@@ -110,6 +110,8 @@ def _listing(base_url: str, api_key: str | None) -> tuple[str, list[str] | Herme
 
     try:
         return base_url, interrupts.run(served_models, base_url, api_key)
+    except interrupts.Interrupted:
+        raise  # the user's stop, not the server's answer: nothing is saved
     except HermesError as exc:
         failure = exc
     if base_url.rstrip("/").endswith("/v1"):
@@ -117,6 +119,8 @@ def _listing(base_url: str, api_key: str | None) -> tuple[str, list[str] | Herme
     with_v1 = base_url.rstrip("/") + "/v1"
     try:
         names = interrupts.run(served_models, with_v1, api_key)
+    except interrupts.Interrupted:
+        raise
     except HermesError:
         return base_url, failure
     say(f"note: {base_url} lists no models but {with_v1} does: the API starts there, so that is used.")
