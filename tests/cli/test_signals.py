@@ -12,11 +12,13 @@ import signal
 import subprocess
 from pathlib import Path
 
+import click
 import pexpect
 import psutil
 
+from hermes.cli.main import cli
 from hermes.home import Home
-from tests.support import PATIENCE, PYTHON, fast_entry, wait_for, write_config
+from tests.support import PATIENCE, PYTHON, fast_entry, hermes, wait_for, write_config
 
 
 def _command_line(process: psutil.Process) -> str:
@@ -109,3 +111,21 @@ def test_an_interrupted_call_is_cancelled_on_its_server_before_the_command_ends(
     child.close()
     assert child.exitstatus == 130, child.before
     assert marker.read_text() == "cancelled"
+
+
+def test_an_error_raised_while_a_ctrl_c_unwinds_is_an_interruption_not_a_bug(home: Home) -> None:
+    @click.command("half-imported")
+    def half_imported() -> None:
+        # What a Ctrl-C during an import can leave: a library's own error, raised while it unwound.
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as interrupt:
+            raise RuntimeError("a module half imported") from interrupt
+
+    cli.add_command(half_imported)
+    try:
+        ran = hermes("half-imported", home=home)
+    finally:
+        cli.commands.pop("half-imported", None)
+    assert (ran.returncode, ran.stderr.strip()) == (130, "Interrupted.")
+    assert "report" not in ran.stderr

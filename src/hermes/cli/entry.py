@@ -9,8 +9,10 @@ from hermes import collection
 def main() -> None:
     collection.starting()
     try:
-        from hermes.cli.main import main as run_command
-
+        try:
+            from hermes.cli.main import main as run_command
+        except KeyboardInterrupt:  # Ctrl-C while the command line itself loads: no traceback for it
+            raise SystemExit(130) from None
         run_command()
     finally:
         collection.leaving()

@@ -130,6 +130,9 @@ class HermesGroup(LazyGroup):
         except BrokenPipeError:
             _reader_left()
         except Exception as exc:
+            if _from_an_interrupt(exc):
+                click.echo("Interrupted.", err=True)
+                ctx.exit(130)
             click.echo(f"Error: {unexpected(exc)}", err=True)
             ctx.exit(1)
 
@@ -149,6 +152,19 @@ def demo_command(home_dir: str | None) -> None:
     from hermes.demo.story import run_demo
 
     sys.exit(run_demo(home_dir))
+
+
+def _from_an_interrupt(exc: BaseException) -> bool:
+    """An error raised while a Ctrl-C unwound (a module half imported, a library turning the
+    KeyboardInterrupt into an error of its own): the user stopped the command, nothing broke."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def _quiet_unraisable(unraisable: Any) -> None:
