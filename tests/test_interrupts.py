@@ -50,9 +50,12 @@ PROGRAM = textwrap.dedent("""
 """)
 
 
+def _ran(program: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([PYTHON, "-c", program], capture_output=True, text=True, timeout=120, check=False)
+
+
 def _run(signal_name: str, stop: str = "") -> list[str]:
-    done = subprocess.run([PYTHON, "-c", PROGRAM.format(signal=signal_name, stop=stop)],
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = _ran(PROGRAM.format(signal=signal_name, stop=stop))
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
     return done.stdout.splitlines()
@@ -71,8 +74,7 @@ def test_a_server_told_to_stop_before_its_loop_listens_ends_normally() -> None:
 
 
 def test_without_a_signal_the_work_finishes() -> None:
-    done = subprocess.run([PYTHON, "-c", PROGRAM.format(signal="SIGINT", stop="").replace(
-        "anyio.run = run_after_a_signal", "")], capture_output=True, text=True, timeout=120, check=False)
+    done = _ran(PROGRAM.format(signal="SIGINT", stop="").replace("anyio.run = run_after_a_signal", ""))
     assert done.stdout.splitlines() == ["finished", "True True"], done.stderr
 
 
@@ -114,13 +116,11 @@ STUCK_CLOSE = textwrap.dedent("""
 
 
 def test_a_second_ctrl_c_while_the_loop_s_close_is_stuck_gets_through() -> None:
-    done = subprocess.run([PYTHON, "-c", STUCK_CLOSE.format(second="SIGINT")],
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = _ran(STUCK_CLOSE.format(second="SIGINT"))
     assert done.stdout.splitlines() == ["the second Ctrl-C got through"], done.stderr
 
 
 def test_a_sigterm_while_the_loop_s_close_is_stuck_ends_the_process() -> None:
-    done = subprocess.run([PYTHON, "-c", STUCK_CLOSE.format(second="SIGTERM")],
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = _ran(STUCK_CLOSE.format(second="SIGTERM"))
     assert done.returncode == -signal.SIGTERM, (done.returncode, done.stderr)
 

@@ -25,6 +25,7 @@ before building an error from anything a server or a user's file produced.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Self
 
@@ -36,6 +37,17 @@ def leaf(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return exc
+
+
+def causes(exc: BaseException) -> Iterator[BaseException]:
+    """`exc`, then what it was raised from or while handling, and so on down the chain (each once:
+    a chain can loop)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
 
 
 class HermesError(Exception):

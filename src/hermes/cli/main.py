@@ -22,7 +22,7 @@ from hermes.cli.lazy_group import LazyGroup
 from hermes.cli.output import printable
 from hermes.config.dotenv import exposure_warning
 from hermes.debugging import DEBUG_VARIABLE, debugging
-from hermes.errors import HermesError, leaf
+from hermes.errors import HermesError, causes, leaf
 from hermes.files import open_private_append
 from hermes.home import Home
 
@@ -157,14 +157,7 @@ def demo_command(home_dir: str | None) -> None:
 def _from_an_interrupt(exc: BaseException) -> bool:
     """An error raised while a Ctrl-C unwound (a module half imported, a library turning the
     KeyboardInterrupt into an error of its own): the user stopped the command, nothing broke."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, KeyboardInterrupt):
-            return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return False
+    return any(isinstance(current, KeyboardInterrupt) for current in causes(exc))
 
 
 def _quiet_unraisable(unraisable: Any) -> None:

@@ -10,22 +10,16 @@ import httpx2
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from hermes.errors import HermesError, leaf
+from hermes.errors import HermesError, causes, leaf
 from hermes.mcp.sdk import connection_closed
 from hermes.security.invisible import visible
 
 
 def _unresolved(exc: BaseException) -> bool:
     """Whether a connection failed at the name lookup (DNS), anywhere down its chain of causes."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, socket.gaierror) or "Name or service not known" in str(current) \
-                or "nodename nor servname" in str(current) or "getaddrinfo failed" in str(current):
-            return True
-        current = current.__cause__ or current.__context__
-    return False
+    return any(isinstance(current, socket.gaierror) or "Name or service not known" in str(current)
+               or "nodename nor servname" in str(current) or "getaddrinfo failed" in str(current)
+               for current in causes(exc))
 
 
 def one_line(text: object, limit: int = 300) -> str:
