@@ -124,3 +124,48 @@ def test_a_sigterm_while_the_loop_s_close_is_stuck_ends_the_process() -> None:
     done = _ran(STUCK_CLOSE.format(second="SIGTERM"))
     assert done.returncode == -signal.SIGTERM, (done.returncode, done.stderr)
 
+
+
+# A Ctrl-C in the command's synchronous steps (loading its probe, say) that lands in a weak
+# reference's callback: Python drops the KeyboardInterrupt, and the command used to go on into its
+# event loop as if no key had been pressed (seen in CI: `hermes mcp install` kept probing).
+DROPPED_BEFORE_THE_LOOP = textwrap.dedent("""
+    import signal, sys, weakref
+    import anyio
+    from hermes import interrupts, sigint
+    from hermes.cli.main import _quiet_unraisable
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    sys.unraisablehook = _quiet_unraisable  # as the command line sets it
+    {watch}
+
+    class Thing:
+        pass
+    thing = Thing()
+    keep = weakref.ref(thing, lambda _ref: signal.raise_signal(signal.SIGINT))
+    del thing
+    print("went on")
+
+    async def work():
+        await anyio.sleep(0)
+        return "finished"
+
+    try:
+        print(interrupts.run(work))
+    except interrupts.Interrupted as interrupted:
+        print("interrupted", interrupted.exit_code)
+    print(signal.getsignal(signal.SIGINT) is not signal.default_int_handler)
+""")
+
+
+def test_a_ctrl_c_dropped_before_the_loop_interrupts_the_work() -> None:
+    done = _ran(DROPPED_BEFORE_THE_LOOP.format(watch="sigint.watch()"))
+    assert done.stdout.splitlines() == ["went on", "interrupted 130", "True"], done.stderr
+    assert "KeyboardInterrupt" not in done.stderr, done.stderr
+
+
+def test_without_hermes_s_handler_python_drops_it() -> None:
+    # What the test above guards against, shown on Python's own handler.
+    done = _ran(DROPPED_BEFORE_THE_LOOP.format(watch=""))
+    assert done.stdout.splitlines() == ["went on", "finished", "False"], done.stderr
+    assert "KeyboardInterrupt" in done.stderr

@@ -17,7 +17,9 @@ The event loop only listens once it runs; before that (the loop being built) and
 being closed), a signal is written down instead (`_Held`) and handed to the policy once it
 listens, or ends the command once the loop is gone. Python's own KeyboardInterrupt would fire at
 whatever line runs at that moment, and one that lands in a weak reference's callback or a
-finalizer is printed and dropped: the command would go on as if no key had been pressed.
+finalizer is printed and dropped: the command would go on as if no key had been pressed. For the
+same reason a Ctrl-C in the command's synchronous steps before the loop is written down too
+(`hermes.sigint`), and handed to the policy in the same way.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from hermes import collection
+from hermes import collection, sigint
 from hermes.errors import HermesError, leaf
 
 T = TypeVar("T")
@@ -201,7 +203,9 @@ async def _guarded(work: Callable[..., Awaitable[T]], args: tuple[Any, ...], sto
 def run(work: Callable[..., Awaitable[T]], *args: Any, stop_on_signal: bool = False) -> T:
     """`anyio.run(work, *args)` under the signal policy above."""
     collection.long_work()
-    held = _Held()
+    # A Ctrl-C whose KeyboardInterrupt was dropped before this loop (see `hermes.sigint`) is one
+    # that came before it listened.
+    held = _Held(signums=sigint.take())
     try:
         with held.around_the_loop():
             result = anyio.run(_guarded, work, args, stop_on_signal, held)

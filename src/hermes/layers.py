@@ -11,10 +11,11 @@ from __future__ import annotations
 LAYERS: tuple[tuple[str, ...], ...] = (
     # Vocabulary and plumbing: errors, HERMES_HOME paths, safe file I/O, the validation kit,
     # an ASGI server on a loopback socket, the one signal policy async work runs under, a
-    # stdin reader that a cancellation can stop, background work a task group owns, the collector's pace.
+    # stdin reader that a cancellation can stop, background work a task group owns, the collector's pace,
+    # Ctrl-C outside the loop.
     ("hermes", "hermes.errors", "hermes.home", "hermes.files", "hermes.validation", "hermes.loopback",
      "hermes.interrupts", "hermes.stdin_lines", "hermes.layers", "hermes.background", "hermes.debugging",
-     "hermes.collection"),
+     "hermes.collection", "hermes.sigint"),
     # The redactor, the child environment allowlist, redacted library logging.
     ("hermes.security",),
     # config.yaml, .env, ${VAR} interpolation, edits that keep comments.

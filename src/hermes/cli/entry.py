@@ -1,12 +1,14 @@
-"""The `hermes` command's entry point (and `python -m hermes`'s): the collector's pace for a
-command's start and end (`hermes.collection`), then the command line itself."""
+"""The `hermes` command's entry point (and `python -m hermes`'s): hermes's Ctrl-C handler
+(`hermes.sigint`), the collector's pace for a command's start and end (`hermes.collection`), then
+the command line itself."""
 
 from __future__ import annotations
 
-from hermes import collection
+from hermes import collection, sigint
 
 
 def main() -> None:
+    sigint.watch()
     collection.starting()
     try:
         try:

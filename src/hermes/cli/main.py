@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from hermes import __version__
+from hermes import __version__, sigint
 from hermes.cli.lazy_group import LazyGroup
 from hermes.cli.output import printable
 from hermes.config.dotenv import exposure_warning
@@ -163,8 +163,12 @@ def _from_an_interrupt(exc: BaseException) -> bool:
 def _quiet_unraisable(unraisable: Any) -> None:
     """asyncio collects a subprocess transport after its loop closed when a server's helper (one that
     left the server's session) still holds the pipes: the 'Event loop is closed' it then raises in
-    `__del__` is nothing a user can act on, and no traceback reaches the terminal for it."""
+    `__del__` is nothing a user can act on, and no traceback reaches the terminal for it. Nor for a
+    Ctrl-C dropped in a weak reference's callback: it is written down, and the command's next event
+    loop stops its work for it (`hermes.sigint`)."""
     if isinstance(unraisable.exc_value, RuntimeError) and "Event loop is closed" in str(unraisable.exc_value):
+        return
+    if isinstance(unraisable.exc_value, KeyboardInterrupt) and sigint.pending():
         return
     sys.__unraisablehook__(unraisable)
 
