@@ -159,6 +159,10 @@ class _Held:
             return
         self.before = {signum: signal.getsignal(signum) for signum in _SIGNALS}
         self.install()
+        # A Ctrl-C whose KeyboardInterrupt was dropped before (see `hermes.sigint`) came before the
+        # loop listened, as one written down from now on does. Taken once ours are in place: one
+        # dropped a moment earlier is not missed.
+        self.signums[:0] = sigint.take()
         try:
             yield
         finally:
@@ -203,9 +207,7 @@ async def _guarded(work: Callable[..., Awaitable[T]], args: tuple[Any, ...], sto
 def run(work: Callable[..., Awaitable[T]], *args: Any, stop_on_signal: bool = False) -> T:
     """`anyio.run(work, *args)` under the signal policy above."""
     collection.long_work()
-    # A Ctrl-C whose KeyboardInterrupt was dropped before this loop (see `hermes.sigint`) is one
-    # that came before it listened.
-    held = _Held(signums=sigint.take())
+    held = _Held()
     try:
         with held.around_the_loop():
             result = anyio.run(_guarded, work, args, stop_on_signal, held)
