@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from mcp.shared.exceptions import MCPError
-from mcp_types import ErrorData
+from mcp_types import ErrorData, TextContent
 
 from hermes.config.agent_settings import Permissions
 from hermes.config.model import ServerConfig, ToolFilter
@@ -16,7 +16,7 @@ from hermes.security.redact import Redactor
 from hermes.session.calls import Calls
 from hermes.session.surfacing import ToolSurface
 from hermes.tools.call_result import Declined, NotAvailable, Ok, ToolError
-from hermes.tools.results import ResultFiles
+from hermes.tools.results import MIN_BUDGET, ResultFiles
 from tests.supervisors import FakeRoster, FakeSupervisor, text_result, tool
 
 pytestmark = pytest.mark.anyio
@@ -102,3 +102,26 @@ async def test_server_errors_become_sentences_with_the_secret_removed(roster: Fa
     box.raises = MCPError.from_error_data(ErrorData(code=-32001, message="Request 7 timed out"))
     late = await calls.call("mcp__box__echo", {"text": "x"})
     assert isinstance(late, ToolError) and "timed out after" in late.text
+
+
+async def test_a_long_result_is_kept_on_disk_only_when_someone_reads_it(tmp_path: Path) -> None:
+    """`serve` hands its client the server's own answer (redacted) and never reads the rendered
+    text: rendering, which keeps a long text on disk, happens at the first read, once."""
+    roster = FakeRoster()
+    budget = 2 * MIN_BUDGET  # the tool's own hint, so the text need not pass hermes's whole limit
+    echo = tool("echo").model_copy(update={"meta": {"io.example/maxResultSizeChars": budget}})
+    roster.add(FakeSupervisor("box", [echo], {"echo": lambda a: text_result(str(a["text"]))}),
+               ServerConfig(command="fake"))
+    calls, _ = _calls(roster, tmp_path, Redactor([SECRET]))
+    long_text = f"{SECRET} " + "word " * budget
+    passed_on = await calls.call("mcp__box__echo", {"text": long_text})
+    assert isinstance(passed_on, Ok) and passed_on.raw is not None
+    sent = passed_on.to_mcp().content[0]
+    assert isinstance(sent, TextContent) and SECRET not in sent.text and len(sent.text) > budget
+    spill = tmp_path / "results"
+    assert not spill.exists() or list(spill.iterdir()) == []  # nothing rendered, nothing written
+    read = await calls.call("mcp__box__echo", {"text": long_text})
+    assert len(read.text) <= budget and SECRET not in read.text and str(spill) in read.text
+    assert read.text is read.text  # rendered once
+    kept = list(spill.iterdir())
+    assert len(kept) == 1 and SECRET not in kept[0].read_text()

@@ -33,7 +33,7 @@ from hermes.security.redact import Redactor
 from hermes.session.calls import Calls
 from hermes.session.surfacing import ToolSurface
 from hermes.session.upstream import Upstream
-from hermes.tools.call_result import CallResult, Ok, ToolError
+from hermes.tools.call_result import CallResult, Ok, Shown, ToolError
 from hermes.tools.deferred import SEARCH_TOOL, search_answer
 from hermes.tools.permissions import Verdict
 from hermes.tools.surface import SurfaceTool
@@ -180,7 +180,7 @@ class Forwarder:
             async def run_own() -> CallResult:
                 answer = await extra.call(params.name, dict(params.arguments or {}), self.router.elicitation)
                 text = "".join(block.text for block in answer.content if isinstance(block, types.TextContent))
-                return ToolError(text, raw=answer) if answer.is_error else Ok(text)
+                return ToolError(Shown(text), raw=answer) if answer.is_error else Ok(Shown(text))
 
             async def own() -> types.CallToolResult:
                 # The host's own tools are recorded and limited like any other.

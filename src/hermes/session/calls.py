@@ -26,7 +26,7 @@ from hermes.security.clean import clean_text, clean_value
 from hermes.security.redact import Redactor
 from hermes.session.roster import Roster
 from hermes.tools import utilities
-from hermes.tools.call_result import CallResult, Declined, NotAvailable, Ok, ToolError
+from hermes.tools.call_result import CallResult, Declined, NotAvailable, Ok, Shown, ToolError
 from hermes.tools.filters import tool_allowed
 from hermes.tools.naming import owners, registered_name
 from hermes.tools.permissions import Asker, Permission, Verdict
@@ -50,7 +50,7 @@ class Calls:
         self._verdict = verdict
 
     def _failed(self, text: str, **extra: Any) -> ToolError:
-        return ToolError(clean_text(text, self._redactor), **extra)
+        return ToolError(Shown(clean_text(text, self._redactor)), **extra)
 
     async def call(self, name: str, arguments: dict[str, Any], *, on_progress: Progress | None = None,
                    asker: Asker | None = None, cautious: bool = False) -> CallResult:
@@ -70,18 +70,18 @@ class Calls:
             return self._failed(_filtered(tool.original, tool.server))
         found = self._verdict(tool, cautious)
         if found.permission is Permission.DENY:
-            return Declined(f"Not run: {name} is denied by {found.because}.")
+            return Declined(Shown(f"Not run: {name} is denied by {found.because}."))
         if found.permission is Permission.ASK:
             refusal = f"Not run: {name} needs a yes ({found.because}) and nobody can be asked here." \
                 if asker is None else await asker(tool, arguments, found)
             if refusal is not None:
-                return Declined(clean_text(refusal, self._redactor))
+                return Declined(Shown(clean_text(refusal, self._redactor)))
         try:
             if tool.kind == "tool":
                 return self._tool_result(await connection.call(tool.original, arguments, on_progress=on_progress),
                                          tool)
             rendered = await self._utility(connection, tool, arguments)
-            return Ok(rendered.text, rendered.structured)
+            return Ok(Shown(rendered.text, rendered.structured))
         except ServerNotConnected:
             return await self._unavailable(connection)
         except MCPError as exc:
@@ -113,11 +113,15 @@ class Calls:
         return NotAvailable(self._roster.why(connection.name))
 
     def _tool_result(self, result: types.CallToolResult, tool: SurfaceTool) -> CallResult:
-        raw = clean_result(result, self._redactor)
-        rendered = render_result(raw, files=self._files, server=tool.server, budget=budget_of(tool.definition))
-        if rendered.is_error:
-            return ToolError(rendered.text, rendered.structured, raw)
-        return Ok(rendered.text, rendered.structured, raw)
+        raw = clean_result(result, self._redactor)  # redacted now: the one boundary, whoever reads it
+        files, server, budget = self._files, tool.server, budget_of(tool.definition)
+
+        def render() -> tuple[str, dict[str, Any] | None]:
+            rendered = render_result(raw, files=files, server=server, budget=budget)
+            return rendered.text, rendered.structured
+
+        shown = Shown(render=render)  # rendered for a reader that reads it (serve hands on `raw`)
+        return ToolError(shown, raw) if raw.is_error else Ok(shown, raw)
 
     async def _utility(self, connection: Supervisor, tool: SurfaceTool, arguments: dict[str, Any]
                        ) -> RenderedResult:
@@ -155,7 +159,7 @@ class Calls:
                 return await self._unavailable(connection)
             for skipped in surface.skipped:
                 if skipped.name == name and skipped.denied:
-                    return Declined(f"Not run: {name} is {skipped.why}.")
+                    return Declined(Shown(f"Not run: {name} is {skipped.why}."))
                 if skipped.name == name:
                     return self._failed(f"Tool '{name}' was skipped: {skipped.why}.")
             for changed in self._held_back():

@@ -22,7 +22,7 @@ from hermes.team.metrics import Metrics
 from hermes.team.records import AuditRecord, Outcome
 from hermes.team.store import TeamStore, TeamStoreError
 from hermes.team.wakeups import Wakeups
-from hermes.tools.call_result import CallResult, Declined
+from hermes.tools.call_result import CallResult, Declined, Shown
 from hermes.tools.call_result import Outcome as CallOutcome
 
 _OUTCOMES = {CallOutcome.OK: Outcome.OK, CallOutcome.DECLINED: Outcome.DENIED}
@@ -81,8 +81,8 @@ class CallRecorder:
         wait = self.limits.take(self.user, self.per_minute)
         if wait is not None:
             await self._record(tool, server, Outcome.LIMITED, 0.0)
-            return Declined(f"Not run: {self.user} may make {self.per_minute} calls a minute here; "
-                            f"try again in {max(1, round(wait))} s.")
+            return Declined(Shown(f"Not run: {self.user} may make {self.per_minute} calls a minute here; "
+                                  f"try again in {max(1, round(wait))} s."))
         started = time.perf_counter()
         try:
             result = await run()

@@ -7,11 +7,16 @@ there: the one boundary every result crosses), and read the same way by everyone
 - `hermes tools call` prints `text` (and `to_json()` with `--json`);
 - `hermes mcp serve` answers its client with `to_mcp()`: the server's own result when there is one
   (structured content and media intact), else an error result carrying the same JSON.
+
+What a reader sees of a server's answer (`Shown`) is rendered when first read, not when the answer
+arrives: rendering saves media to files and keeps a long text on disk, and `serve`, which hands its
+client the server's own answer, reads neither.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -29,12 +34,52 @@ class Outcome(StrEnum):
     DECLINED = "declined"  # a `deny` rule, or an `ask` without a yes: the tool did not run
 
 
+class Shown:
+    """An answer's text and structured content, as a reader gets them: given, or rendered from the
+    server's answer at the first read (`render`, run once)."""
+
+    __slots__ = ("_render", "_seen")
+
+    def __init__(self, text: str = "", structured: dict[str, Any] | None = None, *,
+                 render: Callable[[], tuple[str, dict[str, Any] | None]] | None = None) -> None:
+        self._render = render
+        self._seen = (text, structured) if render is None else None
+
+    def _read(self) -> tuple[str, dict[str, Any] | None]:
+        if self._seen is None:
+            assert self._render is not None
+            self._seen = self._render()
+            self._render = None  # what it held (the answer, the files) is not kept twice
+        return self._seen
+
+    @property
+    def text(self) -> str:
+        return self._read()[0]
+
+    @property
+    def structured(self) -> dict[str, Any] | None:
+        return self._read()[1]
+
+    def __repr__(self) -> str:
+        return "Shown(not rendered yet)" if self._seen is None else f"Shown({self._seen[0]!r})"
+
+
 @dataclass(frozen=True)
-class Ok:
-    text: str
-    structured: dict[str, Any] | None = None
+class _Answer:
+    shown: Shown
     raw: types.CallToolResult | None = None  # the server's own answer; None for hermes's utility tools
 
+    @property
+    def text(self) -> str:
+        return self.shown.text
+
+    @property
+    def structured(self) -> dict[str, Any] | None:
+        return self.shown.structured
+
+
+@dataclass(frozen=True)
+class Ok(_Answer):
     outcome = Outcome.OK
     is_error = False
     no_such_tool = False
@@ -56,12 +101,9 @@ class Ok:
 
 
 @dataclass(frozen=True)
-class ToolError:
+class ToolError(_Answer):
     """The tool answered with an error (`raw` is its answer), or hermes could not make the call."""
 
-    text: str
-    structured: dict[str, Any] | None = None
-    raw: types.CallToolResult | None = None
     no_such_tool: bool = False  # the name is no tool of any configured server (the CLI exits 3)
 
     outcome = Outcome.ERROR
