@@ -12,6 +12,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import textwrap
+from pathlib import Path
 
 from tests.support import PYTHON
 
@@ -169,3 +170,76 @@ def test_without_hermes_s_handler_python_drops_it() -> None:
     done = _ran(DROPPED_BEFORE_THE_LOOP.format(watch=""))
     assert done.stdout.splitlines() == ["went on", "finished", "False"], done.stderr
     assert "KeyboardInterrupt" in done.stderr
+
+
+# Garbage the loop left behind, whose finalizer meets a Ctrl-C: collected after the loop under
+# Python's raising handler, the KeyboardInterrupt was dropped and the command went on (seen in a
+# helper's attack: the install's checklist then waited for an answer after the Ctrl-C).
+GARBAGE_AFTER_THE_LOOP = textwrap.dedent("""
+    import signal
+    import anyio
+    from hermes import interrupts, sigint
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    sigint.watch()
+
+    class Cycle:
+        def __del__(self):
+            signal.raise_signal(signal.SIGINT)
+
+    async def work():
+        left = Cycle()
+        left.itself = left  # only the collector frees it
+        await anyio.sleep(0)
+        return "finished"
+
+    try:
+        print(interrupts.run(work))
+    except interrupts.Interrupted as interrupted:
+        print("interrupted", interrupted.exit_code)
+""")
+
+
+def test_a_ctrl_c_in_the_loop_s_garbage_interrupts_the_command() -> None:
+    done = _ran(GARBAGE_AFTER_THE_LOOP)
+    assert done.stdout.splitlines() == ["interrupted 130"], done.stderr
+
+
+# Putting files back after a Ctrl-C must not be cut short by another one (or by SIGTERM).
+UNDO_INTERRUPTED = textwrap.dedent("""
+    import signal, sys
+    from pathlib import Path
+    from hermes import files, sigint
+    from hermes.config.transaction import edit_transaction
+    from hermes.home import Home
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    sigint.watch()
+    home = Home(Path(sys.argv[1]))
+    home.ensure()
+    home.config.write_text("kept: 1\\n")
+    home.dotenv.write_text("KEPT=1\\n")
+    real_write = files.atomic_write
+
+    def write_after_a_signal(path, text, **kwargs):
+        signal.raise_signal(signal.{signal})  # pressed again while the undo runs
+        return real_write(path, text, **kwargs)
+
+    try:
+        with edit_transaction(home):
+            home.config.write_text("changed: 1\\n")
+            home.dotenv.write_text("SECRET=canary\\n")
+            files.atomic_write = write_after_a_signal
+            raise KeyboardInterrupt  # the first Ctrl-C
+    except KeyboardInterrupt as stop:
+        print(type(stop).__name__, sigint.exit_code(stop))
+    print(home.config.read_text() == "kept: 1\\n", home.dotenv.read_text() == "KEPT=1\\n")
+""")
+
+
+def test_a_second_ctrl_c_or_a_sigterm_waits_for_the_undo(tmp_path: Path) -> None:
+    for signal_name, stopped in (("SIGINT", "KeyboardInterrupt 130"), ("SIGTERM", "Terminated 143")):
+        done = subprocess.run([PYTHON, "-c", UNDO_INTERRUPTED.format(signal=signal_name), str(tmp_path / signal_name)],
+                              capture_output=True, text=True, timeout=120, check=False)
+        assert done.stdout.splitlines() == [stopped, "True True"], (signal_name, done.stderr)

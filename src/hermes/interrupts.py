@@ -25,6 +25,7 @@ same reason a Ctrl-C in the command's synchronous steps before the loop is writt
 from __future__ import annotations
 
 import contextlib
+import gc
 import signal
 import threading
 from collections.abc import Awaitable, Callable, Iterator
@@ -132,6 +133,8 @@ class _Held:
     def write_down(self, signum: int, _frame: object) -> None:
         if self.closing and (self.interrupted or self.signums):
             self.restore()
+            if signum == signal.SIGTERM:
+                sigint.as_python_would(signum)  # ends the process now, whatever the close waits on
             signal.raise_signal(signum)
             return
         self.signums.append(signum)
@@ -163,9 +166,17 @@ class _Held:
         # loop listened, as one written down from now on does. Taken once ours are in place: one
         # dropped a moment earlier is not missed.
         self.signums[:0] = sigint.take()
+        # What lived before the loop is not the loop's garbage: the collection after it walks only
+        # what the loop made.
+        gc.freeze()
         try:
             yield
         finally:
+            # The loop's garbage (its tasks, streams, weak sets) is collected now, while a signal is
+            # only written down: a finalizer that ran later, under the raising handler, would drop
+            # a Ctrl-C (seen: the install's checklist then waited for an answer after the Ctrl-C).
+            gc.collect()
+            gc.unfreeze()
             self.restore()
 
 

@@ -1,12 +1,15 @@
-"""Ctrl-C while a command runs its synchronous steps, outside any event loop.
+"""Ctrl-C and SIGTERM while a command runs its synchronous steps, outside any event loop.
 
-There Python's own way is the right one: a KeyboardInterrupt at the line that runs, and the
-command unwinds through its `finally` blocks. But a KeyboardInterrupt that lands in a weak
-reference's callback or an object's finalizer is printed and dropped (seen in CI: a Ctrl-C while
-`hermes mcp install` loaded its probe fell into `WeakSet._remove`, and the probe went on waiting for
-its server). hermes's handler raises it as Python's does and also writes the signal down: the next
-event loop the command runs (`interrupts.run`) takes a signal written down as one that came before it
-listened, and its work stops at its first wait.
+There hermes unwinds as Python does for a Ctrl-C: a KeyboardInterrupt at the line that runs, and
+every `finally` on the way out runs (an install's undo puts config.yaml and .env back). SIGTERM
+unwinds the same way (`Terminated`, exit 143) instead of killing the process between two writes.
+
+A KeyboardInterrupt that lands in a weak reference's callback or an object's finalizer is printed
+and dropped by Python (seen in CI: a Ctrl-C while `hermes mcp install` loaded its probe fell into
+`WeakSet._remove`, and the probe went on waiting for its server). So the handler also writes the
+signal down: the next event loop the command runs (`interrupts.run`) takes one that was dropped as
+a signal that came before it listened, and a prompt (`raise_if_dropped`) does not wait for an
+answer after one.
 
 The record lives in this process's one handler, as the signal itself does; this module imports
 nothing heavy, since the handler goes in before the command line loads.
@@ -14,8 +17,20 @@ nothing heavy, since the handler goes in before the command line loads.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
+from collections.abc import Iterator
+
+STOPPING = (signal.SIGINT, signal.SIGTERM)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM in a command's synchronous steps: it unwinds as a Ctrl-C does."""
+
+
+def exit_code(stop: KeyboardInterrupt) -> int:
+    return 128 + signal.SIGTERM if isinstance(stop, Terminated) else 128 + signal.SIGINT
 
 
 class _Unheard:
@@ -24,21 +39,32 @@ class _Unheard:
 
     def interrupt(self, signum: int, _frame: object) -> None:
         self.signums.append(signum)
-        raise KeyboardInterrupt
+        raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
 
 
 _UNHEARD = _Unheard()
+_PYTHONS_OWN: dict[int, signal._HANDLER] = {signal.SIGINT: signal.default_int_handler,
+                                             signal.SIGTERM: signal.SIG_DFL}
 
 
 def watch() -> None:
     """Put hermes's handler in place of Python's (main thread only, where handlers live)."""
-    if threading.current_thread() is threading.main_thread() \
-            and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, _UNHEARD.interrupt)
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in STOPPING:
+        if signal.getsignal(signum) is _PYTHONS_OWN[signum]:  # not one a parent chose (SIG_IGN under nohup)
+            signal.signal(signum, _UNHEARD.interrupt)
+
+
+def as_python_would(signum: int) -> None:
+    """Python's own handler back in place of hermes's, for a signal that must act as it would
+    without hermes (a SIGTERM the user repeats while a loop's close is stuck: it ends the process)."""
+    if signal.getsignal(signum) == _UNHEARD.interrupt:
+        signal.signal(signum, _PYTHONS_OWN[signum])
 
 
 def take() -> list[int]:
-    """The Ctrl-Cs that came outside an event loop since the last look; a KeyboardInterrupt that
+    """The signals that came outside an event loop since the last look; one whose KeyboardInterrupt
     went its normal way has already ended the command, so what is still here was dropped."""
     taken, _UNHEARD.signums = _UNHEARD.signums, []
     return taken
@@ -46,3 +72,31 @@ def take() -> list[int]:
 
 def pending() -> bool:
     return bool(_UNHEARD.signums)
+
+
+def raise_if_dropped() -> None:
+    """Before and after a prompt: a Ctrl-C dropped since the last look ends the command here, rather
+    than leaving a question on the screen that the user already said no to."""
+    taken = take()
+    if taken:
+        raise Terminated if taken[0] == signal.SIGTERM else KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def held() -> Iterator[None]:
+    """A step that must not be cut short (putting back files a command half changed): a Ctrl-C or
+    SIGTERM during it is written down, and acts as soon as the step is done."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+    before = {signum: signal.getsignal(signum) for signum in STOPPING}
+    for signum in STOPPING:
+        signal.signal(signum, lambda signum, _frame: came.append(signum))
+    try:
+        yield
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+        if came:
+            signal.raise_signal(came[0])

@@ -51,8 +51,11 @@ def _install(home: Home, env: dict[str, str] | None = None) -> pexpect.spawn:
                          env={**os.environ, "HERMES_HOME": str(home.root), "TERM": "xterm", **(env or {})})
 
 
-def _interrupt_and_check(home: Home, child: pexpect.spawn) -> None:
-    child.sendintr()
+def _interrupt_and_check(home: Home, child: pexpect.spawn, *, terminate: bool = False) -> None:
+    if terminate:
+        child.kill(signal.SIGTERM)
+    else:
+        child.sendintr()
     child.expect(pexpect.EOF)
     # The terminal closes a moment before the process has exited; `close()` alone would then hang
     # it up (SIGHUP) on a loaded machine and report no exit status at all.
@@ -60,7 +63,10 @@ def _interrupt_and_check(home: Home, child: pexpect.spawn) -> None:
     child.close()
     # Interrupted: exit 130, or (when the Ctrl-C lands while the probe's own signal handling is
     # still being set up, about 1 run in 4 on a loaded machine) ended by the SIGINT itself.
-    assert child.exitstatus == 130 or child.signalstatus == signal.SIGINT, child.before
+    if terminate:  # SIGTERM unwinds as Ctrl-C does (the undo runs), where it used to kill mid-change
+        assert child.exitstatus == 143, (child.exitstatus, child.signalstatus, child.before)
+    else:
+        assert child.exitstatus == 130 or child.signalstatus == signal.SIGINT, child.before
     assert home.config.read_text() == BEFORE_CONFIG
     assert home.dotenv.read_text() == BEFORE_DOTENV
     assert CANARY not in home.dotenv.read_text()
@@ -108,6 +114,17 @@ def test_ctrl_c_at_the_tool_checklist(prepared: Home) -> None:
     child.sendline("")
     child.expect("Tools to offer")
     _interrupt_and_check(prepared, child)
+
+
+def test_sigterm_at_the_tool_checklist(prepared: Home) -> None:
+    _entry(prepared)
+    child = _install(prepared)
+    _secret_given(child)
+    child.expect("Region")
+    child.sendline("")
+    child.expect("Tools to offer")
+    assert CANARY in prepared.dotenv.read_text()
+    _interrupt_and_check(prepared, child, terminate=True)
 
 
 def test_ctrl_c_at_keep_it_disabled(prepared: Home) -> None:

@@ -8,6 +8,7 @@ import questionary
 
 from hermes.catalog.install import InstallOutcome, Override, install_entry
 from hermes.catalog.manifest import Setting
+from hermes.cli.asking import answer_to
 from hermes.cli.output import say
 from hermes.cli.progress import progress
 from hermes.config.launchers import Warmed, run_warm
@@ -18,9 +19,9 @@ from hermes.session.status import ProbeReport
 
 def _ask(setting: Setting) -> str | None:
     if setting.secret:
-        answer = questionary.password(f"{setting.prompt}:").ask()
+        answer = answer_to(questionary.password(f"{setting.prompt}:"))
     else:
-        answer = questionary.text(f"{setting.prompt}:", default=setting.default or "").ask()
+        answer = answer_to(questionary.text(f"{setting.prompt}:", default=setting.default or ""))
     if answer is None:
         raise KeyboardInterrupt
     return str(answer) or None
@@ -33,7 +34,7 @@ def _choose(tools: list[tuple[str, str]], preselected: set[str], cautions: set[s
 
     choices = [questionary.Choice(label(name, description), value=name, checked=name in preselected)
                for name, description in tools]
-    picked = questionary.checkbox("Tools to offer (space toggles, enter saves):", choices=choices).ask()
+    picked = answer_to(questionary.checkbox("Tools to offer (space toggles, enter saves):", choices=choices))
     if picked is None:
         raise KeyboardInterrupt
     return [str(p) for p in picked]
@@ -57,7 +58,7 @@ def run_install(home: Home, name: str, given: dict[str, str], *, interactive: bo
                 return False
             say("Keeping it in config.yaml, disabled (--yes).")
             return True
-        answer = questionary.confirm("Save it anyway, disabled, to fix later?", default=True).ask()
+        answer = answer_to(questionary.confirm("Save it anyway, disabled, to fix later?", default=True))
         if answer is None:  # Ctrl-C: the install is abandoned, and its transaction undone
             raise KeyboardInterrupt
         return bool(answer)

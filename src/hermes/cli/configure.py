@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import questionary
 
+from hermes.cli.asking import answer_to
 from hermes.cli.output import say
 from hermes.cli.progress import progress
 from hermes.config.edit import set_tool_include
@@ -23,8 +24,8 @@ def configure_tools(home: Home, name: str) -> int:
         say(f"{name} offers no tools.")
         return 0
     choices = [questionary.Choice(t.name, value=t.name, checked=t.selected) for t in tools]
-    picked = questionary.checkbox(f"Tools of '{name}' to offer (space toggles, enter saves):",
-                                  choices=choices).ask()
+    picked = answer_to(questionary.checkbox(f"Tools of '{name}' to offer (space toggles, enter saves):",
+                                  choices=choices))
     if picked is None:
         say("Nothing changed.")
         return 1

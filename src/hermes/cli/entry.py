@@ -13,8 +13,8 @@ def main() -> None:
     try:
         try:
             from hermes.cli.main import main as run_command
-        except KeyboardInterrupt:  # Ctrl-C while the command line itself loads: no traceback for it
-            raise SystemExit(130) from None
+        except KeyboardInterrupt as stop:  # Ctrl-C while the command line itself loads: no traceback for it
+            raise SystemExit(sigint.exit_code(stop)) from None
         run_command()
     finally:
         collection.leaving()

@@ -19,6 +19,7 @@ import click
 import mcp_types as types
 
 from hermes.agent.forms import options_of
+from hermes.cli.asking import answer_to
 from hermes.cli.output import say
 from hermes.mcp.tasks import Progress
 
@@ -78,19 +79,19 @@ def _ask_form(message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
         if kind == "array" and options_of(items):
             # Multi-select (2025-11-25): the answer is a list of the chosen values, never one string.
             picked = default if isinstance(default, list) else []
-            value: Any = questionary.checkbox(label, choices=[questionary.Choice(title, value=const,
+            value: Any = answer_to(questionary.checkbox(label, choices=[questionary.Choice(title, value=const,
                                                                                  checked=const in picked)
-                                                               for const, title in options_of(items)]).ask()
+                                                               for const, title in options_of(items)]))
         elif options_of(spec):
             choices = options_of(spec)
-            value = questionary.select(label, choices=[questionary.Choice(title, value=const)
+            value = answer_to(questionary.select(label, choices=[questionary.Choice(title, value=const)
                                                        for const, title in choices],
                                        default=next((title for const, title in choices if const == default),
-                                                    None)).ask()
+                                                    None)))
         elif kind == "boolean":
-            value = questionary.confirm(label, default=bool(default) if default is not None else False).ask()
+            value = answer_to(questionary.confirm(label, default=bool(default) if default is not None else False))
         else:
-            text = questionary.text(label, default="" if default is None else str(default)).ask()
+            text = answer_to(questionary.text(label, default="" if default is None else str(default)))
             value = text if text is None or kind not in ("integer", "number") else _number(text, kind)
         if value is None:
             return None

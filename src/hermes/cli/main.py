@@ -121,18 +121,19 @@ class HermesGroup(LazyGroup):
                 ctx.exit(cause.exit_code)
             if isinstance(cause, KeyboardInterrupt):
                 click.echo("Interrupted.", err=True)
-                ctx.exit(130)
+                ctx.exit(sigint.exit_code(cause))
             click.echo(f"Error: {unexpected(group)}", err=True)
             ctx.exit(1)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as stop:
             click.echo("Interrupted.", err=True)
-            ctx.exit(130)
+            ctx.exit(sigint.exit_code(stop))
         except BrokenPipeError:
             _reader_left()
         except Exception as exc:
-            if _from_an_interrupt(exc):
+            during = _the_interrupt(exc)
+            if during is not None:
                 click.echo("Interrupted.", err=True)
-                ctx.exit(130)
+                ctx.exit(sigint.exit_code(during))
             click.echo(f"Error: {unexpected(exc)}", err=True)
             ctx.exit(1)
 
@@ -154,10 +155,10 @@ def demo_command(home_dir: str | None) -> None:
     sys.exit(run_demo(home_dir))
 
 
-def _from_an_interrupt(exc: BaseException) -> bool:
-    """An error raised while a Ctrl-C unwound (a module half imported, a library turning the
-    KeyboardInterrupt into an error of its own): the user stopped the command, nothing broke."""
-    return any(isinstance(current, KeyboardInterrupt) for current in causes(exc))
+def _the_interrupt(exc: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C (or SIGTERM) during which `exc` was raised (a module half imported, a library
+    turning the KeyboardInterrupt into an error of its own): the user stopped the command, nothing broke."""
+    return next((current for current in causes(exc) if isinstance(current, KeyboardInterrupt)), None)
 
 
 def _quiet_unraisable(unraisable: Any) -> None:
@@ -191,7 +192,7 @@ def main() -> None:
     try:
         cli.main(prog_name="hermes")
         sys.stdout.flush()
-    except KeyboardInterrupt:
-        sys.exit(130)
+    except KeyboardInterrupt as stop:
+        sys.exit(sigint.exit_code(stop))
     except BrokenPipeError:
         _reader_left()

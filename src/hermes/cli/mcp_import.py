@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from hermes.cli.asking import answer_to
 from hermes.cli.options import json_option
 from hermes.cli.output import print_json, print_table, say
 from hermes.config.store import ConfigStore
@@ -112,7 +113,7 @@ def _choose(candidates: list[Candidate]) -> list[Candidate]:
 
     choices = [questionary.Choice(f"{c.name}  ({c.found.client})", value=c, checked=True)
                for c in candidates if c.skip is None]
-    picked = questionary.checkbox("Servers to add to hermes:", choices=choices).ask()
+    picked = answer_to(questionary.checkbox("Servers to add to hermes:", choices=choices))
     return list(picked or [])
 
 

@@ -14,6 +14,7 @@ import sys
 import click
 
 from hermes import interrupts
+from hermes.cli.asking import answer_to
 from hermes.cli.output import say
 from hermes.errors import HermesError, UsageError
 from hermes.home import Home
@@ -72,11 +73,11 @@ def _ask_endpoint(home: Home) -> tuple[str, str | None, str | None]:
     other = "another"  # questionary gives back a choice's title when its value is None
     choices = [questionary.Choice(e.choice, value=e) for e in ENDPOINTS] + [
         questionary.Choice("Another OpenAI-compatible URL", value=other)]
-    picked = questionary.select("Which server runs the model?", choices=choices).ask()
+    picked = answer_to(questionary.select("Which server runs the model?", choices=choices))
     if picked is None:
         raise KeyboardInterrupt
     if picked == other:
-        url = questionary.text("Base URL (ending in /v1):").ask()
+        url = answer_to(questionary.text("Base URL (ending in /v1):"))
         if not url:
             raise KeyboardInterrupt
         return str(url).strip(), None, None
@@ -85,7 +86,7 @@ def _ask_endpoint(home: Home) -> tuple[str, str | None, str | None]:
     known = _known_value(home, picked.key_variable)
     if known:
         return picked.base_url, picked.key_variable, known
-    key = questionary.password(f"API key ({picked.key_variable}, kept in {home.dotenv}):").ask()
+    key = answer_to(questionary.password(f"API key ({picked.key_variable}, kept in {home.dotenv}):"))
     if not key:
         raise KeyboardInterrupt
     return picked.base_url, picked.key_variable, str(key).strip()
@@ -96,7 +97,7 @@ def _next_step() -> bool:
     import questionary
 
     again, back = "Try again (the server may be starting)", "Go back and choose another server or URL"
-    picked = questionary.select("What now?", choices=[again, back, "Quit"]).ask()
+    picked = answer_to(questionary.select("What now?", choices=[again, back, "Quit"]))
     if picked is None or picked == "Quit":
         raise KeyboardInterrupt
     return bool(picked == back)
@@ -155,7 +156,7 @@ def _choose_model(base_url: str, listed: list[str] | HermesError, name: str | No
         raise UsageError(f"{base_url} serves several models ({shown}); choose one with --name.")
     import questionary
 
-    picked = questionary.select("Which model?", choices=names).ask()
+    picked = answer_to(questionary.select("Which model?", choices=names))
     if picked is None:
         raise KeyboardInterrupt
     return str(picked)

@@ -9,6 +9,7 @@ import questionary
 
 from hermes.catalog.install import catalog_states
 from hermes.catalog.states import DISABLED, CatalogState
+from hermes.cli.asking import answer_to
 from hermes.cli.catalog_flow import run_install
 from hermes.cli.configure import configure_tools
 from hermes.cli.output import say
@@ -60,13 +61,13 @@ def run_picker(home: Home) -> int:
         choices += [questionary.Choice(f"{c.name:<{width}}  {c.state.value:<22} (custom)", value=c.name)
                     for c in custom]
         choices.append(questionary.Choice("Quit", value=_QUIT))
-        picked = questionary.select("MCP servers (enter to choose, ctrl-c to quit):", choices=choices).ask()
+        picked = answer_to(questionary.select("MCP servers (enter to choose, ctrl-c to quit):", choices=choices))
         if picked is None:
             return 130  # Ctrl-C: interrupted, as every other command says it
         if picked == _QUIT:
             return 0
         name = str(picked)
-        action = questionary.select(f"{name} [{states[name].value}]:", choices=_actions(states[name])).ask()
+        action = answer_to(questionary.select(f"{name} [{states[name].value}]:", choices=_actions(states[name])))
         if action in (None, "back"):
             continue
         if action == "install":
@@ -76,7 +77,7 @@ def run_picker(home: Home) -> int:
             say(f"{name} {action}d. Running sessions pick this up on `hermes mcp reload`.")
         elif action == "configure":
             configure_tools(home, name)
-        elif action == "remove" and questionary.confirm(f"Remove {name} (and its OAuth tokens)?",
-                                                        default=False).ask():
+        elif action == "remove" and answer_to(questionary.confirm(f"Remove {name} (and its OAuth tokens)?",
+                                                        default=False)):
             _remove(home, name)
             say(f"Removed {name}.")

@@ -14,6 +14,7 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
+from hermes import sigint
 from hermes.config.dotenv import MAX_DOTENV_BYTES
 from hermes.config.yamltext import MAX_CONFIG_BYTES
 from hermes.errors import ConfigError
@@ -30,7 +31,10 @@ class Transaction:
             raise ConfigError(f"cannot be read: {exc.reason}.", path=exc.path) from None
 
     def rollback(self) -> None:
-        restore(self._before)
+        # Putting the files back is not cut short: a Ctrl-C pressed again meanwhile (or a SIGTERM)
+        # acts once every file is as it was.
+        with sigint.held():
+            restore(self._before)
 
 
 @contextlib.contextmanager
