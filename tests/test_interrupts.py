@@ -126,6 +126,18 @@ def test_a_sigterm_while_the_loop_s_close_is_stuck_ends_the_process() -> None:
     assert done.returncode == -signal.SIGTERM, (done.returncode, done.stderr)
 
 
+# The end of the programs below: work that would finish, run under the signal policy.
+RUN_THE_WORK = """
+    async def work():{before}
+        await anyio.sleep(0)
+        return "finished"
+
+    try:
+        print(interrupts.run(work))
+    except interrupts.Interrupted as interrupted:
+        print("interrupted", interrupted.exit_code)
+"""
+
 
 # A Ctrl-C in the command's synchronous steps (loading its probe, say) that lands in a weak
 # reference's callback: Python drops the KeyboardInterrupt, and the command used to go on into its
@@ -147,14 +159,7 @@ DROPPED_BEFORE_THE_LOOP = textwrap.dedent("""
     del thing
     print("went on")
 
-    async def work():
-        await anyio.sleep(0)
-        return "finished"
-
-    try:
-        print(interrupts.run(work))
-    except interrupts.Interrupted as interrupted:
-        print("interrupted", interrupted.exit_code)
+""" + RUN_THE_WORK.format(before="") + """
     print(signal.getsignal(signal.SIGINT) is not signal.default_int_handler)
 """)
 
@@ -187,17 +192,9 @@ GARBAGE_AFTER_THE_LOOP = textwrap.dedent("""
         def __del__(self):
             signal.raise_signal(signal.SIGINT)
 
-    async def work():
+""" + RUN_THE_WORK.format(before="""
         left = Cycle()
-        left.itself = left  # only the collector frees it
-        await anyio.sleep(0)
-        return "finished"
-
-    try:
-        print(interrupts.run(work))
-    except interrupts.Interrupted as interrupted:
-        print("interrupted", interrupted.exit_code)
-""")
+        left.itself = left  # only the collector frees it"""))
 
 
 def test_a_ctrl_c_in_the_loop_s_garbage_interrupts_the_command() -> None:

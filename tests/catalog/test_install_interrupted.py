@@ -106,17 +106,8 @@ def test_ctrl_c_while_the_server_is_probed(prepared: Home) -> None:
     _interrupt_and_check(prepared, child)
 
 
-def test_ctrl_c_at_the_tool_checklist(prepared: Home) -> None:
-    _entry(prepared)
-    child = _install(prepared)
-    _secret_given(child)
-    child.expect("Region")
-    child.sendline("")
-    child.expect("Tools to offer")
-    _interrupt_and_check(prepared, child)
-
-
-def test_sigterm_at_the_tool_checklist(prepared: Home) -> None:
+@pytest.mark.parametrize("terminate", [False, True], ids=["ctrl-c", "sigterm"])
+def test_stopped_at_the_tool_checklist(prepared: Home, terminate: bool) -> None:
     _entry(prepared)
     child = _install(prepared)
     _secret_given(child)
@@ -124,7 +115,7 @@ def test_sigterm_at_the_tool_checklist(prepared: Home) -> None:
     child.sendline("")
     child.expect("Tools to offer")
     assert CANARY in prepared.dotenv.read_text()
-    _interrupt_and_check(prepared, child, terminate=True)
+    _interrupt_and_check(prepared, child, terminate=terminate)
 
 
 def test_ctrl_c_at_keep_it_disabled(prepared: Home) -> None:
