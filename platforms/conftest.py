@@ -165,8 +165,10 @@ class Person:
         return str(made.room_id)
 
     def _members(self, room: str) -> set[str]:
+        """Who has joined `room`: nio's `users` counts the invited too, and a message sent while the
+        bot is only invited comes before its join (history to it, rightly not answered)."""
         found = self.client.rooms.get(room)
-        return set(found.users) if found is not None else set()
+        return set(found.users) - set(found.invited_users) if found is not None else set()
 
     async def say(self, room: str, text: str) -> int:
         """Send `text`; returns where the replies to it start in `received`."""

@@ -177,3 +177,40 @@ async def test_a_servers_form_is_asked_in_the_room(home: Home, synapse: Homeserv
         await someone.reply(room, after=mark, containing="mail")
         mark = await someone.say(room, "ada@example.com")
         assert "ada@example.com" in await someone.reply(room, after=mark, containing="ada@example.com")
+
+
+async def test_what_came_while_the_bot_looked_away_after_its_join_is_answered(
+        home: Home, synapse: Homeserver, scripted_model: Any, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """More events between the bot's join and its next sync than a sync's batch holds: the batch no
+    longer holds the join, and what it holds (and what came between, read back) is new, not history."""
+    import nio
+
+    bot, alice = synapse.account("hermes"), synapse.account("alice")
+    model = scripted_model([{"content": "one answered"}, {"content": "two answered"}])
+    configure(home, synapse, bot, alice, model=model_config(model))
+    joined, looking = anyio.Event(), anyio.Event()
+    real_join, real_sync = nio.AsyncClient.join, nio.AsyncClient.sync
+
+    async def join(client: Any, room_id: str, *args: Any, **kwargs: Any) -> Any:
+        answer = await real_join(client, room_id, *args, **kwargs)
+        joined.set()
+        return answer
+
+    async def sync(client: Any, *args: Any, **kwargs: Any) -> Any:
+        if client.user_id == bot.user_id and joined.is_set():
+            await looking.wait()  # the bot's first look after its join waits for the test
+        return await real_sync(client, *args, **kwargs)
+
+    monkeypatch.setattr(nio.AsyncClient, "join", join)
+    monkeypatch.setattr(nio.AsyncClient, "sync", sync)
+    async with serving(home), person(synapse, alice) as someone:
+        room = await someone.room_with(bot.user_id)
+        first = await someone.say(room, "question one")  # only reading back finds it: the batch is past it
+        for note in range(12):  # Synapse's batch holds the room's latest 10 events
+            notice = {"msgtype": "m.notice", "body": f"note {note}"}
+            assert isinstance(await someone.client.room_send(room, "m.room.message", notice), nio.RoomSendResponse)
+        await someone.say(room, "question two")
+        looking.set()
+        await someone.reply(room, after=first, containing="one answered")
+        await someone.reply(room, after=first, containing="two answered")
+    assert [text for _, _, text in someone.received].count("one answered") == 1

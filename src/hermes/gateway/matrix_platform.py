@@ -30,6 +30,7 @@ MAX_PAUSE = 60.0
 SIGNED_OUT = ("M_UNKNOWN_TOKEN", "M_MISSING_TOKEN", "M_FORBIDDEN", "M_USER_DEACTIVATED")
 SIGN_IN_SECONDS = 60.0
 START_TRIES = 2  # nio retries a homeserver it cannot reach forever; the start must not
+GAP_PAGES, GAP_PAGE = 4, 50  # events read back to a join a batch no longer holds: 200 at most
 MAX_TEXT = 30_000  # an event is at most 64 KiB of JSON; room for escaping and the envelope
 
 
@@ -127,12 +128,13 @@ class MatrixPlatform:
         for room_id, joined in answer.rooms.join.items():
             events = list(joined.timeline.events)
             if room_id in self._joining:
-                start = next((index for index, event in enumerate(events) if isinstance(event, nio.RoomMemberEvent)
-                              and event.state_key == client.user_id and event.membership == "join"), None)
                 self._joining.discard(room_id)
-                if start is None:
-                    continue  # joined in an earlier batch after all: this one is history too
-                events = events[start + 1:]
+                start = next((index for index, event in enumerate(events) if self._own_join(event, client)), None)
+                # Without its join, the batch is the room's latest events and all of them came after
+                # it (more than a batch of them came before this sync): they and the ones between
+                # are new.
+                events = events[start + 1:] if start is not None else \
+                    [*await self._since_join(client, room_id, joined.timeline), *events]
             room = client.rooms.get(room_id)
             direct = room is not None and room.member_count <= 2
             for event in events:
@@ -146,6 +148,41 @@ class MatrixPlatform:
                     with contextlib.suppress(SendFailed):
                         await self.send(room_id, "This room is encrypted, and hermes cannot read encrypted "
                                                  "messages: talk to me in a room without encryption.")
+
+    @staticmethod
+    def _own_join(event: Any, client: Any) -> bool:
+        import nio
+
+        return isinstance(event, nio.RoomMemberEvent) and event.state_key == client.user_id \
+            and event.membership == "join"
+
+    async def _since_join(self, client: Any, room_id: str, timeline: Any) -> list[Any]:
+        """The events between the bot's join and a batch that starts after it, oldest first: read back
+        from the batch page by page until the join (at most `GAP_PAGES` pages; what lies further back
+        is left unanswered, and the log says so)."""
+        import nio
+
+        found: list[Any] = []
+        token = timeline.prev_batch if timeline.limited else None
+        for _ in range(GAP_PAGES if token else 0):
+            page = await client.room_messages(room_id, start=token, direction=nio.MessageDirection.back,
+                                              limit=GAP_PAGE)
+            if not isinstance(page, nio.RoomMessagesResponse):
+                LOG.warning("Matrix: the messages of %s since the bot joined could not be read (%s); the "
+                            "ones before the latest are not answered", room_id, page.message)
+                break
+            for event in page.chunk:  # newest first
+                if self._own_join(event, client):
+                    return found[::-1]
+                found.append(event)
+            if not page.chunk or not page.end or page.end == token:
+                return found[::-1]  # the start of the room
+            token = page.end
+        else:
+            if token:
+                LOG.warning("Matrix: more than %d events came in %s between the bot's join and its first look; "
+                            "the older ones are not answered", GAP_PAGES * GAP_PAGE, room_id)
+        return found[::-1]
 
     async def _sign_in(self, client: Any) -> None:
         import nio
