@@ -128,45 +128,47 @@ def _block_text(block: types.ContentBlock, files: ResultFiles, server: str) -> s
 # One encoder for every result: `json.dumps` with an option builds a new one per call.
 _AS_WRITTEN = json.JSONEncoder(ensure_ascii=False)
 
-MAX_BLOCKS = 10_000  # content blocks of one result; a million one-character blocks is not an answer
+MAX_BLOCKS = 10_000  # content blocks of one result
 
 
-def _fewer_blocks(result: types.CallToolResult) -> list[types.ContentBlock]:
-    content = list(result.content)
-    if len(content) <= MAX_BLOCKS:
-        return content
-    omitted = len(content) - MAX_BLOCKS
-    return [*content[:MAX_BLOCKS],
-            types.TextContent(type="text", text=f"[{omitted} more content blocks omitted by hermes]")]
+def _clean_block(block: types.ContentBlock, redact: Redactor) -> types.ContentBlock:
+    if isinstance(block, types.TextContent):
+        cleaned = clean_text(block.text, redact)
+        return block if cleaned is block.text else block.model_copy(update={"text": cleaned})
+    if isinstance(block, types.EmbeddedResource) and isinstance(block.resource, types.TextResourceContents):
+        cleaned = clean_text(block.resource.text, redact)
+        if cleaned is block.resource.text:
+            return block
+        return block.model_copy(update={"resource": block.resource.model_copy(update={"text": cleaned})})
+    return block
 
 
 def clean_result(result: types.CallToolResult, redact: Redactor) -> types.CallToolResult:
     """The result as it may leave hermes: every text in it redacted (a server may echo back what it
     was configured with, a token in its arguments, a header, on success as much as in an error)
     and made visible (no hidden characters, see `hermes.security.invisible`). A result with nothing
-    to hide or cut is returned as it came."""
-
-    def clean(block: types.ContentBlock) -> types.ContentBlock:
-        if isinstance(block, types.TextContent):
-            cleaned = clean_text(block.text, redact)
-            return block if cleaned is block.text else block.model_copy(update={"text": cleaned})
-        if isinstance(block, types.EmbeddedResource) and isinstance(block.resource, types.TextResourceContents):
-            cleaned = clean_text(block.resource.text, redact)
-            if cleaned is block.resource.text:
-                return block
-            return block.model_copy(update={"resource": block.resource.model_copy(update={"text": cleaned})})
-        return block
-
-    kept = _fewer_blocks(result)
-    content = [clean(block) for block in kept]
+    to hide or cut is returned as it came (every call passes here: no copy where nothing changes)."""
+    kept = result.content
     update: dict[str, Any] = {}
-    if len(kept) != len(result.content) or any(new is not old for new, old in zip(content, kept, strict=True)):
+    if len(kept) > MAX_BLOCKS:  # a million one-character blocks is not an answer
+        omitted = len(kept) - MAX_BLOCKS
+        kept = [*kept[:MAX_BLOCKS], types.TextContent(type="text", text=f"[{omitted} more content blocks omitted "
+                                                                              f"by hermes]")]
+        update["content"] = kept
+    content: list[types.ContentBlock] | None = None  # made at the first change, with the blocks before it
+    for index, block in enumerate(kept):
+        cleaned = _clean_block(block, redact)
+        if content is None and cleaned is not block:
+            content = list(kept[:index])
+        if content is not None:
+            content.append(cleaned)
+    if content is not None:
         update["content"] = content
     for field in ("structured_content", "meta"):
         value = getattr(result, field)
-        cleaned = clean_value(value, redact) if value is not None else None
-        if cleaned is not value:
-            update[field] = cleaned
+        cleaned_value = clean_value(value, redact) if value is not None else None
+        if cleaned_value is not value:
+            update[field] = cleaned_value
     return result.model_copy(update=update) if update else result
 
 
