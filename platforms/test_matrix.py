@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import nio
 import pytest
 from ruamel.yaml import YAML
 
@@ -183,8 +184,6 @@ async def test_what_came_while_the_bot_looked_away_after_its_join_is_answered(
         home: Home, synapse: Homeserver, scripted_model: Any, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
     """More events between the bot's join and its next sync than a sync's batch holds: the batch no
     longer holds the join, and what it holds (and what came between, read back) is new, not history."""
-    import nio
-
     bot, alice = synapse.account("hermes"), synapse.account("alice")
     model = scripted_model([{"content": "one answered"}, {"content": "two answered"}])
     configure(home, synapse, bot, alice, model=model_config(model))
@@ -214,3 +213,46 @@ async def test_what_came_while_the_bot_looked_away_after_its_join_is_answered(
         await someone.reply(room, after=first, containing="one answered")
         await someone.reply(room, after=first, containing="two answered")
     assert [text for _, _, text in someone.received].count("one answered") == 1
+
+
+def _asked(model: Any) -> list[str]:
+    """The person's message each of the model's turns answered."""
+    return [[m["content"] for m in body["messages"] if m["role"] == "user"][-1] for body in model.bodies()]
+
+
+async def test_a_restart_answers_nothing_twice_and_a_room_it_was_put_out_of_is_history(
+        home: Home, synapse: Homeserver, scripted_model: Any) -> None:  # noqa: F811
+    """Synapse keeps a sync's answer for two minutes: a restart asking what the last start asked got
+    that run's place, and answered its messages again. A bot put out of a room and invited back has
+    its older join in its first batch: what came after that one is history too."""
+    bot, alice = synapse.account("hermes"), synapse.account("alice")
+    model = scripted_model([{"content": f"answer {turn}"} for turn in range(1, 4)])
+    configure(home, synapse, bot, alice, model=model_config(model))
+    async with person(synapse, alice) as someone:
+        async with serving(home):
+            room = await someone.room_with(bot.user_id)
+            await someone.reply(room, after=await someone.say(room, "question one"), containing="answer 1")
+        async with serving(home):
+            await someone.reply(room, after=await someone.say(room, "question two"), containing="answer 2")
+        assert isinstance(await someone.client.room_kick(room, bot.user_id), nio.RoomKickResponse)
+        await someone.say(room, "said while the bot was out")
+        assert isinstance(await someone.client.room_invite(room, bot.user_id), nio.RoomInviteResponse)
+        async with serving(home):
+            await someone.until(lambda: bot.user_id in someone._members(room))
+            await someone.reply(room, after=await someone.say(room, "question three"), containing="answer 3")
+    assert _asked(model) == ["question one", "question two", "question three"]
+
+
+async def test_a_bot_put_out_of_a_room_takes_the_invite_back(
+        home: Home, synapse: Homeserver, scripted_model: Any) -> None:  # noqa: F811
+    bot, alice = synapse.account("hermes"), synapse.account("alice")
+    model = scripted_model([{"content": "back"}])
+    configure(home, synapse, bot, alice, model=model_config(model))
+    async with serving(home), person(synapse, alice) as someone:
+        room = await someone.room_with(bot.user_id)
+        assert isinstance(await someone.client.room_kick(room, bot.user_id), nio.RoomKickResponse)
+        await someone.until(lambda: bot.user_id not in someone._members(room))
+        assert isinstance(await someone.client.room_invite(room, bot.user_id), nio.RoomInviteResponse)
+        await someone.until(lambda: bot.user_id in someone._members(room))
+        assert await someone.reply(room, after=await someone.say(room, "are you there?")) == "back"
+    assert _asked(model) == ["are you there?"]

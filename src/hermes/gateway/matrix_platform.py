@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import secrets
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,6 +22,7 @@ from anyio.abc import TaskStatus
 
 from hermes.config.gateway_settings import PlatformSettings
 from hermes.errors import HermesError
+from hermes.gateway.matrix_joins import after_own_membership, newest_messages, read_back_to_join
 from hermes.gateway.platform import Button, Deliver, Incoming, SendFailed, closing
 
 LOG = logging.getLogger("hermes.gateway.matrix")
@@ -30,7 +32,6 @@ MAX_PAUSE = 60.0
 SIGNED_OUT = ("M_UNKNOWN_TOKEN", "M_MISSING_TOKEN", "M_FORBIDDEN", "M_USER_DEACTIVATED")
 SIGN_IN_SECONDS = 60.0
 START_TRIES = 2  # nio retries a homeserver it cannot reach forever; the start must not
-GAP_PAGES, GAP_PAGE = 4, 50  # events read back to a join a batch no longer holds: 200 at most
 MAX_TEXT = 30_000  # an event is at most 64 KiB of JSON; room for escaping and the envelope
 
 
@@ -64,7 +65,10 @@ class MatrixPlatform:
             try:
                 with anyio.fail_after(SIGN_IN_SECONDS):
                     await self._sign_in(client)
-                    first = await client.sync(timeout=0, full_state=True)
+                    # Synapse keeps a sync's answer for two minutes, found by what was asked: a start
+                    # asking what the last run's start asked would get that run's answer and place,
+                    # and answer again what the last run answered. A full-state sync is answered at once.
+                    first = await client.sync(timeout=1 + secrets.randbelow(1000), full_state=True)
             except TimeoutError:
                 raise HermesError(f"Matrix: {self._homeserver} did not answer within {SIGN_IN_SECONDS:.0f} s "
                                   f"(is gateway.matrix.homeserver right, and is it up?).") from None
@@ -110,6 +114,9 @@ class MatrixPlatform:
             answer = await client.sync(timeout=SYNC_MS, since=since)
             if isinstance(answer, nio.SyncResponse):
                 since, failures = answer.next_batch, 0
+                for room_id in answer.rooms.leave:  # left or put out: an invite back is taken again
+                    client.rooms.pop(room_id, None)
+                    self._joining.discard(room_id)
                 await self._invites(client, answer)
                 await self._messages(client, answer, deliver)
                 continue
@@ -129,60 +136,23 @@ class MatrixPlatform:
             events = list(joined.timeline.events)
             if room_id in self._joining:
                 self._joining.discard(room_id)
-                start = next((index for index, event in enumerate(events) if self._own_join(event, client)), None)
-                # Without its join, the batch is the room's latest events and all of them came after
-                # it (more than a batch of them came before this sync): they and the ones between
-                # are new.
-                events = events[start + 1:] if start is not None else \
-                    [*await self._since_join(client, room_id, joined.timeline), *events]
+                since_join = after_own_membership(events, client.user_id)
+                if since_join is None:  # all of the batch came after the join, and what lies between is read
+                    since_join = [*await read_back_to_join(client, room_id, joined.timeline), *events]
+                events = newest_messages(since_join, client.user_id, room_id)
             room = client.rooms.get(room_id)
             direct = room is not None and room.member_count <= 2
             for event in events:
                 if getattr(event, "sender", None) == client.user_id:
                     continue
                 if isinstance(event, nio.RoomMessageText):
-                    await deliver(Incoming(room_id, event.sender, event.body, direct=direct))
+                    await deliver(Incoming(room_id, event.sender, _within(event.body), direct=direct))
                 elif isinstance(event, nio.MegolmEvent) and room_id not in self._told_encrypted \
                         and len(self._told_encrypted) < MAX_ROOMS:
                     self._told_encrypted.add(room_id)
                     with contextlib.suppress(SendFailed):
                         await self.send(room_id, "This room is encrypted, and hermes cannot read encrypted "
                                                  "messages: talk to me in a room without encryption.")
-
-    @staticmethod
-    def _own_join(event: Any, client: Any) -> bool:
-        import nio
-
-        return isinstance(event, nio.RoomMemberEvent) and event.state_key == client.user_id \
-            and event.membership == "join"
-
-    async def _since_join(self, client: Any, room_id: str, timeline: Any) -> list[Any]:
-        """The events between the bot's join and a batch that starts after it, oldest first: read back
-        from the batch page by page until the join (at most `GAP_PAGES` pages; what lies further back
-        is left unanswered, and the log says so)."""
-        import nio
-
-        found: list[Any] = []
-        token = timeline.prev_batch if timeline.limited else None
-        for _ in range(GAP_PAGES if token else 0):
-            page = await client.room_messages(room_id, start=token, direction=nio.MessageDirection.back,
-                                              limit=GAP_PAGE)
-            if not isinstance(page, nio.RoomMessagesResponse):
-                LOG.warning("Matrix: the messages of %s since the bot joined could not be read (%s); the "
-                            "ones before the latest are not answered", room_id, page.message)
-                break
-            for event in page.chunk:  # newest first
-                if self._own_join(event, client):
-                    return found[::-1]
-                found.append(event)
-            if not page.chunk or not page.end or page.end == token:
-                return found[::-1]  # the start of the room
-            token = page.end
-        else:
-            if token:
-                LOG.warning("Matrix: more than %d events came in %s between the bot's join and its first look; "
-                            "the older ones are not answered", GAP_PAGES * GAP_PAGE, room_id)
-        return found[::-1]
 
     async def _sign_in(self, client: Any) -> None:
         import nio
@@ -214,6 +184,12 @@ class MatrixPlatform:
                                                                 "m.mentions": {}})
         if not isinstance(sent, nio.RoomSendResponse):
             raise SendFailed(sent.message)
+
+
+def _within(body: str) -> str:
+    """A message's text within what hermes reads of one (the protocol allows 64 KiB an event; a
+    homeserver may send more)."""
+    return body if len(body) <= MAX_TEXT else body[:MAX_TEXT] + " [cut by hermes: the message was longer]"
 
 
 def _invite_of(state: list[Any], user_id: str) -> tuple[str | None, bool]:
