@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
-from anyio.abc import TaskStatus
+from anyio.abc import TaskGroup, TaskStatus
 
 from hermes.config.gateway_settings import PlatformSettings
 from hermes.errors import HermesError
@@ -79,18 +79,19 @@ class MatrixPlatform:
             if not isinstance(first, nio.SyncResponse):
                 raise HermesError(f"Matrix: the first sync with {self._homeserver} failed: {first.message}")
             self._client = client
-            await self._invites(client, first)  # invites that came while it was not running
-            task_status.started()
-            await self._sync(client, first.next_batch, deliver)
+            # Joins run beside the sync loop: joining a large room over federation can take minutes,
+            # and nio tries a request that times out again for ever; no other room waits for one.
+            async with anyio.create_task_group() as joins:
+                await self._invites(client, first, joins)  # invites that came while it was not running
+                task_status.started()
+                await self._sync(client, first.next_batch, deliver, joins)
         finally:
             self._client = None
             if self._password and client.access_token:  # its own sign-in: the device it made goes with it
                 await closing(client.logout, "Matrix")
             await closing(client.close, "Matrix")
 
-    async def _invites(self, client: Any, answer: Any) -> None:
-        import nio
-
+    async def _invites(self, client: Any, answer: Any, joins: TaskGroup) -> None:
         for room_id, invite in answer.rooms.invite.items():
             inviter, direct = _invite_of(invite.invite_state, client.user_id)
             if room_id in client.rooms or room_id in self._joining or inviter is None:
@@ -101,10 +102,15 @@ class MatrixPlatform:
             if len(self._joining) >= MAX_ROOMS:
                 continue
             self._joining.add(room_id)
-            if not isinstance(await client.join(room_id), nio.JoinResponse):
-                self._joining.discard(room_id)
+            joins.start_soon(self._join, client, room_id)
 
-    async def _sync(self, client: Any, since: str, deliver: Deliver) -> None:
+    async def _join(self, client: Any, room_id: str) -> None:
+        import nio
+
+        if not isinstance(await client.join(room_id), nio.JoinResponse):
+            self._joining.discard(room_id)
+
+    async def _sync(self, client: Any, since: str, deliver: Deliver, joins: TaskGroup) -> None:
         """Long-poll the homeserver for ever; a refused sign-in ends the gateway, anything else is tried
         again after a growing pause (never a tight loop against a homeserver in trouble)."""
         import nio
@@ -117,7 +123,7 @@ class MatrixPlatform:
                 for room_id in answer.rooms.leave:  # left or put out: an invite back is taken again
                     client.rooms.pop(room_id, None)
                     self._joining.discard(room_id)
-                await self._invites(client, answer)
+                await self._invites(client, answer, joins)
                 await self._messages(client, answer, deliver)
                 continue
             if answer.status_code in SIGNED_OUT:
