@@ -288,3 +288,35 @@ async def test_a_join_that_takes_long_holds_no_other_room(
         await someone.until(lambda: bot.user_id in someone._members(made.room_id))
         slow = str(made.room_id)
         assert await someone.reply(slow, after=await someone.say(slow, "slow?")) == "from the slow room"
+
+
+async def test_a_sync_that_left_messages_out_is_read_back_to_where_the_last_one_ended(
+        home: Home, synapse: Homeserver, scripted_model: Any, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """More came in a room the bot is in between two of its syncs than a batch holds."""
+    bot, alice = synapse.account("hermes"), synapse.account("alice")
+    model = scripted_model([{"content": "hello"}, {"content": "one answered"}, {"content": "two answered"}])
+    configure(home, synapse, bot, alice, model=model_config(model))
+    holding, looking = anyio.Event(), anyio.Event()
+    real_sync = nio.AsyncClient.sync
+
+    async def sync(client: Any, *args: Any, **kwargs: Any) -> Any:
+        answer = await real_sync(client, *args, **kwargs)
+        if client.user_id == bot.user_id and holding.is_set() and not looking.is_set():
+            await looking.wait()  # the bot was busy: it looks again, later, from the same place
+            answer = await real_sync(client, *args, **{**kwargs, "timeout": kwargs.get("timeout", 0) + 1})
+        return answer
+
+    monkeypatch.setattr(nio.AsyncClient, "sync", sync)
+    async with serving(home), person(synapse, alice) as someone:
+        room = await someone.room_with(bot.user_id)
+        assert await someone.reply(room, after=await someone.say(room, "hi")) == "hello"  # the join is behind it
+        holding.set()
+        first = await someone.say(room, "question one")
+        for note in range(12):
+            notice = {"msgtype": "m.notice", "body": f"note {note}"}
+            assert isinstance(await someone.client.room_send(room, "m.room.message", notice), nio.RoomSendResponse)
+        await someone.say(room, "question two")
+        looking.set()
+        await someone.reply(room, after=first, containing="one answered")
+        await someone.reply(room, after=first, containing="two answered")
+    assert _asked(model) == ["hi", "question one", "question two"]

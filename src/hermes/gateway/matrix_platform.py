@@ -22,7 +22,7 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from hermes.config.gateway_settings import PlatformSettings
 from hermes.errors import HermesError
-from hermes.gateway.matrix_joins import after_own_membership, newest_messages, read_back_to_join
+from hermes.gateway.matrix_joins import after_own_membership, newest_messages, read_back
 from hermes.gateway.platform import Button, Deliver, Incoming, SendFailed, closing
 
 LOG = logging.getLogger("hermes.gateway.matrix")
@@ -119,12 +119,12 @@ class MatrixPlatform:
         while True:
             answer = await client.sync(timeout=SYNC_MS, since=since)
             if isinstance(answer, nio.SyncResponse):
-                since, failures = answer.next_batch, 0
+                asked_from, since, failures = since, answer.next_batch, 0
                 for room_id in answer.rooms.leave:  # left or put out: an invite back is taken again
                     client.rooms.pop(room_id, None)
                     self._joining.discard(room_id)
                 await self._invites(client, answer, joins)
-                await self._messages(client, answer, deliver)
+                await self._messages(client, answer, asked_from, deliver)
                 continue
             if answer.status_code in SIGNED_OUT:
                 raise HermesError(f"Matrix: {self._homeserver} no longer accepts the bot's sign-in "
@@ -133,9 +133,10 @@ class MatrixPlatform:
             LOG.warning("Matrix: a sync with %s failed (%s); trying again", self._homeserver, answer.message)
             await anyio.sleep(min(MAX_PAUSE, 2.0 ** failures))
 
-    async def _messages(self, client: Any, answer: Any, deliver: Deliver) -> None:
-        """The new messages of a sync, in the homeserver's order. In a room the bot has just joined,
-        what precedes its own join in the timeline is the room's history, not a message for it."""
+    async def _messages(self, client: Any, answer: Any, since: str, deliver: Deliver) -> None:
+        """The new messages of a sync asked from `since`, in the homeserver's order. In a room the bot
+        has just joined, what precedes its own join in the timeline is the room's history, not a
+        message for it (`hermes.gateway.matrix_joins`)."""
         import nio
 
         for room_id, joined in answer.rooms.join.items():
@@ -144,8 +145,12 @@ class MatrixPlatform:
                 self._joining.discard(room_id)
                 since_join = after_own_membership(events, client.user_id)
                 if since_join is None:  # all of the batch came after the join, and what lies between is read
-                    since_join = [*await read_back_to_join(client, room_id, joined.timeline), *events]
+                    since_join = [*await read_back(client, room_id, joined.timeline, since=since, joining=True),
+                                  *events]
                 events = newest_messages(since_join, client.user_id, room_id)
+            elif joined.timeline.limited:  # more came since the last sync than a batch holds
+                left_out = await read_back(client, room_id, joined.timeline, since=since, joining=False)
+                events = newest_messages([*left_out, *events], client.user_id, room_id)
             room = client.rooms.get(room_id)
             direct = room is not None and room.member_count <= 2
             for event in events:
