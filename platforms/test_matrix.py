@@ -21,7 +21,7 @@ from ruamel.yaml import YAML
 from hermes.gateway.rooms import Rooms
 from hermes.gateway.run import run_gateway
 from hermes.home import Home
-from platforms.conftest import Account, Homeserver, person
+from platforms.conftest import Account, Homeserver, Person, person
 from tests.agent.conftest import model_config, scripted_model  # noqa: F401  (the agent tests' fixture)
 from tests.blender import StandIn, plugin_repo
 from tests.support import fast_entry, hermes, needs_sandbox, stdio_entry, write_config
@@ -206,15 +206,21 @@ async def test_what_came_while_the_bot_looked_away_after_its_join_is_answered(
     monkeypatch.setattr(nio.AsyncClient, "sync", sync)
     async with serving(home), person(synapse, alice) as someone:
         room = await someone.room_with(bot.user_id)
-        first = await someone.say(room, "question one")  # only reading back finds it: the batch is past it
-        for note in range(12):  # Synapse's batch holds the room's latest 10 events
-            notice = {"msgtype": "m.notice", "body": f"note {note}"}
-            assert isinstance(await someone.client.room_send(room, "m.room.message", notice), nio.RoomSendResponse)
-        await someone.say(room, "question two")
-        looking.set()
-        await someone.reply(room, after=first, containing="one answered")
-        await someone.reply(room, after=first, containing="two answered")
+        await _more_than_a_batch_holds(someone, room, looking)
     assert [text for _, _, text in someone.received].count("one answered") == 1
+
+
+async def _more_than_a_batch_holds(someone: Person, room: str, looking: anyio.Event) -> None:
+    """Two questions with more events between them than a sync's batch holds (Synapse's holds the
+    room's latest 10), sent while the bot does not look; both are answered once it looks again."""
+    first = await someone.say(room, "question one")  # only reading back finds it: the batch is past it
+    for note in range(12):
+        notice = {"msgtype": "m.notice", "body": f"note {note}"}
+        assert isinstance(await someone.client.room_send(room, "m.room.message", notice), nio.RoomSendResponse)
+    await someone.say(room, "question two")
+    looking.set()
+    await someone.reply(room, after=first, containing="one answered")
+    await someone.reply(room, after=first, containing="two answered")
 
 
 def _asked(model: Any) -> list[str]:
@@ -311,12 +317,5 @@ async def test_a_sync_that_left_messages_out_is_read_back_to_where_the_last_one_
         room = await someone.room_with(bot.user_id)
         assert await someone.reply(room, after=await someone.say(room, "hi")) == "hello"  # the join is behind it
         holding.set()
-        first = await someone.say(room, "question one")
-        for note in range(12):
-            notice = {"msgtype": "m.notice", "body": f"note {note}"}
-            assert isinstance(await someone.client.room_send(room, "m.room.message", notice), nio.RoomSendResponse)
-        await someone.say(room, "question two")
-        looking.set()
-        await someone.reply(room, after=first, containing="one answered")
-        await someone.reply(room, after=first, containing="two answered")
+        await _more_than_a_batch_holds(someone, room, looking)
     assert _asked(model) == ["hi", "question one", "question two"]
