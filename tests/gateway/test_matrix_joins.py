@@ -71,31 +71,31 @@ def bodies(events: list[Any]) -> list[str]:
 async def test_reading_back_stops_at_the_join_on_a_later_page_and_keeps_the_order() -> None:
     homeserver = Homeserver(page([text("three"), text("two")], "t1"), page([text("one"), membership("join"),
                                                                             text("history")], "t2"))
-    assert bodies(await read_back(homeserver, ROOM, BATCH, since=None, joining=True)) == ["one", "two", "three"]
+    assert bodies(await read_back(homeserver, ROOM, BATCH, since=None)) == ["one", "two", "three"]
 
 
 async def test_a_join_nio_cannot_read_still_ends_the_reading_back() -> None:
     unreadable = membership("join", content={"membership": 7})  # nio makes it a BadEvent
     found = page([text("new"), unreadable, text("history")], "t1")
     assert not isinstance(found.chunk[1], nio.RoomMemberEvent)
-    assert bodies(await read_back(Homeserver(found), ROOM, BATCH, since=None, joining=True)) == ["new"]
+    assert bodies(await read_back(Homeserver(found), ROOM, BATCH, since=None)) == ["new"]
 
 
 async def test_a_homeserver_that_never_ends_is_read_within_the_bounds() -> None:
     floods = [page([text(f"m{index}") for index in range(GAP_PAGE * 40)], f"t{turn}")  # far more than asked
               for turn in range(1, 10)]
     homeserver = Homeserver(*floods)
-    found = await read_back(homeserver, ROOM, BATCH, since=None, joining=True)
+    found = await read_back(homeserver, ROOM, BATCH, since=None)
     assert len(found) == GAP_PAGES * GAP_PAGE and homeserver.asked == GAP_PAGES
     going_round = Homeserver(page([text("x")], "same"))  # the same place to go on from, again and again
-    assert bodies(await read_back(going_round, ROOM, BATCH, since=None, joining=True)) == ["x", "x"]
+    assert bodies(await read_back(going_round, ROOM, BATCH, since=None)) == ["x", "x"]
     assert going_round.asked == 2
 
 
 async def test_a_filtered_page_is_read_past_and_an_error_keeps_what_was_read() -> None:
     homeserver = Homeserver(page([], "t1"), page([text("kept")], "t2"),
                             nio.RoomMessagesError.from_dict({"errcode": "M_FORBIDDEN", "error": "no"}, ROOM))
-    assert bodies(await read_back(homeserver, ROOM, BATCH, since=None, joining=True)) == ["kept"]
+    assert bodies(await read_back(homeserver, ROOM, BATCH, since=None)) == ["kept"]
     assert homeserver.asked == 3
 
 
@@ -110,21 +110,19 @@ async def test_a_homeserver_that_does_not_answer_holds_the_other_rooms_for_a_bou
             return page([text("read before it stopped")], "t1")
 
     monkeypatch.setattr(matrix_joins, "GAP_SECONDS", 0.01)
-    assert bodies(await read_back(Silent(), ROOM, BATCH, since=None, joining=True)) == ["read before it stopped"]
+    assert bodies(await read_back(Silent(), ROOM, BATCH, since=None)) == ["read before it stopped"]
 
 
 async def test_a_batch_that_is_not_limited_reads_nothing_back() -> None:
     homeserver = Homeserver(page([text("history")], None))
     for batch in (SimpleNamespace(limited=False, prev_batch="t0"), SimpleNamespace(limited=True, prev_batch=None)):
-        assert await read_back(homeserver, ROOM, batch, since="s0", joining=True) == []
+        assert await read_back(homeserver, ROOM, batch, since="s0") == []
     assert homeserver.asked == 0
 
 
 async def test_a_sync_that_left_messages_out_is_read_back_to_where_the_last_one_ended() -> None:
-    """In a room the bot is in, its own membership events are no boundary (a new display name is one)."""
-    homeserver = Homeserver(page([text("two"), membership("join", content={"membership": "join", "displayname": "h"}),
-                                  text("one")], "t1"), page([], None))
-    assert bodies(await read_back(homeserver, ROOM, BATCH, since="s0", joining=False)) == ["one", "two"]
+    homeserver = Homeserver(page([text("two"), text("one")], "t1"), page([], None))
+    assert bodies(await read_back(homeserver, ROOM, BATCH, since="s0")) == ["one", "two"]
     assert homeserver.ends == ["s0", "s0"]
 
 

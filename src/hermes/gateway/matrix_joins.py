@@ -42,9 +42,10 @@ def after_own_membership(events: list[Any], user_id: str) -> list[Any] | None:
     return None
 
 
-async def read_back(client: Any, room_id: str, timeline: Any, *, since: str | None, joining: bool) -> list[Any]:
+async def read_back(client: Any, room_id: str, timeline: Any, *, since: str | None) -> list[Any]:
     """The events a `limited` batch left out, oldest first: back from the batch to `since` (where the
-    last sync ended), and in a room the bot is `joining`, no further than its own membership. What
+    last sync ended), and never past a membership of the bot's own (before its join is history; a
+    bot that only changed its name loses what came before that, never the other way round). What
     lies further back than the bounds allow is left unanswered, and the log says so."""
     import nio
 
@@ -64,7 +65,7 @@ async def read_back(client: Any, room_id: str, timeline: Any, *, since: str | No
                             "not answered", room_id, page.message)
                 return found[::-1]
             for event in page.chunk[:GAP_PAGE]:  # newest first; a page is no longer than asked for
-                if joining and own_membership(event, client.user_id):
+                if own_membership(event, client.user_id):
                     return found[::-1]
                 found.append(event)
             if not page.end or page.end == token or (since is not None and not page.chunk):

@@ -140,17 +140,15 @@ class MatrixPlatform:
         import nio
 
         for room_id, joined in answer.rooms.join.items():
+            self._joining.discard(room_id)
             events = list(joined.timeline.events)
-            if room_id in self._joining:
-                self._joining.discard(room_id)
-                since_join = after_own_membership(events, client.user_id)
-                if since_join is None:  # all of the batch came after the join, and what lies between is read
-                    since_join = [*await read_back(client, room_id, joined.timeline, since=since, joining=True),
-                                  *events]
-                events = newest_messages(since_join, client.user_id, room_id)
-            elif joined.timeline.limited:  # more came since the last sync than a batch holds
-                left_out = await read_back(client, room_id, joined.timeline, since=since, joining=False)
-                events = newest_messages([*left_out, *events], client.user_id, room_id)
+            # After a membership of the bot's own (its join, whoever made it), only what follows is new.
+            since_join = after_own_membership(events, client.user_id)
+            if since_join is not None:
+                events = since_join
+            elif joined.timeline.limited:  # more came since the last sync than a batch holds: read back
+                events = [*await read_back(client, room_id, joined.timeline, since=since), *events]
+            events = newest_messages(events, client.user_id, room_id)
             room = client.rooms.get(room_id)
             direct = room is not None and room.member_count <= 2
             for event in events:
