@@ -92,10 +92,11 @@ async def test_a_homeserver_that_never_ends_is_read_within_the_bounds() -> None:
     assert going_round.asked == 2
 
 
-async def test_a_filtered_page_is_read_past_and_an_error_keeps_what_was_read() -> None:
+@pytest.mark.parametrize("since", [None, "s0"])
+async def test_a_filtered_page_is_read_past_and_an_error_keeps_what_was_read(since: str | None) -> None:
     homeserver = Homeserver(page([], "t1"), page([text("kept")], "t2"),
                             nio.RoomMessagesError.from_dict({"errcode": "M_FORBIDDEN", "error": "no"}, ROOM))
-    assert bodies(await read_back(homeserver, ROOM, BATCH, since=None)) == ["kept"]
+    assert bodies(await read_back(homeserver, ROOM, BATCH, since=since)) == ["kept"]
     assert homeserver.asked == 3
 
 

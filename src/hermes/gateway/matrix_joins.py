@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 
 LOG = logging.getLogger("hermes.gateway.matrix")
-GAP_PAGES, GAP_PAGE = 4, 50  # events read back to the join at most: 200
+GAP_PAGES, GAP_PAGE = 4, 50  # events read back at most: 200
 GAP_SECONDS = 20.0
 CATCH_UP = 8  # messages answered at most from one catch-up: the newest (a room keeps 8 waiting)
 
@@ -68,7 +68,7 @@ async def read_back(client: Any, room_id: str, timeline: Any, *, since: str | No
                 if own_membership(event, client.user_id):
                     return found[::-1]
                 found.append(event)
-            if not page.end or page.end == token or (since is not None and not page.chunk):
+            if not page.end or page.end == token:
                 return found[::-1]  # the start of the room, or where the last sync ended
             token = page.end  # an empty page with a place to go on from: the homeserver filtered it
     LOG.warning("Matrix: more than %d events or %.0f s of reading back in %s; the older messages a sync left out "
