@@ -188,26 +188,34 @@ async def test_what_came_while_the_bot_looked_away_after_its_join_is_answered(
     model = scripted_model([{"content": "one answered"}, {"content": "two answered"}])
     configure(home, synapse, bot, alice, model=model_config(model))
     joined, looking = anyio.Event(), anyio.Event()
-    real_join, real_sync = nio.AsyncClient.join, nio.AsyncClient.sync
+    real_join = nio.AsyncClient.join
 
     async def join(client: Any, room_id: str, *args: Any, **kwargs: Any) -> Any:
-        joined.set()
+        joined.set()  # a look from now on comes too early
         return await real_join(client, room_id, *args, **kwargs)
 
-    async def sync(client: Any, *args: Any, **kwargs: Any) -> Any:
-        answer = await real_sync(client, *args, **kwargs)
-        if client.user_id == bot.user_id and joined.is_set() and not looking.is_set():
-            await looking.wait()  # a look once the join has begun comes too early: it is made again later
-            # (asked a little differently: Synapse would hand back the answer it keeps for the same question)
-            answer = await real_sync(client, *args, **{**kwargs, "timeout": kwargs.get("timeout", 0) + 1})
-        return answer
-
     monkeypatch.setattr(nio.AsyncClient, "join", join)
-    monkeypatch.setattr(nio.AsyncClient, "sync", sync)
+    _looks_late(monkeypatch, bot, once=joined, until=looking)
     async with serving(home), person(synapse, alice) as someone:
         room = await someone.room_with(bot.user_id)
         await _more_than_a_batch_holds(someone, room, looking)
     assert [text for _, _, text in someone.received].count("one answered") == 1
+
+
+def _looks_late(monkeypatch: pytest.MonkeyPatch, bot: Account, *, once: anyio.Event, until: anyio.Event) -> None:
+    """The bot's syncs answered after `once` and before `until` are made again at `until`, from the
+    same place: as if the bot had been busy meanwhile."""
+    real_sync = nio.AsyncClient.sync
+
+    async def sync(client: Any, *args: Any, **kwargs: Any) -> Any:
+        answer = await real_sync(client, *args, **kwargs)
+        if client.user_id == bot.user_id and once.is_set() and not until.is_set():
+            await until.wait()
+            # Asked a little differently: Synapse would hand back the answer it keeps for the same question.
+            answer = await real_sync(client, *args, **{**kwargs, "timeout": kwargs.get("timeout", 0) + 1})
+        return answer
+
+    monkeypatch.setattr(nio.AsyncClient, "sync", sync)
 
 
 async def _more_than_a_batch_holds(someone: Person, room: str, looking: anyio.Event) -> None:
@@ -303,16 +311,7 @@ async def test_a_sync_that_left_messages_out_is_read_back_to_where_the_last_one_
     model = scripted_model([{"content": "hello"}, {"content": "one answered"}, {"content": "two answered"}])
     configure(home, synapse, bot, alice, model=model_config(model))
     holding, looking = anyio.Event(), anyio.Event()
-    real_sync = nio.AsyncClient.sync
-
-    async def sync(client: Any, *args: Any, **kwargs: Any) -> Any:
-        answer = await real_sync(client, *args, **kwargs)
-        if client.user_id == bot.user_id and holding.is_set() and not looking.is_set():
-            await looking.wait()  # the bot was busy: it looks again, later, from the same place
-            answer = await real_sync(client, *args, **{**kwargs, "timeout": kwargs.get("timeout", 0) + 1})
-        return answer
-
-    monkeypatch.setattr(nio.AsyncClient, "sync", sync)
+    _looks_late(monkeypatch, bot, once=holding, until=looking)
     async with serving(home), person(synapse, alice) as someone:
         room = await someone.room_with(bot.user_id)
         assert await someone.reply(room, after=await someone.say(room, "hi")) == "hello"  # the join is behind it
