@@ -6,10 +6,11 @@ server's log with a tail kept for error messages, the child's exit as an event t
 wait on (without polling), and stdout read in linear time (the SDK re-splits its whole buffer on
 every chunk, which makes a 48 MB result take almost a minute).
 
-Lifecycle, like the SDK's: `__aenter__` spawns the process and starts three pipe tasks and an
-exit watcher in a task group; `__aexit__` runs the shutdown under a shield — close stdin, give
-the server `_EXIT_GRACE` to exit, SIGTERM its group, SIGKILL it — with every wait bounded, so a
-cancelled caller can neither leak a process nor hang on one. The two output pipes are read to
+Lifecycle, like the SDK's: `__aenter__` spawns the process and starts the two output readers and
+an exit watcher in a task group (a request is written by its sender: `StdinWriter`); `__aexit__`
+runs the shutdown under a shield — close stdin, give the server `_EXIT_GRACE` to exit, SIGTERM
+its group, SIGKILL it — with every wait bounded, so a cancelled caller can neither leak a process
+nor hang on one. The two output pipes are read to
 their end whatever happens to the caller (their readers are shielded, stopped by `__aexit__`):
 asyncio closes a process's transport only once both are, and a transport still open when the
 command's event loop closes ends in "Event loop is closed" from its finalizer.
@@ -38,6 +39,7 @@ from hermes.mcp.sandbox_denials import DenialWatch
 from hermes.mcp.sandbox_hold import HeldBinds
 from hermes.mcp.sandbox_relay import HostRelay
 from hermes.mcp.sdk import TransportStreams
+from hermes.mcp.stdin_writer import StdinWriter
 from hermes.security.redact import Redactor
 
 # A server gets this long to exit by itself after its stdin closes, then SIGTERM, then SIGKILL.
@@ -46,7 +48,6 @@ _TERM_GRACE = 1.0
 _HURRIED_GRACE = 0.15  # each of the two graces, when the user interrupted
 _KILL_REAP = 5.0
 _PIPES_GRACE = 2.0  # for a writer that left the server's session (setsid): it may hold them for good
-_WRITER_FLUSH = 0.5
 _STDERR_TAIL_LINES = 20
 _MAX_STDERR_LINE = 4096
 # One JSON-RPC message may be large (a tool result of many megabytes), but not unbounded.
@@ -86,10 +87,12 @@ class StdioProcess:
     def __init__(self, command: str, args: list[str], *, env: dict[str, str], cwd: str | None,
                  log: TextSink, redact: Redactor, watchdog: Watchdog | None = None,
                  sandbox: SandboxRequest | None = None, name: str = "server", sandbox_state: str | None = None,
-                 on_denial: Callable[[tuple[str, ...]], None] | None = None) -> None:
+                 on_denial: Callable[[tuple[str, ...]], None] | None = None, patience: float = 300.0) -> None:
         """`sandbox_state`: how its sandbox stands in words (set again once the start builds it);
-        `on_denial`: told each time the sandbox refused the server something new."""
+        `on_denial`: told each time the sandbox refused the server something new; `patience`: how
+        long a request may wait for the server to read its input (its calls' timeout)."""
         self.name = name
+        self.patience = patience
         self.command = command
         self.args = args
         self.env = env
@@ -103,7 +106,6 @@ class StdioProcess:
         self._watcher_gone = anyio.Event()  # the exit watcher has returned: the exit seen, or cancelled
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL_LINES)
         self._tasks: anyio.abc.TaskGroup | None = None
-        self._writer_done = anyio.Event()
         self._output_scope = anyio.CancelScope(shield=True)
         self._output_read = anyio.Event()  # both output pipes at their end: every writer is gone
         # Set once the handshake is done; a server stopped before that has nothing to save, and
@@ -187,16 +189,17 @@ class StdioProcess:
             if self._watchdog is not None:
                 self._watchdog.watch(self.process.pid)
             incoming_send, incoming = anyio.create_memory_object_stream[SessionMessage | Exception](16)
-            outgoing, outgoing_receive = anyio.create_memory_object_stream[SessionMessage](16)
             self._incoming, self._incoming_send = incoming, incoming_send
-            self._outgoing, self._outgoing_receive = outgoing, outgoing_receive
+            assert self.process.stdin is not None
+            outgoing = StdinWriter(self.process.stdin, name=self.name, patience=self.patience,
+                                   broken=incoming_send.close)
+            self._outgoing = outgoing
             self._tasks = anyio.create_task_group()
         except BaseException:
             kill_group(self.process.pid, signal.SIGKILL)
             raise
         await self._tasks.__aenter__()
         self._tasks.start_soon(self._read_output)
-        self._tasks.start_soon(self._write_stdin)
         self._tasks.start_soon(self._watch_exit)
         if self._relay is not None:
             self._relay.serve_in(self._tasks)
@@ -211,7 +214,7 @@ class StdioProcess:
         # task (a tenth of a millisecond), and a session of a hundred servers stops them all at once.
         if not self._output_read.is_set():
             self._output_scope.cancel()
-        if self._relay is not None or not (self._writer_done.is_set() and self._watcher_gone.is_set()
+        if self._relay is not None or not (self._watcher_gone.is_set()
                                            and self._output_read.is_set()):
             self._tasks.cancel_scope.cancel()
         try:
@@ -277,20 +280,6 @@ class StdioProcess:
                 self._log_line(b"[stdout, not MCP] " + line[:_MAX_STDERR_LINE])
         return True
 
-    async def _write_stdin(self) -> None:
-        assert self.process and self.process.stdin
-        try:
-            async with self._outgoing_receive:
-                async for message in self._outgoing_receive:
-                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    await self.process.stdin.send(data.encode() + b"\n")
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-            # The server stopped reading: end the session's view of the connection instead of
-            # letting a request wait forever.
-            await self._incoming_send.aclose()
-        finally:
-            self._writer_done.set()
-
     async def _read_stderr(self) -> None:
         assert self.process and self.process.stderr
         splitter = LineSplitter(1 << 20)
@@ -355,8 +344,6 @@ class StdioProcess:
         process = self.process
         assert process is not None
         self._outgoing.close()
-        with anyio.move_on_after(_WRITER_FLUSH):
-            await self._writer_done.wait()
         if process.stdin is not None:
             with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 await process.stdin.aclose()

@@ -196,5 +196,6 @@ class TransportOpener:
         process = StdioProcess(server.command, list(server.args),
                                env=child_environment(self.parent_environ, server.env, windows=self.windows),
                                cwd=server.cwd, log=log, redact=self.redactor, watchdog=self.watchdog,
-                               sandbox=request, name=name, sandbox_state=state, on_denial=on_denial)
+                               sandbox=request, name=name, sandbox_state=state, on_denial=on_denial,
+                               patience=server.config.timeout)
         return process
