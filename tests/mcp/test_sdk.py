@@ -103,6 +103,33 @@ async def test_a_compressed_answer_is_never_unpacked() -> None:
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("encodings", [("identity", "gzip"), ("gzip", "identity"), ("", "gzip")])
+async def test_an_encoding_given_twice_is_refused_when_either_compresses(encodings: tuple[str, str]) -> None:
+    import gzip
+
+    bomb = gzip.compress(b"[" * (8 * 1024 * 1024))
+    lines = "".join(f"content-encoding: {encoding}\r\n" for encoding in encodings)
+    head = f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n{lines}content-length: {len(bomb)}\r\n\r\n"
+    url, server = _one_answer(head.encode(), bomb)
+    async with sdk.create_http_client(limit=1024 * 1024) as client:
+        with pytest.raises(httpx2.ReadError, match="came compressed"):
+            await client.post(url, json={})
+    server.close()
+
+
+@pytest.mark.anyio
+async def test_a_second_type_naming_an_event_stream_leaves_the_body_bounded() -> None:
+    """httpx reads a header given twice joined, so the first type is the answer's type: a JSON body
+    that also claims to be an event stream is still counted against the bound."""
+    url, server = _one_answer(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                              b"content-type: text/event-stream\r\n\r\n", b"[" * 60000, endless=True)
+    async with sdk.create_http_client(limit=1024 * 1024) as client:
+        with pytest.raises(httpx2.ReadError, match="larger than 1048576 bytes"):
+            await client.post(url, json={})
+    server.close()
+
+
+@pytest.mark.anyio
 async def test_answers_are_asked_for_uncompressed() -> None:
     received: list[bytes] = []
     url, server = _one_answer(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n",

@@ -70,20 +70,34 @@ class BoundedTransport(httpx2.AsyncHTTPTransport):
         response = await super().handle_async_request(request)
         if self._observe is not None:
             self._observe(response)
-        headers = response.headers
-        encoding = headers.get("content-encoding", "identity").strip().lower()
-        if encoding not in ("", "identity"):  # asked for as it is (create_http_client), sent compressed all the same
+        compressed: bytes | None = None
+        content_type: bytes | None = None
+        length: bytes | None = None
+        # One pass over the head (three lookups by name cost three). A header given twice counts as
+        # httpx reads it, joined: any encoding but identity is one; the first type is the type; two
+        # lengths are no declared length.
+        for key, value in response.headers.raw:
+            key = key.lower()
+            if key == b"content-encoding":
+                if value.strip().lower() not in (b"", b"identity"):
+                    compressed = value
+            elif key == b"content-type":
+                content_type = value if content_type is None else content_type
+            elif key == b"content-length":
+                length = value if length is None else b""
+        if compressed is not None:  # asked for as it is (create_http_client), sent compressed all the same
             await response.aclose()
-            raise httpx2.ReadError(f"the server's answer came compressed ({encoding[:40]}) though hermes asked for it "
+            shown = compressed.strip().lower()[:40].decode("latin-1")
+            raise httpx2.ReadError(f"the server's answer came compressed ({shown}) though hermes asked for it "
                                    f"as it is; a compressed answer is not unpacked, since it could unpack past "
                                    f"{self._limit} bytes")
-        if not headers.get("content-type", "").startswith("text/event-stream") \
-                and not _declared_within(headers.get("content-length"), self._limit):
+        event_stream = content_type is not None and content_type.startswith(b"text/event-stream")
+        if not event_stream and not _declared_within(length, self._limit):
             response.stream = _BoundedBody(response.stream, self._limit)
         return response
 
 
-def _declared_within(length: str | None, limit: int) -> bool:
+def _declared_within(length: bytes | None, limit: int) -> bool:
     """A body that declares its length within the limit needs no counting: the HTTP parser reads
     exactly that many bytes and fails on any other count. (Counting costs an async generator step per
     chunk of every answer.)"""

@@ -39,11 +39,21 @@ def clean_value(data: Any, redactor: Redactor) -> Any:
     nothing in it changed."""
     if isinstance(data, str):
         return clean_text(data, redactor)
+    return _clean_nested(data, redactor, redactor.plain_texts())
+
+
+def _clean_nested(data: Any, redactor: Redactor, plain: set[str]) -> Any:
+    """`clean_value` of a dict, list or other non-text value. A text already known plain is taken
+    as it is without a call (most keys and short values of every result are)."""
     if isinstance(data, dict):
         cleaned: dict[str, Any] | None = None  # made at the first change, with the pairs before it
         for index, (key, value) in enumerate(data.items()):
-            new_key = clean_text(key if type(key) is str else str(key), redactor)
-            new_value = clean_text(value, redactor) if type(value) is str else clean_value(value, redactor)
+            new_key = key if type(key) is str and key in plain else \
+                clean_text(key if type(key) is str else str(key), redactor)
+            if type(value) is str:
+                new_value = value if value in plain else clean_text(value, redactor)
+            else:
+                new_value = _clean_nested(value, redactor, plain)
             if cleaned is None and (new_key is not key or new_value is not value):
                 cleaned = dict(list(data.items())[:index])
             if cleaned is not None:
@@ -52,7 +62,10 @@ def clean_value(data: Any, redactor: Redactor) -> Any:
     if isinstance(data, list | tuple):
         items: list[Any] | None = None
         for index, item in enumerate(data):
-            new = clean_text(item, redactor) if type(item) is str else clean_value(item, redactor)
+            if type(item) is str:
+                new = item if item in plain else clean_text(item, redactor)
+            else:
+                new = _clean_nested(item, redactor, plain)
             if items is None and new is not item:
                 items = list(data[:index])
             if items is not None:
