@@ -25,7 +25,18 @@ from functools import partial
 import anyio
 from mcp import Client, StdioServerParameters
 
-from bench.common import MIN_ROUNDS, PYTHON, TOOLBOX, interleaved_async, ratio, report, spread, temp_home, toolbox_http
+from bench.common import (
+    MIN_ROUNDS,
+    PYTHON,
+    TOOLBOX,
+    interleaved_async,
+    ratio,
+    report,
+    side_by_side,
+    spread,
+    temp_home,
+    toolbox_http,
+)
 from hermes.mcp.task_extension import TasksExtension
 from hermes.session.core import Session
 
@@ -66,9 +77,9 @@ async def measure(raw_target: object, hermes_entry: dict[str, object], mode: str
                   ) -> dict[str, list[float]]:
     figures: dict[str, list[float]] = {}
     with temp_home({"box": {**hermes_entry, "protocol": mode}}) as home:
-        async with Client(raw_target, mode=mode, log_level="debug", extensions=[TasksExtension()],  # type: ignore[arg-type]
-                          sampling_callback=_never_asked, elicitation_callback=_never_asked,
-                          logging_callback=_logged) as client, Session(home) as session:
+        raw_client = Client(raw_target, mode=mode, log_level="debug", extensions=[TasksExtension()],
+                            sampling_callback=_never_asked, elicitation_callback=_never_asked, logging_callback=_logged)
+        async with side_by_side(raw_client, Session(home)) as (client, session):
             assert session.snapshots()["box"].protocol == ERAS[mode], session.snapshots()["box"].protocol
             timeout = session.lifecycle.server_config("box").timeout  # type: ignore[union-attr]
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 import statistics
 import sys
 import tempfile
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
+from anyio.abc import TaskStatus
 from ruamel.yaml import YAML
 
 from hermes.home import Home
@@ -37,6 +39,28 @@ def temp_home(servers: dict[str, dict[str, Any]]) -> Iterator[Home]:
 
 
 MIN_ROUNDS = 5
+
+
+@asynccontextmanager
+async def side_by_side(*contexts: AbstractAsyncContextManager[Any]) -> AsyncIterator[list[Any]]:
+    """Enter each context in a task of its own and yield what they give, all open at once.
+
+    Entered one inside the other, the inner one's tasks would sit under the outer one's cancel
+    scopes, and anyio walks a task's scopes at every checkpoint: the inner side would pay for the
+    outer side's nesting (measured: 1.5 % of an HTTP call for six levels). Side by side, both sides'
+    tasks sit at the same depth."""
+    done = anyio.Event()
+
+    async def hold(context: AbstractAsyncContextManager[Any], *, task_status: TaskStatus[Any]) -> None:
+        async with context as entered:
+            task_status.started(entered)
+            await done.wait()
+
+    async with anyio.create_task_group() as tasks:
+        try:
+            yield [await tasks.start(hold, context) for context in contexts]
+        finally:
+            done.set()
 
 
 def median(values: list[float]) -> float:
