@@ -130,6 +130,22 @@ async def test_a_second_type_naming_an_event_stream_leaves_the_body_bounded() ->
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("framing", [b"transfer-encoding: chunked\r\ncontent-length: 4\r\n",
+                                     b"content-length: 4\r\ntransfer-encoding: chunked\r\n"])
+async def test_a_length_beside_chunks_is_no_declared_length(framing: bytes) -> None:
+    """The parser frames such a body by its chunks, so the length it says bounds nothing: the
+    answer is counted like one that says no length."""
+    chunk = b"[" * 60000
+    endless = b"%x\r\n" % len(chunk) + chunk + b"\r\n"
+    url, server = _one_answer(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n" + framing + b"\r\n",
+                              endless, endless=True)
+    async with sdk.create_http_client(limit=1024 * 1024) as client:
+        with pytest.raises(httpx2.ReadError, match="larger than 1048576 bytes"):
+            await client.post(url, json={})
+    server.close()
+
+
+@pytest.mark.anyio
 async def test_answers_are_asked_for_uncompressed() -> None:
     received: list[bytes] = []
     url, server = _one_answer(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n",

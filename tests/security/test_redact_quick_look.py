@@ -71,3 +71,20 @@ def test_cleaning_with_the_memory_equals_cleaning_without_it(monkeypatch: pytest
     assert first == again == fresh
     assert len(redactor.plain_texts()) > 100  # the memory was used
     assert sum(f != t for f, t in zip(fresh, texts, strict=True)) > 500
+
+
+def test_a_text_of_a_str_subclass_inside_a_value_is_cleaned_too() -> None:
+    """Only an exact str is looked up among the plain texts; a subclass (an enum's member, a
+    library's own text type) nested in a value goes through the cleaner like any text."""
+    import enum
+
+    class Field(enum.StrEnum):
+        SECRET = "password=hunter2hunter2"
+
+    class Text(str):
+        pass
+
+    redactor = redact.Redactor(["hunter2hunter2"])
+    cleaned = clean_value({"a": Field.SECRET, "b": [Text("key hunter2hunter2")], Text("hunter2hunter2"): 1}, redactor)
+    assert "hunter2hunter2" not in repr(cleaned)
+    assert cleaned == {"a": f"password={redact.REDACTED}", "b": [f"key {redact.REDACTED}"], redact.REDACTED: 1}

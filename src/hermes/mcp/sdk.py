@@ -75,7 +75,7 @@ class BoundedTransport(httpx2.AsyncHTTPTransport):
         length: bytes | None = None
         # One pass over the head (three lookups by name cost three). A header given twice counts as
         # httpx reads it, joined: any encoding but identity is one; the first type is the type; two
-        # lengths are no declared length.
+        # lengths, or a length beside a transfer encoding, are no declared length.
         for key, value in response.headers.raw:
             key = key.lower()
             if key == b"content-encoding":
@@ -85,6 +85,8 @@ class BoundedTransport(httpx2.AsyncHTTPTransport):
                 content_type = value if content_type is None else content_type
             elif key == b"content-length":
                 length = value if length is None else b""
+            elif key == b"transfer-encoding":  # the body is framed by chunks then, whatever length it says
+                length = b""
         if compressed is not None:  # asked for as it is (create_http_client), sent compressed all the same
             await response.aclose()
             shown = compressed.strip().lower()[:40].decode("latin-1")

@@ -90,7 +90,7 @@ class StdioProcess:
                  on_denial: Callable[[tuple[str, ...]], None] | None = None, patience: float = 300.0) -> None:
         """`sandbox_state`: how its sandbox stands in words (set again once the start builds it);
         `on_denial`: told each time the sandbox refused the server something new; `patience`: how
-        long a request may wait for the server to read its input (its calls' timeout)."""
+        long a request may wait for a server far behind in reading its input (its calls' timeout)."""
         self.name = name
         self.patience = patience
         self.command = command
@@ -191,8 +191,7 @@ class StdioProcess:
             incoming_send, incoming = anyio.create_memory_object_stream[SessionMessage | Exception](16)
             self._incoming, self._incoming_send = incoming, incoming_send
             assert self.process.stdin is not None
-            outgoing = StdinWriter(self.process.stdin, name=self.name, patience=self.patience,
-                                   broken=incoming_send.close)
+            outgoing = StdinWriter(self.process.stdin, patience=self.patience, broken=incoming_send.close)
             self._outgoing = outgoing
             self._tasks = anyio.create_task_group()
         except BaseException:

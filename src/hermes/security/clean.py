@@ -45,6 +45,8 @@ def clean_value(data: Any, redactor: Redactor) -> Any:
 def _clean_nested(data: Any, redactor: Redactor, plain: set[str]) -> Any:
     """`clean_value` of a dict, list or other non-text value. A text already known plain is taken
     as it is without a call (most keys and short values of every result are)."""
+    if isinstance(data, str):  # a str subclass (an enum's member, say): only exact str is looked up above
+        return clean_text(data, redactor)
     if isinstance(data, dict):
         cleaned: dict[str, Any] | None = None  # made at the first change, with the pairs before it
         for index, (key, value) in enumerate(data.items()):
