@@ -10,10 +10,10 @@ Lifecycle, like the SDK's: `__aenter__` spawns the process and starts the two ou
 an exit watcher in a task group (a request is written by its sender: `StdinWriter`); `__aexit__`
 runs the shutdown under a shield — close stdin, give the server `_EXIT_GRACE` to exit, SIGTERM
 its group, SIGKILL it — with every wait bounded, so a cancelled caller can neither leak a process
-nor hang on one. The two output pipes are read to
-their end whatever happens to the caller (their readers are shielded, stopped by `__aexit__`):
-asyncio closes a process's transport only once both are, and a transport still open when the
-command's event loop closes ends in "Event loop is closed" from its finalizer.
+nor hang on one. The two output pipes are read to their end whatever happens to the caller (their
+readers are shielded, stopped by `__aexit__`): asyncio closes a process's transport only once both
+are, and a transport still open when the command's event loop closes ends in "Event loop is
+closed" from its finalizer.
 """
 
 from __future__ import annotations
