@@ -81,8 +81,8 @@ class BoundedTransport(httpx2.AsyncHTTPTransport):
             if key == b"content-encoding":
                 if value.strip().lower() not in (b"", b"identity"):
                     compressed = value
-            elif key == b"content-type":
-                content_type = value if content_type is None else content_type
+            elif key == b"content-type" and content_type is None:
+                content_type = value
             elif key == b"content-length":
                 length = value if length is None else b""
             elif key == b"transfer-encoding":  # the body is framed by chunks then, whatever length it says

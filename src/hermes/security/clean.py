@@ -37,15 +37,14 @@ def clean_text(text: str, redactor: Redactor) -> str:
 def clean_value(data: Any, redactor: Redactor) -> Any:
     """A JSON value with every string in it (keys too, as text) cleaned; the same object where
     nothing in it changed."""
-    if isinstance(data, str):
-        return clean_text(data, redactor)
     return _clean_nested(data, redactor, redactor.plain_texts())
 
 
 def _clean_nested(data: Any, redactor: Redactor, plain: set[str]) -> Any:
-    """`clean_value` of a dict, list or other non-text value. A text already known plain is taken
-    as it is without a call (most keys and short values of every result are)."""
-    if isinstance(data, str):  # a str subclass (an enum's member, say): only exact str is looked up above
+    """`clean_value` with the redactor's plain texts at hand: an exact str already known plain is
+    taken as it is without a call (most keys and short values of every result are); any other text
+    (a str subclass too, an enum's member say) goes through `clean_text`."""
+    if isinstance(data, str):
         return clean_text(data, redactor)
     if isinstance(data, dict):
         cleaned: dict[str, Any] | None = None  # made at the first change, with the pairs before it
