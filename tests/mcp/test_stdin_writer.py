@@ -8,11 +8,12 @@ import os
 from pathlib import Path
 
 import anyio
+import anyio.abc
 import mcp_types as types
 import pytest
 from mcp.shared.message import SessionMessage
 
-from hermes.mcp.stdin_writer import ROOM
+from hermes.mcp.stdin_writer import ROOM, StdinWriter
 from hermes.mcp.stdio import StdioProcess
 from hermes.security.redact import Redactor
 from tests.support import PYTHON, SERVERS
@@ -84,3 +85,29 @@ async def test_a_server_gone_ends_the_connection_for_the_next_sender(tmp_path: P
         with pytest.raises((anyio.EndOfStream, anyio.ClosedResourceError)):
             await incoming.receive()
     assert number <= 1
+
+
+class _Wrapped:
+    """A byte stream with no asyncio writer inside (another backend, or anyio without `_stream`)."""
+
+    def __init__(self, inner: anyio.abc.ByteSendStream) -> None:
+        self._inner = inner
+
+    async def send(self, data: bytes) -> None:
+        await self._inner.send(data)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+async def test_a_stream_without_an_asyncio_writer_is_written_through_anyio(tmp_path: Path) -> None:
+    process = _process(tmp_path, ECHO)
+    async with process as (incoming, _):
+        assert process.process is not None and process.process.stdin is not None
+        writer = StdinWriter(_Wrapped(process.process.stdin), patience=60, broken=lambda: None)  # type: ignore[arg-type]
+        for number in range(3):
+            await writer.send(_note(0, number, 300_000))
+        for number in range(3):
+            item = await incoming.receive()
+            assert isinstance(item, SessionMessage) and isinstance(item.message, types.JSONRPCNotification)
+            assert item.message.params == {"sender": 0, "number": number, "text": f"0-{number}-" * (300_000 // 8)}
