@@ -46,9 +46,10 @@ async def side_by_side(*contexts: AbstractAsyncContextManager[Any]) -> AsyncIter
     """Enter each context in a task of its own and yield what they give, all open at once.
 
     Entered one inside the other, the inner one's tasks would sit under the outer one's cancel
-    scopes, and anyio walks a task's scopes at every checkpoint: the inner side would pay for the
-    outer side's nesting (measured: 1.5 % of an HTTP call for six levels). Side by side, both sides'
-    tasks sit at the same depth."""
+    scopes, which anyio walks at some checkpoints: the inner side could pay for the outer side's
+    nesting. Side by side, both sides' tasks sit at the same depth, whatever nesting costs. (One
+    measurement put six levels at 1.5 % of an HTTP call; a later A/B of a raw client under five
+    levels against a flat one found no difference within its ±0.3 %.)"""
     done = anyio.Event()
 
     async def hold(context: AbstractAsyncContextManager[Any], *, task_status: TaskStatus[Any]) -> None:

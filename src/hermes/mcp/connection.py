@@ -146,8 +146,8 @@ class ServerConnection:
         try:
             endpoint = self._endpoint
             if not isinstance(endpoint, LiveEndpointSource):
-                # No task group where nothing runs beside the loop: every task below would walk
-                # its cancel scope at each checkpoint (a level of nesting costs about 0.25 % of a call).
+                # No task group where nothing runs beside the loop. (Its cost per call, once put at a
+                # quarter of a percent, measured nil against a raw client under five more levels.)
                 await self._supervise()
                 return
             async with anyio.create_task_group() as tasks:
